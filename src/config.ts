@@ -1,0 +1,296 @@
+/**
+ * Every setting of the service (spec §5, INTERFACE.md §1), validated once with zod.
+ *
+ * `loadConfig(env)` returns a frozen `Config` or throws `ConfigError` naming the setting
+ * (never its value: several settings are secrets). Derived switches live here and only
+ * here: the chat transport, whether each connector is enabled, which code-host settings
+ * are missing.
+ */
+import { createPrivateKey } from 'node:crypto';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    problem: string,
+  ) {
+    super(`${setting}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type ChatTransport = 'http' | 'socket' | 'none';
+export type ChatAppTier = 'non_marketplace' | 'marketplace';
+
+export interface Config {
+  databaseUrl: string | null;
+  natsServers: string[];
+  namespace: string;
+  host: string;
+  port: number;
+  nodeId: string;
+  logLevel: string;
+  /** Null only where a command does not need it (migrate). */
+  masterKey: string | null;
+  shards: number;
+  leaseTtlMs: number;
+  admin: { endpointsEnabled: boolean; apiToken: string | null };
+  chatapp: {
+    clientId: string | null;
+    clientSecret: string | null;
+    signingSecret: string | null;
+    appToken: string | null;
+    appTier: ChatAppTier;
+    /** spec §5: Socket Mode wins over HTTP when both are configured (INTERFACE §8.18). */
+    transport: ChatTransport;
+    apiUrl: string;
+    authorizeUrl: string;
+    scopes: string[];
+    /** Backfill pacing intervals are divided by this (1 in production; tests speed walks up). */
+    backfillPacingDivisor: number;
+    /** OAuth install possible: client id and secret set. */
+    enabled: boolean;
+  };
+  codehost: {
+    enabledFlag: boolean;
+    appId: number | null;
+    privateKeyPem: string | null;
+    webhookSecret: string | null;
+    indexerUrlTemplate: string | null;
+    apiUrl: string;
+    /** spec §8: enabled flag plus all five settings present. */
+    enabled: boolean;
+    /** Names of the five required settings that are missing (for the start-up warning). */
+    missing: string[];
+    repoCapPerTenant: number;
+  };
+}
+
+export const DEFAULT_CHAT_SCOPES = [
+  'channels:history',
+  'groups:history',
+  'im:history',
+  'mpim:history',
+  'channels:read',
+  'groups:read',
+  'im:read',
+  'mpim:read',
+  'chat:write',
+  'reactions:read',
+  'reactions:write',
+  'files:read',
+  'users:read',
+];
+
+/** Settings whose values never appear in logs or errors. */
+export const SECRET_SETTINGS = [
+  'SERVICE_MASTER_KEY',
+  'CHATAPP_CLIENT_SECRET',
+  'CHATAPP_SIGNING_SECRET',
+  'CHATAPP_APP_TOKEN',
+  'CODEHOST_APP_PRIVATE_KEY_PEM',
+  'CODEHOST_WEBHOOK_SECRET',
+  'SERVICE_ADMIN_API_TOKEN',
+  'DATABASE_URL',
+] as const;
+
+export interface LoadOptions {
+  /** Refuse to start without DATABASE_URL (serve, migrate, tenants, users). */
+  requireDatabase?: boolean;
+  /** Refuse to start without SERVICE_MASTER_KEY (serve, tenants: keys and credentials). */
+  requireMasterKey?: boolean;
+}
+
+const empty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const opt = z.preprocess(empty, z.string().optional());
+const bool = z.preprocess(
+  empty,
+  z
+    .enum(['true', 'false', '1', '0', 'TRUE', 'FALSE', 'True', 'False'], { message: 'must be true or false' })
+    .optional()
+    .transform((v) => v === 'true' || v === '1' || v === 'TRUE' || v === 'True'),
+);
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
+const intIn = (min: number, max: number) =>
+  z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number' })
+      .transform(Number)
+      .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }))
+      .optional(),
+  );
+
+const schema = z.object({
+  DATABASE_URL: z.preprocess(
+    empty,
+    z.string().regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' }).optional(),
+  ),
+  NATS_URL: z.preprocess(empty, z.string().optional()),
+  SERVICE_NAMESPACE: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,32}$/, { message: 'must be 1-32 letters, digits, "_" or "-"' })
+      .optional(),
+  ),
+  HOST: opt,
+  PORT: intIn(0, 65535),
+  NODE_ID: z.preprocess(
+    empty,
+    z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'must be 1-100 letters, digits, "_", ".", ":" or "-"' }).optional(),
+  ),
+  LOG_LEVEL: z.preprocess(empty, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional()),
+  SERVICE_MASTER_KEY: opt,
+  SERVICE_SHARDS: intIn(1, 4096),
+  SERVICE_LEASE_TTL_S: intIn(3, 300),
+  SERVICE_ADMIN_ENDPOINTS: opt,
+  SERVICE_ADMIN_API_TOKEN: opt,
+  CHATAPP_CLIENT_ID: opt,
+  CHATAPP_CLIENT_SECRET: opt,
+  CHATAPP_SIGNING_SECRET: opt,
+  CHATAPP_APP_TOKEN: opt,
+  CHATAPP_APP_TIER: z.preprocess(empty, z.enum(['non_marketplace', 'marketplace'], { message: 'must be non_marketplace or marketplace' }).optional()),
+  CHATAPP_USE_SOCKET_MODE: bool,
+  CHATAPP_API_URL: z.preprocess(empty, httpUrl.optional()),
+  CHATAPP_AUTHORIZE_URL: z.preprocess(empty, httpUrl.optional()),
+  CHATAPP_SCOPES: opt,
+  CHATAPP_BACKFILL_PACING_DIVISOR: intIn(1, 1_000_000),
+  CODEHOST_CONNECTOR_ENABLED: bool,
+  CODEHOST_APP_ID: intIn(1, Number.MAX_SAFE_INTEGER),
+  CODEHOST_APP_PRIVATE_KEY_PEM: opt,
+  CODEHOST_WEBHOOK_SECRET: opt,
+  CODEHOST_API_URL: z.preprocess(empty, httpUrl.optional()),
+  SERVICE_INDEXER_DAEMON_URL_TEMPLATE: opt,
+  SERVICE_REPO_CAP_PER_TENANT: intIn(1, 100000),
+});
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Readonly<Config> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const setting = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(setting, issue.message);
+  }
+  const e = parsed.data;
+
+  if (opts.requireDatabase && !e.DATABASE_URL) throw new ConfigError('DATABASE_URL', 'is required');
+  const masterKey = e.SERVICE_MASTER_KEY ?? null;
+  if (masterKey !== null && Buffer.byteLength(masterKey, 'utf8') < 32) {
+    // INTERFACE §8.17: the UTF-8 bytes are the HKDF input; fewer than 32 is refused.
+    throw new ConfigError('SERVICE_MASTER_KEY', 'must be at least 32 bytes');
+  }
+  if (opts.requireMasterKey && masterKey === null) throw new ConfigError('SERVICE_MASTER_KEY', 'is required');
+
+  const natsServers = (e.NATS_URL ?? 'nats://127.0.0.1:4222')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (natsServers.length === 0 || natsServers.some((s) => !/^(nats|tls|wss?):\/\/[^\s]+$|^[^\s:/]+:\d+$/.test(s))) {
+    throw new ConfigError('NATS_URL', 'must be nats://host:port entries, comma-separated');
+  }
+
+  const scopes = (e.CHATAPP_SCOPES ?? DEFAULT_CHAT_SCOPES.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (scopes.some((s) => !/^[a-z_.]+(:[a-z_.]+)*$/.test(s))) {
+    throw new ConfigError('CHATAPP_SCOPES', 'must be comma-separated scope names');
+  }
+
+  let transport: ChatTransport = 'none';
+  if (e.CHATAPP_USE_SOCKET_MODE) {
+    if (!e.CHATAPP_APP_TOKEN) throw new ConfigError('CHATAPP_APP_TOKEN', 'is required when CHATAPP_USE_SOCKET_MODE=true');
+    transport = 'socket';
+  } else if (e.CHATAPP_SIGNING_SECRET) {
+    transport = 'http';
+  }
+
+  const pem = e.CODEHOST_APP_PRIVATE_KEY_PEM ? normalisePem(e.CODEHOST_APP_PRIVATE_KEY_PEM) : null;
+  if (pem !== null) {
+    try {
+      createPrivateKey(pem);
+    } catch {
+      throw new ConfigError('CODEHOST_APP_PRIVATE_KEY_PEM', 'is not a readable PEM private key');
+    }
+  }
+  const template = e.SERVICE_INDEXER_DAEMON_URL_TEMPLATE ?? null;
+  if (template !== null) checkIndexerTemplate(template);
+
+  const five: Array<[string, unknown]> = [
+    ['CODEHOST_APP_ID', e.CODEHOST_APP_ID],
+    ['CODEHOST_APP_PRIVATE_KEY_PEM', pem],
+    ['CODEHOST_WEBHOOK_SECRET', e.CODEHOST_WEBHOOK_SECRET],
+    ['SERVICE_INDEXER_DAEMON_URL_TEMPLATE', template],
+    ['SERVICE_MASTER_KEY', masterKey],
+  ];
+  const missing = five.filter(([, v]) => v === undefined || v === null).map(([k]) => k);
+
+  const config: Config = {
+    databaseUrl: e.DATABASE_URL ?? null,
+    natsServers,
+    namespace: e.SERVICE_NAMESPACE ?? 'svc',
+    host: e.HOST ?? '127.0.0.1',
+    port: e.PORT ?? 8080,
+    nodeId: e.NODE_ID ?? `${hostname().replace(/[^A-Za-z0-9_.:-]/g, '-').slice(0, 80)}-${process.pid}`,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    masterKey,
+    shards: e.SERVICE_SHARDS ?? 64,
+    leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
+    admin: {
+      endpointsEnabled: e.SERVICE_ADMIN_ENDPOINTS === '1',
+      apiToken: e.SERVICE_ADMIN_API_TOKEN ?? null,
+    },
+    chatapp: {
+      clientId: e.CHATAPP_CLIENT_ID ?? null,
+      clientSecret: e.CHATAPP_CLIENT_SECRET ?? null,
+      signingSecret: e.CHATAPP_SIGNING_SECRET ?? null,
+      appToken: e.CHATAPP_APP_TOKEN ?? null,
+      appTier: e.CHATAPP_APP_TIER ?? 'non_marketplace',
+      transport,
+      apiUrl: withTrailingSlash(e.CHATAPP_API_URL ?? 'https://slack.com/api/'),
+      authorizeUrl: e.CHATAPP_AUTHORIZE_URL ?? 'https://slack.com/oauth/v2/authorize',
+      scopes,
+      backfillPacingDivisor: e.CHATAPP_BACKFILL_PACING_DIVISOR ?? 1,
+      enabled: Boolean(e.CHATAPP_CLIENT_ID && e.CHATAPP_CLIENT_SECRET && masterKey),
+    },
+    codehost: {
+      enabledFlag: e.CODEHOST_CONNECTOR_ENABLED,
+      appId: e.CODEHOST_APP_ID ?? null,
+      privateKeyPem: pem,
+      webhookSecret: e.CODEHOST_WEBHOOK_SECRET ?? null,
+      indexerUrlTemplate: template,
+      apiUrl: (e.CODEHOST_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
+      enabled: e.CODEHOST_CONNECTOR_ENABLED && missing.length === 0,
+      missing: e.CODEHOST_CONNECTOR_ENABLED ? missing : [],
+      repoCapPerTenant: e.SERVICE_REPO_CAP_PER_TENANT ?? 50,
+    },
+  };
+  return deepFreeze(config);
+}
+
+/** Operators often paste a PEM with literal `\n` into a one-line secret. */
+function normalisePem(v: string): string {
+  return v.includes('\\n') && !v.includes('\n') ? v.replace(/\\n/g, '\n') : v;
+}
+
+function checkIndexerTemplate(t: string): void {
+  const name = 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE';
+  if (!t.includes('{install}') || !t.includes('{repo}')) throw new ConfigError(name, 'must contain {install} and {repo}');
+  const probe = t.replace('{install}', 'install').replace('{repo}', 'repo');
+  if (!httpUrl.safeParse(probe).success) throw new ConfigError(name, 'must be an absolute http(s) URL template');
+}
+
+function withTrailingSlash(u: string): string {
+  return u.endsWith('/') ? u : `${u}/`;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}

@@ -1,0 +1,181 @@
+/**
+ * The ingest log (ARCHITECTURE "Inbound"; INTERFACE §3 ".../events", §8.27).
+ *
+ * `(install_id, id)` is the dedup key: a replayed or redelivered event inserts nothing.
+ * The listing is newest first by `(received_at, seq)` with keyset pagination, so a cursor
+ * stays valid and skips nothing while new events arrive (they sort before it).
+ */
+import { BadRequest } from '../errors.js';
+import { isUuid, toIso, type Queryable } from './db.js';
+import { sanitizeJson, sanitizeText } from './sanitize.js';
+
+export interface StoredEvent {
+  id: string;
+  kind: string;
+  connector_id: string;
+  install_id: string;
+  tenant_id: string;
+  occurred_at: string | null;
+  received_at: string;
+  payload: unknown;
+}
+
+export interface NewEvent {
+  /** The upstream event id, unique per install (INTERFACE §4). */
+  id: string;
+  kind: string;
+  connector_id: string;
+  install_id: string;
+  tenant_id: string;
+  /** When it happened upstream, if known. */
+  occurred_at?: Date | string | null;
+  payload: unknown;
+}
+
+export interface ListEventsOptions {
+  kind?: string;
+  /** Default 50; values above 500 are cut to 500. */
+  limit?: number;
+  cursor?: string | null;
+}
+
+export interface EventPage {
+  events: StoredEvent[];
+  next_cursor: string | null;
+}
+
+export const DEFAULT_EVENTS_LIMIT = 50;
+export const MAX_EVENTS_LIMIT = 500;
+
+/** Returns whether the event was new (false: a duplicate, dropped by the dedup key). */
+export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
+     VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb)
+     ON CONFLICT (install_id, id) DO NOTHING`,
+    [
+      ev.install_id,
+      sanitizeText(ev.id),
+      ev.tenant_id,
+      sanitizeText(ev.connector_id),
+      sanitizeText(ev.kind),
+      occurredAt(ev.occurred_at),
+      JSON.stringify(sanitizeJson(ev.payload) ?? null),
+    ],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+function occurredAt(v: Date | string | null | undefined): string | null {
+  if (v === null || v === undefined) return null;
+  const d = typeof v === 'string' ? new Date(v) : v;
+  if (Number.isNaN(d.getTime())) throw new BadRequest('occurred_at is not a valid timestamp');
+  return d.toISOString();
+}
+
+interface EventRow {
+  id: string;
+  kind: string;
+  connector_id: string;
+  install_id: string;
+  tenant_id: string;
+  occurred_at: Date | null;
+  received_at: Date;
+  payload: unknown;
+  /** received_at to the microsecond (a JS Date keeps only milliseconds). */
+  received_key: string;
+  seq: string;
+}
+
+export async function listEvents(
+  q: Queryable,
+  tenantId: string,
+  installId: string,
+  opts: ListEventsOptions = {},
+): Promise<EventPage> {
+  const limit = opts.limit ?? DEFAULT_EVENTS_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) throw new BadRequest('limit must be a whole number of at least 1');
+  const after = opts.cursor == null ? null : decodeCursor(opts.cursor);
+  if (!isUuid(tenantId) || !isUuid(installId)) return { events: [], next_cursor: null };
+
+  const params: unknown[] = [tenantId, installId];
+  let where = 'tenant_id = $1 AND install_id = $2';
+  if (opts.kind !== undefined) {
+    params.push(sanitizeText(opts.kind));
+    where += ` AND kind = $${params.length}`;
+  }
+  if (after !== null) {
+    params.push(after.receivedAt, after.seq);
+    where += ` AND (received_at, seq) < ($${params.length - 1}::timestamptz, $${params.length}::bigint)`;
+  }
+  const take = Math.min(limit, MAX_EVENTS_LIMIT);
+  // One row more than asked tells whether another page exists.
+  params.push(take + 1);
+  const { rows } = await q.query<EventRow>(
+    `SELECT id, kind, connector_id, install_id, tenant_id, occurred_at, received_at, payload, seq,
+            to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_key
+     FROM events WHERE ${where}
+     ORDER BY received_at DESC, seq DESC
+     LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, take);
+  const last = page[page.length - 1];
+  return {
+    events: page.map(toStoredEvent),
+    next_cursor: rows.length > take && last ? encodeCursor(last.received_key, last.seq) : null,
+  };
+}
+
+function toStoredEvent(r: EventRow): StoredEvent {
+  return {
+    id: r.id,
+    kind: r.kind,
+    connector_id: r.connector_id,
+    install_id: r.install_id,
+    tenant_id: r.tenant_id,
+    occurred_at: toIso(r.occurred_at),
+    received_at: toIso(r.received_at),
+    payload: r.payload,
+  };
+}
+
+const RECEIVED_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const SEQ = /^[1-9]\d{0,18}$/;
+
+/** Opaque to clients: base64url of `[received_at (µs, UTC), seq]` of the page's last row. */
+export function encodeCursor(receivedKey: string, seq: string): string {
+  return Buffer.from(JSON.stringify([receivedKey, seq]), 'utf8').toString('base64url');
+}
+
+/** A cursor this module did not make is a BadRequest, never a database error. */
+export function decodeCursor(cursor: string): { receivedAt: string; seq: string } {
+  const bad = () => new BadRequest('cursor is not one this service issued');
+  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
+    throw bad();
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
+  const [receivedAt, seq] = parsed as unknown[];
+  if (typeof receivedAt !== 'string' || typeof seq !== 'string' || !RECEIVED_KEY.test(receivedAt) || !SEQ.test(seq)) {
+    throw bad();
+  }
+  // The shape can still name a day that does not exist (02-30): the round trip catches it.
+  const ms = `${receivedAt.slice(0, 23)}Z`;
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime()) || d.toISOString() !== ms) throw bad();
+  if (BigInt(seq) > 9223372036854775807n) throw bad();
+  return { receivedAt, seq };
+}
+
+/** Whether an event of this id is stored for the install (a redelivery of a kept event). */
+export async function eventExists(q: Queryable, installId: string, id: string): Promise<boolean> {
+  if (!isUuid(installId)) return false;
+  const { rowCount } = await q.query('SELECT 1 FROM events WHERE install_id = $1 AND id = $2', [installId, sanitizeText(id)]);
+  return (rowCount ?? 0) > 0;
+}

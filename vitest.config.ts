@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Integration tests start processes and servers; keep the 2-core machine responsive.
+    maxWorkers: 2,
+    globalSetup: ['test/global-setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
+  },
+});
