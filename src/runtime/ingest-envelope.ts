@@ -1,0 +1,59 @@
+/**
+ * What an ingest message body holds: the event itself, or a ref to a blob holding the
+ * encoded event when it would not fit under the server's max_payload.
+ */
+import type { BlobPort, IngestEvent } from './ingest-stream.js';
+
+export type IngestEnvelope = { type: 'event'; event: IngestEvent } | { type: 'blob-ref'; ref: string };
+
+/** A body that is not an envelope: such a message is dead-lettered, never retried. */
+export class UndecodableMessage extends Error {
+  override readonly name = 'UndecodableMessage';
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+export function encodeEvent(event: IngestEvent): Uint8Array {
+  return enc.encode(JSON.stringify({ type: 'event', event } satisfies IngestEnvelope));
+}
+
+export function encodeBlobRef(ref: string): Uint8Array {
+  return enc.encode(JSON.stringify({ type: 'blob-ref', ref } satisfies IngestEnvelope));
+}
+
+export function decodeEnvelope(data: Uint8Array): IngestEnvelope {
+  let v: unknown;
+  try {
+    v = JSON.parse(dec.decode(data));
+  } catch (err) {
+    throw new UndecodableMessage('ingest message is not UTF-8 JSON', { cause: err });
+  }
+  const o = v as Record<string, unknown> | null;
+  if (o?.type === 'blob-ref' && typeof o.ref === 'string') return { type: 'blob-ref', ref: o.ref };
+  if (o?.type === 'event' && isEvent(o.event)) return { type: 'event', event: o.event };
+  throw new UndecodableMessage('ingest message is not an event envelope');
+}
+
+/**
+ * The event an envelope stands for, fetching its blob when it has one. A missing blob is
+ * undecodable (dead letter); a blob store that throws is transient (the caller retries).
+ */
+export async function resolveEnvelope(env: IngestEnvelope, blobs: BlobPort): Promise<{ event: IngestEvent; blobRef: string | null }> {
+  if (env.type === 'event') return { event: env.event, blobRef: null };
+  const data = await blobs.get(env.ref);
+  if (data === null) throw new UndecodableMessage(`blob ${env.ref} is missing`);
+  const inner = decodeEnvelope(data);
+  if (inner.type !== 'event') throw new UndecodableMessage(`blob ${env.ref} does not hold an event`);
+  return { event: inner.event, blobRef: env.ref };
+}
+
+function isEvent(v: unknown): v is IngestEvent {
+  const e = v as Record<string, unknown> | null;
+  return (
+    typeof e === 'object' && e !== null &&
+    typeof e.installId === 'string' && typeof e.tenantId === 'string' && typeof e.connectorId === 'string' &&
+    typeof e.id === 'string' && typeof e.kind === 'string' &&
+    (e.occurredAt === null || typeof e.occurredAt === 'string') && 'payload' in e
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * The durable inbound path, publisher side (ARCHITECTURE.md "Inbound (nothing lost,
+ * nothing twice)", step 1): the edge publishes each verified event to JetStream and answers
+ * 2xx only after the stream's ack; a retry of the same event inside the duplicate window is
+ * absorbed by `Nats-Msg-Id`, and later ones by the install actor's unique key in Postgres.
+ */
+import {
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { AppError, Internal, Unavailable } from '../errors.js';
+import { encodeBlobRef, encodeEvent } from './ingest-envelope.js';
+import { digest, installKey, shardOf, type Names } from './names.js';
+
+export interface IngestEvent {
+  installId: string;
+  tenantId: string;
+  connectorId: string;
+  /** The upstream event id, unique per install. */
+  id: string;
+  kind: string;
+  occurredAt: string | null;
+  payload: unknown;
+}
+
+/**
+ * Where payloads too large for one NATS message live. Contract: every `put` stores a new
+ * object under a new ref (never content-addressed), so deleting one ref can never remove
+ * the payload of another message; `get` returns `null` for an unknown ref.
+ */
+export interface BlobPort {
+  put(data: Uint8Array): Promise<string>;
+  get(ref: string): Promise<Uint8Array | null>;
+  delete(ref: string): Promise<void>;
+}
+
+/** Where events that cannot be delivered go, with the last error, for an operator to replay. */
+export interface DeadLetterPort {
+  record(d: {
+    stream: string;
+    streamSeq: number;
+    subject: string;
+    msgId: string | null;
+    installId: string | null;
+    deliveries: number;
+    error: string;
+    payload: Uint8Array;
+  }): Promise<void>;
+}
+
+/** A webhook retry inside this window is a JetStream duplicate, never a second event. */
+const DUPLICATE_WINDOW_MS = 2 * 60_000;
+/** Msg ids longer than this are digested: they are kept in server memory per window. */
+const MAX_MSG_ID = 200;
+/** max_payload covers headers and body; leave room for Nats-Msg-Id and framing. */
+const HEADROOM_BYTES = 1024;
+
+/**
+ * Create the ingest stream, or accept the one that exists. Work-queue retention: each
+ * message is removed once acked, which requires one consumer per subject; the per-shard
+ * durables filter on `<ns>.ingest.<shard>.>`, which never overlap.
+ */
+export async function ensureIngestStream(jsm: JetStreamManager, names: Names): Promise<void> {
+  const cfg: Partial<StreamConfig> & { name: string } = {
+    name: names.ingestStream,
+    subjects: [names.ingestSubjects],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    num_replicas: 1,
+  };
+  const existing = await streamInfo(jsm, names.ingestStream);
+  if (existing === null) {
+    try {
+      await jsm.streams.add(cfg);
+      return;
+    } catch (err) {
+      // Another node created it between our info and add; fall through and check it.
+      if ((await streamInfo(jsm, names.ingestStream)) === null) throw err;
+      return ensureIngestStream(jsm, names);
+    }
+  }
+  if (existing.retention !== RetentionPolicy.Workqueue) {
+    // Retention cannot be changed in place; an operator must delete or rename the stream.
+    throw new Internal(`stream ${names.ingestStream} exists with ${existing.retention} retention; it must be workqueue`);
+  }
+}
+
+async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamConfig | null> {
+  try {
+    return (await jsm.streams.info(name)).config;
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return null;
+    throw err;
+  }
+}
+
+/** `Nats-Msg-Id` of an event: `<install_id>:<event id>`, digested when long. */
+export function ingestMsgId(installId: string, id: string): string {
+  const raw = `${installId}:${id}`;
+  // A digest contains no ':', so it can never equal the raw form of another event.
+  return raw.length > MAX_MSG_ID ? digest(raw) : raw;
+}
+
+export class IngestPublisher {
+  private readonly js: JetStreamClient;
+  private readonly names: Names;
+  private readonly shards: number;
+  private readonly blobs: BlobPort;
+  private readonly maxBody: number;
+
+  constructor(opts: { js: JetStreamClient; names: Names; shards: number; blobs: BlobPort; maxPayload: number }) {
+    this.js = opts.js;
+    this.names = opts.names;
+    this.shards = opts.shards;
+    this.blobs = opts.blobs;
+    this.maxBody = opts.maxPayload - HEADROOM_BYTES;
+  }
+
+  /**
+   * Publish one event and wait for the stream's ack. `duplicate: true` means JetStream
+   * already holds this event (same install and id within the window): the caller answers
+   * 2xx all the same. Throws `Unavailable` (retryable) when the ack does not come.
+   */
+  async publish(ev: IngestEvent): Promise<{ seq: number; duplicate: boolean }> {
+    const subject = this.names.ingestSubject(shardOf(installKey(ev.installId), this.shards), ev.connectorId, ev.installId);
+    let body = encodeEvent(ev);
+    let ref: string | null = null;
+    if (body.length > this.maxBody) {
+      ref = await this.putBlob(body);
+      body = encodeBlobRef(ref);
+    }
+    let ack;
+    try {
+      ack = await this.js.publish(subject, body, { msgID: ingestMsgId(ev.installId, ev.id) });
+    } catch (err) {
+      // The blob stays: the message may have been stored with only its ack lost.
+      throw new Unavailable('JetStream did not acknowledge the event; retry', { cause: err });
+    }
+    if (ack.duplicate && ref !== null) {
+      // The stored original carries its own ref (refs are never shared, see BlobPort).
+      await this.blobs.delete(ref).catch(() => undefined);
+    }
+    return { seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  private async putBlob(body: Uint8Array): Promise<string> {
+    try {
+      return await this.blobs.put(body);
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      throw new Unavailable('blob store did not take the event payload; retry', { cause: err });
+    }
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * Events a shard's earlier owner received and never settled (ARCHITECTURE.md "Inbound";
+ * issue 3: per-install order "also across failures").
+ *
+ * An owner killed with SIGKILL leaves the events it had pulled unacked; the server hands
+ * them out again only after the consumer's ack wait, while newer events of the same
+ * installs reach the next owner at once. The next owner therefore looks them up before it
+ * pulls, and blocks their lanes until they come back (ingest-lanes.ts).
+ *
+ * With work-queue retention the stream holds unacked events only, so every message of the
+ * shard's subjects between the consumer's ack floor and its last delivered sequence is one
+ * that was delivered and not settled (in someone's hands, or nak'd and due back).
+ * `next_by_subj` on STREAM.MSG.GET exists since nats-server 2.9.0.
+ */
+import type { JetStreamManager, MsgRequest } from '@nats-io/jetstream';
+import type { Logger } from '../log.js';
+import type { Names } from './names.js';
+
+/** Far above max_ack_pending; a range this long means something else is wrong. */
+const SCAN_LIMIT = 10_000;
+
+export interface UnsettledEvent {
+  seq: number;
+  subject: string;
+}
+
+export async function findUnsettled(jsm: JetStreamManager, names: Names, shard: number, log: Logger): Promise<UnsettledEvent[]> {
+  const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
+  const last = info.delivered.stream_seq;
+  const out: UnsettledEvent[] = [];
+  for (let seq = info.ack_floor.stream_seq + 1; seq <= last; ) {
+    if (out.length >= SCAN_LIMIT) {
+      log.warn({ shard, from: seq, to: last }, 'too many unsettled ingest events to order; the rest keep only their delivery order');
+      break;
+    }
+    // The client types the request without next_by_subj, but sends the query as given.
+    const query = { seq, next_by_subj: names.ingestShardFilter(shard) } as unknown as MsgRequest;
+    const m = await jsm.streams.getMessage(names.ingestStream, query);
+    if (m === null || m.seq > last) break;
+    out.push({ seq: m.seq, subject: m.subject });
+    seq = m.seq + 1;
+  }
+  return out;
+}

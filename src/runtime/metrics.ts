@@ -1,0 +1,94 @@
+/**
+ * Runtime metrics on the node's registry (issue: owned shards, active actors, mailbox
+ * depth, consumer lag, ingest and ack latency, redeliveries, dead letters). Gauges read
+ * the components' own stats at scrape time, so nothing is double-counted and a scrape
+ * costs one consumer-info request per owned shard.
+ */
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Kernel } from './kernel.js';
+import type { Names } from './names.js';
+import type { ShardHost } from './shard-host.js';
+import type { ShardManager } from './shard-manager.js';
+
+export interface RuntimeMetrics {
+  /** Time the install actor took to commit one event (handler only). */
+  ingestCommit: Histogram;
+  /** From the stream storing an event to its Postgres commit. */
+  eventToCommit: Histogram;
+}
+
+export function registerRuntimeMetrics(
+  registry: Registry,
+  parts: { kernel: Kernel; shards: ShardManager | null; host: ShardHost | null; jsm: JetStreamManager; names: Names },
+): RuntimeMetrics {
+  const { kernel, shards, host, jsm, names } = parts;
+  const registers = [registry];
+  const gauge = (name: string, help: string, read: () => number | null) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        const v = read();
+        if (v !== null) this.set(v);
+      },
+    });
+
+  gauge('service_shards_owned', 'Shards whose work runs on this node', () => shards?.stats().owned ?? 0);
+  gauge('service_shards_target', "This node's fair share of shards", () => shards?.stats().target ?? 0);
+  gauge('service_cluster_nodes', 'Live nodes seen in the heartbeat bucket', () => shards?.stats().liveNodes ?? 0);
+  gauge('service_lease_renew_age_seconds', 'Age of the oldest held lease since its last renew', () => {
+    const age = shards?.stats().lastRenewAgeMs;
+    return age == null ? 0 : age / 1000;
+  });
+  new Gauge({
+    name: 'service_actors_active',
+    help: 'Active actor activations by kind',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [kind, n] of Object.entries(kernel.stats().activeByKind)) this.set({ kind }, n);
+    },
+  });
+  gauge('service_actor_mailbox_depth', 'Messages waiting in actor mailboxes', () => kernel.stats().mailboxDepth);
+  gauge('service_ingest_in_flight', 'Ingest messages being delivered', () => host?.ingestTotals().inFlight ?? 0);
+
+  const monotonic = (name: string, help: string, read: () => number) => {
+    let seen = 0;
+    return new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const v = read();
+        if (v > seen) this.inc(v - seen);
+        seen = Math.max(seen, v);
+      },
+    });
+  };
+  monotonic('service_ingest_delivered_total', 'Events committed by this node', () => host?.ingestTotals().delivered ?? 0);
+  monotonic('service_ingest_redeliveries_total', 'Ingest messages delivered more than once', () => host?.ingestTotals().redeliveries ?? 0);
+  monotonic('service_ingest_dead_letters_total', 'Ingest messages moved to the dead-letter table', () => host?.ingestTotals().deadLettered ?? 0);
+
+  new Gauge({
+    name: 'service_ingest_consumer_pending',
+    help: 'Consumer lag: stored events not yet delivered, per owned shard',
+    labelNames: ['shard'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const shard of host?.shards() ?? []) {
+        const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard)).catch(() => null);
+        if (info) this.set({ shard: String(shard) }, info.num_pending + info.num_ack_pending);
+      }
+    },
+  });
+
+  const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+  return {
+    ingestCommit: new Histogram({ name: 'service_ingest_commit_seconds', help: 'Install actor ingest handler time', buckets, registers }),
+    eventToCommit: new Histogram({ name: 'service_ingest_event_to_commit_seconds', help: 'Stream store to Postgres commit', buckets, registers }),
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * Pure arithmetic of shard rebalancing (ARCHITECTURE.md "Nodes rebalance toward an even
+ * share"). The shard manager feeds it what it read from KV; nothing here touches NATS.
+ *
+ * Every node computes the same table from the same list of live nodes: sorted by id, the
+ * first `S mod N` nodes get `ceil(S/N)` shards and the others `floor(S/N)`. The targets
+ * sum to exactly S, so once the nodes agree on who is alive no shard is wanted by two
+ * nodes and none is left over: no node gives up a shard that another then gives back.
+ */
+import { shardOf } from './names.js';
+
+/** Target shard count of every node in `nodes` (duplicates ignored). */
+export function shareTable(shards: number, nodes: readonly string[]): Map<string, number> {
+  const sorted = [...new Set(nodes)].sort();
+  const table = new Map<string, number>();
+  if (sorted.length === 0) return table;
+  const base = Math.floor(shards / sorted.length);
+  const rem = shards % sorted.length;
+  sorted.forEach((n, i) => table.set(n, i < rem ? base + 1 : base));
+  return table;
+}
+
+/**
+ * This node's target. `self` counts as live even when its own heartbeat is not yet
+ * visible in the list (first round, or a read that raced the write).
+ */
+export function targetShare(shards: number, nodes: readonly string[], self: string): number {
+  return shareTable(shards, nodes.includes(self) ? nodes : [...nodes, self]).get(self) ?? 0;
+}
+
+/**
+ * The order in which a node prefers shards: all of them, starting from a hash of its id.
+ * Nodes starting together then reach for different shards instead of all racing for 0.
+ */
+export function preferenceOrder(shards: number, nodeId: string): number[] {
+  const start = shardOf(`node/${nodeId}`, shards);
+  return Array.from({ length: shards }, (_, i) => (start + i) % shards);
+}
+
+/** Up to `count` shards not in `taken`, in this node's preference order. */
+export function pickFree(shards: number, taken: ReadonlySet<number>, nodeId: string, count: number): number[] {
+  if (count <= 0) return [];
+  const out: number[] = [];
+  for (const s of preferenceOrder(shards, nodeId)) {
+    if (out.length >= count) break;
+    if (!taken.has(s)) out.push(s);
+  }
+  return out;
+}
+
+/**
+ * How many of `owned` shards to give up this round when above `target`: half the excess,
+ * at least one. A membership flap (a node seen alive for a round, then gone) then leaves
+ * few shards ownerless at a time, and a join still converges in log2(excess) rounds.
+ */
+export function releaseBatch(owned: number, target: number): number {
+  const excess = owned - target;
+  return excess <= 0 ? 0 : Math.ceil(excess / 2);
+}
+
+/** The `count` owned shards this node likes least (the last in its preference order). */
+export function pickExtras(shards: number, owned: readonly number[], nodeId: string, count: number): number[] {
+  if (count <= 0) return [];
+  const mine = new Set(owned);
+  return preferenceOrder(shards, nodeId)
+    .reverse()
+    .filter((s) => mine.has(s))
+    .slice(0, count);
+}

@@ -1,0 +1,233 @@
+/**
+ * Actor routing over NATS request/reply (ARCHITECTURE.md "Actors").
+ *
+ * Caller side: `Router.ask` sends to the key's subject on its shard. While a shard moves
+ * between nodes nobody subscribes to it, the server answers "no responders" at once, and
+ * the caller backs off and retries until its deadline. Once someone *received* a request,
+ * it is never resent: the handler may have acted, so a silence is a `DeadlineExceeded`.
+ * The exception is a message the caller marks `idempotent` (reads, `refresh`, `health`):
+ * a node killed mid-request never answers, so a silence past the attempt window resends
+ * it toward the shard's next owner (spec §8.24: a caller retrying for 15 s sees no failure).
+ *
+ * Owner side: `serveShard` subscribes to the shard's wildcard and answers each request
+ * with `{ok:true,value}` or `{ok:false,error:WireError}`.
+ *
+ * Wire request: `{ key: ActorKey, msg, deadline }`. The key travels structured (not as
+ * `keyString`) because ids may contain `/`; the owner checks that the subject it arrived
+ * on is the one the key maps to, so a request can never reach another key's handler.
+ */
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { errors as natsErrors } from '@nats-io/transport-node';
+import {
+  ActorUnavailable,
+  BadRequest,
+  DeadlineExceeded,
+  Internal,
+  Unavailable,
+  fromWire,
+  isNotStarted,
+  toAppError,
+  toWire,
+  type WireError,
+} from '../errors.js';
+import type { Logger } from '../log.js';
+import { keyString, shardOf, type ActorKey, type Names } from './names.js';
+
+export interface ActorRequest {
+  /** `keyString` of the addressed actor. */
+  key: string;
+  msg: { type: string } & Record<string, unknown>;
+  /** Epoch ms after which the caller no longer waits. */
+  deadline: number;
+}
+
+type ActorMessage = { type: string } & Record<string, unknown>;
+type Reply = { ok: true; value: unknown } | { ok: false; error: WireError };
+interface WireRequest {
+  key: ActorKey;
+  msg: ActorMessage;
+  deadline: number;
+}
+
+/** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
+const BACKOFF_FIRST_MS = 50;
+const BACKOFF_CAP_MS = 1_000;
+/**
+ * Idempotent asks: how long a received request may stay unanswered before it is resent,
+ * doubling per resend so a slow but live handler still gets the whole deadline.
+ */
+const SILENCE_FIRST_MS = 2_000;
+/**
+ * One queue group per shard subject: during a lease overlap two nodes may both be
+ * subscribed for a moment, and a request must still be handled once, not twice.
+ */
+const OWNER_QUEUE = 'owner';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class Router {
+  private readonly nc: NatsConnection;
+  private readonly names: Names;
+  private readonly shards: number;
+  private readonly log: Logger;
+
+  constructor(opts: { nc: NatsConnection; names: Names; shards: number; log: Logger }) {
+    this.nc = opts.nc;
+    this.names = opts.names;
+    this.shards = opts.shards;
+    this.log = opts.log;
+  }
+
+  /**
+   * Ask the actor at `key` and wait for its reply. Throws `ActorUnavailable` when no node
+   * answered for the whole timeout, `DeadlineExceeded` when a node received the request
+   * but did not reply in time, `Unavailable` when the connection dropped mid-request,
+   * or the handler's own error (rebuilt with `fromWire`, same kind and code).
+   *
+   * `idempotent: true` declares that running the message twice is harmless: a request
+   * left unanswered for the attempt window (2 s, then 4 s, 8 s ...) is sent again, so a
+   * request caught by its node's death is answered by the next owner within the deadline.
+   */
+  async ask<T = unknown>(key: ActorKey, msg: ActorMessage, opts: { timeoutMs?: number; idempotent?: boolean } = {}): Promise<T> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+    let silenceMs = SILENCE_FIRST_MS;
+    const subject = this.names.actorSubject(shardOf(key, this.shards), key);
+    const body = enc.encode(JSON.stringify({ key, msg, deadline } satisfies WireRequest));
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new ActorUnavailable(`no node answers for ${keyString(key)}`, { details: { attempts: attempt } });
+      }
+      let reply: Msg;
+      try {
+        reply = await this.nc.request(subject, body, { timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining });
+      } catch (err) {
+        if (isNoResponders(err)) {
+          // Full jitter keeps callers from stampeding the new owner the moment it subscribes.
+          const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** attempt);
+          await sleep(Math.min(deadline - Date.now(), ceiling / 2 + Math.random() * (ceiling / 2)));
+          continue;
+        }
+        if (err instanceof natsErrors.TimeoutError) {
+          if (opts.idempotent && Date.now() < deadline) {
+            this.log.debug({ key: keyString(key), type: msg.type, silenceMs }, 'no answer from the node that took the request; resending');
+            silenceMs *= 2;
+            continue;
+          }
+          throw new DeadlineExceeded(`${keyString(key)} did not answer ${msg.type} in time`, { cause: err });
+        }
+        throw new Unavailable(`request to ${keyString(key)} failed: ${(err as Error).message}`, { cause: err });
+      }
+      try {
+        return decodeReply<T>(reply);
+      } catch (err) {
+        // The owner was letting the shard go (or the actor crashed) before our message
+        // started: nothing acted on it, so resend toward the next owner (INTERFACE §8.24).
+        if (!isNotStarted(err)) throw err;
+        await sleep(Math.max(0, Math.min(deadline - Date.now(), BACKOFF_FIRST_MS * 2 ** Math.min(attempt, 4))));
+      }
+    }
+  }
+}
+
+function isNoResponders(err: unknown): boolean {
+  return err instanceof natsErrors.RequestError && err.isNoResponders();
+}
+
+function decodeReply<T>(m: Msg): T {
+  let r: Reply;
+  try {
+    r = JSON.parse(dec.decode(m.data)) as Reply;
+  } catch (err) {
+    throw new Internal('actor reply is not JSON', { cause: err });
+  }
+  if (r.ok === true) return r.value as T;
+  if (r.ok === false && r.error && typeof r.error.kind === 'string') throw fromWire(r.error);
+  throw new Internal('actor reply has no ok field');
+}
+
+/**
+ * Answer every request for one shard by calling `handler`. `stop()` unsubscribes (new
+ * requests then see no responders and retry toward the next owner) and waits until
+ * every request already received has been replied to.
+ */
+export function serveShard(opts: {
+  nc: NatsConnection;
+  names: Names;
+  shard: number;
+  log: Logger;
+  handler: (req: ActorRequest) => Promise<unknown>;
+}): { stop(): Promise<void> } {
+  const { nc, names, shard, handler } = opts;
+  const log = opts.log.child({ shard });
+  const inFlight = new Set<Promise<void>>();
+
+  const answer = async (m: Msg): Promise<void> => {
+    let reply: Reply;
+    try {
+      const req = parseRequest(m, names, shard);
+      if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
+      const value = await handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      reply = { ok: true, value };
+    } catch (err) {
+      const e = toAppError(err);
+      if (e.kind === 'Internal') log.error({ err, subject: m.subject }, 'actor handler failed');
+      reply = { ok: false, error: toWire(e) };
+    }
+    respond(m, reply, log);
+  };
+
+  const sub: Subscription = nc.subscribe(names.actorShardWildcard(shard), {
+    queue: OWNER_QUEUE,
+    callback: (err, m) => {
+      if (err) {
+        log.error({ err }, 'actor subscription failed; this shard no longer answers');
+        return;
+      }
+      const p = answer(m).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    },
+  });
+
+  return {
+    async stop() {
+      if (!sub.isClosed()) await sub.drain();
+      await Promise.allSettled([...inFlight]);
+      // Replies are buffered writes; flush so they leave before the caller closes nc.
+      if (!nc.isClosed()) await nc.flush().catch(() => undefined);
+    },
+  };
+}
+
+function parseRequest(m: Msg, names: Names, shard: number): WireRequest {
+  let req: WireRequest;
+  try {
+    req = JSON.parse(dec.decode(m.data)) as WireRequest;
+  } catch (err) {
+    throw new BadRequest('actor request is not JSON', { cause: err });
+  }
+  const k = req?.key;
+  const ok =
+    k && typeof k.kind === 'string' && Array.isArray(k.id) && k.id.every((p) => typeof p === 'string') &&
+    typeof req.msg?.type === 'string' && typeof req.deadline === 'number';
+  if (!ok) throw new BadRequest('actor request is malformed');
+  if (names.actorSubject(shard, k) !== m.subject) throw new BadRequest('actor request key does not match its subject');
+  return req;
+}
+
+function respond(m: Msg, reply: Reply, log: Logger): void {
+  if (!m.reply) return;
+  try {
+    m.respond(enc.encode(JSON.stringify(reply)));
+  } catch (err) {
+    // Typically a value larger than max_payload or one JSON cannot encode: say so instead.
+    log.error({ err, subject: m.subject }, 'actor reply could not be sent');
+    try {
+      m.respond(enc.encode(JSON.stringify({ ok: false, error: toWire(new Internal('actor reply could not be encoded')) })));
+    } catch {
+      // The connection is gone; the caller's timeout reports it.
+    }
+  }
+}

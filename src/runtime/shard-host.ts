@@ -1,0 +1,100 @@
+/**
+ * The work a node runs for each shard it owns (ARCHITECTURE.md: "Only the owner subscribes
+ * to `<ns>.actor.<shard>.>` and runs that shard's ingest consumer"). The shard manager
+ * calls `acquire` after winning a lease and `release` before giving one up (or at once
+ * when it is lost), so this is the only place shard work starts and stops.
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../log.js';
+import type { BlobPort, DeadLetterPort, IngestEvent } from './ingest-stream.js';
+import { ShardIngestConsumer, type IngestDeliveryMeta } from './ingest-consumer.js';
+import type { Names } from './names.js';
+import { serveShard, type ActorRequest } from './router.js';
+import type { ShardListener } from './shard-manager.js';
+
+export interface ShardHostOptions {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  names: Names;
+  log: Logger;
+  blobs: BlobPort;
+  deadLetters: DeadLetterPort;
+  dispatch(req: ActorRequest): Promise<unknown>;
+  deliver(event: IngestEvent, meta: IngestDeliveryMeta): Promise<void>;
+  /** Passivate every activation of the shard (after its subscription and consumer stopped). */
+  passivate(shard: number): Promise<void>;
+  /** After the shard's work started: resume actors that run without requests (backfill walkers). */
+  onAcquired?(shard: number): Promise<void>;
+}
+
+interface ShardWork {
+  server: { stop(): Promise<void> };
+  consumer: ShardIngestConsumer;
+}
+
+export class ShardHost implements ShardListener {
+  private readonly work = new Map<number, ShardWork>();
+  /** Counts of consumers already stopped, so totals stay monotonic across shard moves. */
+  private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
+
+  constructor(private readonly o: ShardHostOptions) {}
+
+  async acquire(shard: number): Promise<void> {
+    if (this.work.has(shard)) return;
+    const log = this.o.log.child({ shard });
+    const server = serveShard({ nc: this.o.nc, names: this.o.names, shard, log, handler: this.o.dispatch });
+    const consumer = new ShardIngestConsumer({
+      js: this.o.js,
+      jsm: this.o.jsm,
+      names: this.o.names,
+      shard,
+      log,
+      blobs: this.o.blobs,
+      deadLetters: this.o.deadLetters,
+      deliver: (ev, meta) => this.o.deliver(ev, meta),
+    });
+    this.work.set(shard, { server, consumer });
+    try {
+      await consumer.start();
+    } catch (err) {
+      this.work.delete(shard);
+      await server.stop();
+      throw err;
+    }
+    // A failed resume must not cost the shard: it is logged and retried on the next move.
+    await this.o.onAcquired?.(shard).catch((err: unknown) => log.error({ err }, 'resuming actors of the shard failed'));
+  }
+
+  async release(shard: number): Promise<void> {
+    const w = this.work.get(shard);
+    if (!w) return;
+    this.work.delete(shard);
+    // Stop taking new work first, let in-flight handlers finish, then drop activations.
+    await Promise.allSettled([w.server.stop(), w.consumer.stop()]);
+    const st = w.consumer.stats();
+    this.retired.delivered += st.delivered;
+    this.retired.redeliveries += st.redeliveries;
+    this.retired.deadLettered += st.deadLettered;
+    await this.o.passivate(shard);
+  }
+
+  /** Shards whose work runs here now. */
+  shards(): number[] {
+    return [...this.work.keys()];
+  }
+
+  /** Ingest counters of this node since start (cumulative across shard moves). */
+  ingestTotals(): { inFlight: number; delivered: number; redeliveries: number; deadLettered: number } {
+    const t = { inFlight: 0, ...this.retired };
+    for (const w of this.work.values()) {
+      const st = w.consumer.stats();
+      t.inFlight += st.inFlight;
+      t.delivered += st.delivered;
+      t.redeliveries += st.redeliveries;
+      t.deadLettered += st.deadLettered;
+    }
+    return t;
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * Shard ownership through KV leases (ARCHITECTURE.md "Actors": **must** at most one live
+ * activation of an actor key in the cluster, so two nodes never both run a shard's work).
+ *
+ * Protocol (nats-server >= 2.9; nothing newer is used):
+ * - Lease = key `leaseKey(shard)` in `leaseBucket`, whose bucket TTL is the lease TTL.
+ *   Acquire = `kv.create` (create-if-absent, also over a delete marker). Renew =
+ *   `kv.update` at the last revision (CAS). A renew refused by the CAS means someone else
+ *   holds the key now: the shard is lost and its work stops at once.
+ * - Self-fencing: the server keeps a renewed key for at least TTL after the renew was
+ *   *sent*. If no renew has succeeded for FENCE_FRACTION of the TTL since the send time of
+ *   the last good one (monotonic clock), the work stops locally, well before the key can
+ *   expire and another node create it. Work starts only after `create` succeeded.
+ * - Heartbeat = key `nodeKey(nodeId)` in `nodeBucket` (same TTL), rewritten each round;
+ *   the live nodes are the keys present. Each node aims at its share of `shareTable`
+ *   (rebalance.ts): above it releases (work first, then the lease), below it creates free
+ *   leases, starting from a hash of its id.
+ * - `stop()` releases every shard and deletes its lease, so others take over at once.
+ *
+ * Renewal and fencing run on their own timer, never behind a slow listener call or a
+ * round waiting on KV, so a long drain of one shard cannot starve the leases of others.
+ */
+import type { KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Logger } from '../log.js';
+import type { Names } from './names.js';
+import { checkServerVersion, openKv } from './nats.js';
+import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
+import { ensureShardCount, isWrongSequence, listKeys } from './shard-kv.js';
+
+export { ShardCountMismatch } from './shard-kv.js';
+
+export interface ShardListener {
+  /** Start this shard's work (actor subscription + ingest consumer). */
+  acquire(shard: number): Promise<void>;
+  /** Stop it completely (drain, passivate actors); called before the lease is given up. */
+  release(shard: number): Promise<void>;
+}
+
+export interface ShardManagerOptions {
+  nc: NatsConnection;
+  names: Names;
+  nodeId: string;
+  shards: number;
+  leaseTtlMs: number;
+  log: Logger;
+  listener: ShardListener;
+  /** Default leaseTtlMs / 3; at most that, so one missed renew does not fence. */
+  renewEveryMs?: number;
+}
+
+export interface ShardStats {
+  /** Shards whose work runs here. */
+  owned: number;
+  liveNodes: number;
+  target: number;
+  /** Age of the oldest lease's last successful renew (by send time); null when none. */
+  lastRenewAgeMs: number | null;
+}
+
+/** Work stops once this fraction of the TTL passed without a successful renew. */
+export const FENCE_FRACTION = 0.6;
+
+/**
+ * starting: lease created, listener.acquire running. running: work runs (owned).
+ * releasing: listener.release running, lease still renewed. dropping: work stopped, lease
+ * being deleted. lost: fenced or taken; work stopped or being stopped, never renewed.
+ */
+type Phase = 'starting' | 'running' | 'releasing' | 'dropping' | 'lost';
+
+interface Lease {
+  shard: number;
+  key: string;
+  value: string;
+  rev: number;
+  /** performance.now() when the last successful write of this lease was sent. */
+  renewedAt: number;
+  phase: Phase;
+  renewing: Promise<void> | null;
+  retry: boolean;
+}
+
+export class ShardManager {
+  onChange?: (owned: number[]) => void;
+
+  private readonly o: ShardManagerOptions;
+  private readonly log: Logger;
+  private readonly nodeKey: string;
+  private readonly shardByKey = new Map<string, number>();
+  private readonly held = new Map<number, Lease>();
+  private readonly pending = new Set<Promise<void>>();
+  private ttlMs: number;
+  private renewEveryMs: number;
+  private leases: KV | null = null;
+  private nodes: KV | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private wake: (() => void) | null = null;
+  private loopDone: Promise<void> = Promise.resolve();
+  private starting: Promise<void> | null = null;
+  private stopping: Promise<void> | null = null;
+  private roundFailing = false;
+  private liveNodes = 0;
+  private target = 0;
+
+  constructor(opts: ShardManagerOptions) {
+    if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
+    if (!(opts.leaseTtlMs >= 300)) throw new Error(`leaseTtlMs must be at least 300, got ${opts.leaseTtlMs}`);
+    if (opts.renewEveryMs !== undefined && !(opts.renewEveryMs > 0 && opts.renewEveryMs <= opts.leaseTtlMs / 3)) {
+      throw new Error(`renewEveryMs must be in (0, leaseTtlMs/3], got ${opts.renewEveryMs}`);
+    }
+    this.o = opts;
+    this.log = opts.log.child({ component: 'shards' });
+    this.nodeKey = opts.names.nodeKey(opts.nodeId);
+    for (let s = 0; s < opts.shards; s++) this.shardByKey.set(opts.names.leaseKey(s), s);
+    this.ttlMs = opts.leaseTtlMs;
+    this.renewEveryMs = opts.renewEveryMs ?? Math.floor(opts.leaseTtlMs / 3);
+  }
+
+  start(): Promise<void> {
+    if (this.starting) throw new Error('ShardManager.start() called twice');
+    this.starting = this.doStart();
+    return this.starting;
+  }
+
+  /** Shards whose work is currently running on this node (acquire resolved, release not yet called). */
+  owned(): number[] {
+    return [...this.held.values()].filter((l) => l.phase === 'running').map((l) => l.shard).sort((a, b) => a - b);
+  }
+
+  stats(): ShardStats {
+    const now = performance.now();
+    let oldest: number | null = null;
+    for (const l of this.held.values()) {
+      if (l.phase === 'starting' || l.phase === 'running') oldest = Math.max(oldest ?? 0, now - l.renewedAt);
+    }
+    return { owned: this.owned().length, liveNodes: this.liveNodes, target: this.target, lastRenewAgeMs: oldest };
+  }
+
+  /** Graceful: release every shard, delete its lease (others take over at once), drop the heartbeat. */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  private get fenceMs(): number {
+    return this.ttlMs * FENCE_FRACTION;
+  }
+
+  private async doStart(): Promise<void> {
+    const { nc, names, shards } = this.o;
+    checkServerVersion(nc);
+    const meta = await openKv(nc, names.metaBucket, { history: 1 });
+    await ensureShardCount(meta, shards);
+    const timeoutMs = Math.min(5_000, Math.max(250, this.renewEveryMs));
+    this.leases = await openKv(nc, names.leaseBucket, { ttlMs: this.o.leaseTtlMs, timeoutMs });
+    this.nodes = await openKv(nc, names.nodeBucket, { ttlMs: this.o.leaseTtlMs, timeoutMs });
+    // Fence against the TTL the bucket really has: it was fixed by whichever node created it.
+    const bucketTtl = (await this.leases.status()).ttl;
+    if (!(bucketTtl > 0)) throw new Error(`KV bucket ${names.leaseBucket} has no TTL, so a dead node's leases would never expire; delete it while all nodes are stopped`);
+    if (bucketTtl !== this.o.leaseTtlMs) {
+      this.log.warn({ bucketTtlMs: bucketTtl, configuredTtlMs: this.o.leaseTtlMs }, 'lease bucket TTL differs from SERVICE_LEASE_TTL_S; fencing on the shorter one');
+      this.ttlMs = Math.min(bucketTtl, this.o.leaseTtlMs);
+      this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
+    }
+    const tickMs = Math.max(10, Math.min(250, Math.floor(this.renewEveryMs / 4)));
+    this.timer = setInterval(() => this.tick(), tickMs);
+    await this.runRound();
+    this.loopDone = this.loop();
+  }
+
+  private async doStop(): Promise<void> {
+    if (!this.starting) return;
+    await this.starting.catch(() => undefined);
+    this.wake?.();
+    await this.loopDone;
+    await Promise.all([...this.held.values()].map((l) => this.giveUp(l, 'stop')));
+    await Promise.all(this.pending);
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.nodes?.delete(this.nodeKey).catch((err: unknown) => this.log.debug({ err }, 'heartbeat delete failed; it expires by TTL'));
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.renewEveryMs);
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = null;
+      if (this.stopping) return;
+      await this.runRound();
+    }
+  }
+
+  private async runRound(): Promise<void> {
+    try {
+      await this.round();
+      if (this.roundFailing) this.log.info('shard rounds succeed again');
+      this.roundFailing = false;
+    } catch (err) {
+      // Warn once per outage; leases fence themselves on their own timer meanwhile.
+      if (!this.roundFailing) this.log.warn({ err }, 'shard round failed; retrying every renewal period');
+      this.roundFailing = true;
+    }
+  }
+
+  /** Heartbeat, count live nodes, then move one step toward this node's share. */
+  private async round(): Promise<void> {
+    const { nodeId, shards } = this.o;
+    const nodes = this.nodes!;
+    await nodes.put(this.nodeKey, JSON.stringify({ node: nodeId, at: new Date().toISOString() }));
+    const live = await listKeys(nodes);
+    this.target = targetShare(shards, live, this.nodeKey);
+    this.liveNodes = new Set([...live, this.nodeKey]).size;
+    if (this.stopping) return;
+
+    const mine = [...this.held.values()].filter((l) => l.phase === 'running').map((l) => l.shard);
+    if (mine.length > this.target) {
+      const extras = pickExtras(shards, mine, nodeId, releaseBatch(mine.length, this.target));
+      await Promise.all(extras.map((s) => this.giveUp(this.held.get(s)!, 'rebalance')));
+    } else if (mine.length < this.target) {
+      const taken = new Set<number>(this.held.keys());
+      for (const k of await listKeys(this.leases!)) {
+        const s = this.shardByKey.get(k);
+        if (s !== undefined) taken.add(s);
+      }
+      const want = pickFree(shards, taken, nodeId, this.target - mine.length);
+      await Promise.all(want.map((s) => this.acquireShard(s)));
+    }
+  }
+
+  private async acquireShard(shard: number): Promise<void> {
+    const key = this.o.names.leaseKey(shard);
+    const value = JSON.stringify({ node: this.o.nodeId, acquired_at: new Date().toISOString() });
+    const sentAt = performance.now();
+    let rev: number;
+    try {
+      rev = await this.leases!.create(key, value);
+    } catch (err) {
+      if (!isWrongSequence(err)) this.log.warn({ err, shard }, 'lease create failed');
+      return;
+    }
+    const l: Lease = { shard, key, value, rev, renewedAt: sentAt, phase: 'starting', renewing: null, retry: false };
+    this.held.set(shard, l);
+    if (this.stopping || performance.now() - sentAt > this.fenceMs) {
+      // Shutting down, or the create took so long the lease may be near expiry: hand it back unused.
+      await this.drop(l);
+      return;
+    }
+    try {
+      await this.o.listener.acquire(shard);
+    } catch (err) {
+      this.log.error({ err, shard }, 'shard work failed to start; giving the lease back');
+      await this.callRelease(shard);
+      await this.drop(l);
+      return;
+    }
+    if (l.phase === 'starting') {
+      l.phase = 'running';
+      this.log.info({ shard }, 'shard acquired');
+      this.changed();
+      return;
+    }
+    // Lost while starting (renew overdue or taken): stop the work that just started.
+    await this.callRelease(shard);
+    await this.drop(l);
+  }
+
+  /** Graceful hand-back: stop the work while still holding the lease, then delete the lease. */
+  private async giveUp(l: Lease, reason: string): Promise<void> {
+    if (l.phase !== 'running') return;
+    l.phase = 'releasing';
+    this.changed();
+    await this.callRelease(l.shard);
+    await this.drop(l);
+    this.log.info({ shard: l.shard, reason }, 'shard released');
+  }
+
+  /** The lease can no longer be trusted: stop the shard's work now. */
+  private lose(l: Lease, why: string): void {
+    const was = l.phase;
+    if (was === 'lost' || was === 'dropping') return;
+    l.phase = 'lost';
+    this.log.warn({ shard: l.shard, why, renewAgeMs: Math.round(performance.now() - l.renewedAt) }, 'shard lost');
+    if (was !== 'running') return; // starting: acquireShard releases; releasing: giveUp finishes
+    this.changed();
+    const p = this.callRelease(l.shard).then(() => this.drop(l));
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  /** Work is stopped: delete the lease if it is still ours (CAS), and forget it. */
+  private async drop(l: Lease): Promise<void> {
+    l.phase = 'dropping';
+    await l.renewing;
+    await this.leases!.delete(l.key, { previousSeq: l.rev }).catch((err: unknown) => {
+      // Wrong sequence: someone else holds it now. Anything else: it expires by TTL.
+      if (!isWrongSequence(err)) this.log.debug({ err, shard: l.shard }, 'lease delete failed; it expires by TTL');
+    });
+    if (this.held.get(l.shard) === l) this.held.delete(l.shard);
+  }
+
+  private async callRelease(shard: number): Promise<void> {
+    await this.o.listener.release(shard).catch((err: unknown) => this.log.error({ err, shard }, 'shard release failed'));
+  }
+
+  /** Every few ms: fence overdue leases, renew those due (never awaited here). */
+  private tick(): void {
+    const now = performance.now();
+    for (const l of this.held.values()) {
+      if (l.phase !== 'starting' && l.phase !== 'running' && l.phase !== 'releasing') continue;
+      if (now - l.renewedAt > this.fenceMs) {
+        this.lose(l, 'no successful renew within the safety window; fencing before the lease can expire');
+        continue;
+      }
+      if (!l.renewing && (l.retry || now - l.renewedAt >= this.renewEveryMs)) this.renew(l);
+    }
+  }
+
+  private renew(l: Lease): void {
+    const sentAt = performance.now();
+    l.retry = false;
+    l.renewing = this.leases!.update(l.key, l.value, l.rev)
+      .then(
+        (rev) => {
+          l.rev = rev;
+          l.renewedAt = sentAt;
+        },
+        async (err: unknown) => {
+          l.retry = true;
+          if (!isWrongSequence(err)) return; // transient: retried next tick, fenced if it lasts
+          // A renew that timed out may still have landed: then the key holds our value at a
+          // newer revision. Adopt the revision but not a newer renew time (we cannot know it).
+          const e = await this.leases!.get(l.key).catch(() => undefined);
+          if (e === undefined) return;
+          if (e !== null && e.operation === 'PUT' && e.string() === l.value) l.rev = e.revision;
+          else this.lose(l, 'lease expired or taken by another node');
+        },
+      )
+      .finally(() => {
+        l.renewing = null;
+      });
+  }
+
+  private changed(): void {
+    try {
+      this.onChange?.(this.owned());
+    } catch (err) {
+      this.log.warn({ err }, 'onChange listener threw');
+    }
+  }
+}

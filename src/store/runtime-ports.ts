@@ -1,0 +1,29 @@
+/**
+ * Postgres implementations of the ports the runtime declares (runtime/ingest-stream.ts),
+ * so runtime code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
+ */
+import type { Pool } from 'pg';
+import type { BlobPort, DeadLetterPort } from '../runtime/ingest-stream.js';
+import { deleteBlob, getBlob, putBlob } from './blobs.js';
+import { countDeadLetters, recordDeadLetter } from './dead-letters.js';
+
+/** Every put is a new row with a new uuid ref, never content-addressed (BlobPort's contract). */
+export function pgBlobPort(pool: Pool): BlobPort {
+  return {
+    put: (data) => putBlob(pool, Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+    get: (ref) => getBlob(pool, ref),
+    delete: async (ref) => {
+      await deleteBlob(pool, ref);
+    },
+  };
+}
+
+/** Also counts, for metrics and tests. */
+export function pgDeadLetterPort(pool: Pool): DeadLetterPort & { count(): Promise<number> } {
+  return {
+    record: async (dl) => {
+      await recordDeadLetter(pool, dl);
+    },
+    count: () => countDeadLetters(pool),
+  };
+}
