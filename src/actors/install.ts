@@ -1,0 +1,133 @@
+/**
+ * The install actor (ARCHITECTURE.md "Actors"): key `install/{install_id}`, the single
+ * writer of one install's lifecycle. It ingests the install's inbound events in order,
+ * emits, uninstalls and answers health. State that must survive a move lives in Postgres;
+ * the activation only caches the install row.
+ */
+import { BadConfig, Conflict, NotConfigured } from '../errors.js';
+import type { ConnectorDriver, DriverContext, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
+import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import { withTx, type Queryable } from '../store/db.js';
+import { revokeCredentials } from '../store/credentials.js';
+import { eventExists, insertEvent } from '../store/events.js';
+import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
+import type pg from 'pg';
+import type { GraphChange } from '../graph/change.js';
+
+export interface InstallState {
+  install: Install | null;
+}
+
+export interface InstallPorts {
+  pool: pg.Pool;
+  drivers: DriverRegistry;
+  /** Graph projection inside the ingest transaction (INTERFACE §5); returns what changed. */
+  project?(tx: Queryable, install: Install, event: IngestEvent): Promise<GraphChange[]>;
+  /** After the ingest transaction committed (graph change feed). */
+  onCommitted?(install: Install, changes: GraphChange[]): void;
+}
+
+export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
+  const driverOf = (install: Install): ConnectorDriver => {
+    const d = ports.drivers.get(install.connector_id);
+    if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
+    return d;
+  };
+  const present = (ctx: ActorContext<InstallState>): Install => {
+    // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
+    if (!ctx.state.install) throw new Conflict('install does not exist', { code: 'install_not_active' });
+    return ctx.state.install;
+  };
+  const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
+    install,
+    signal: ctx.signal,
+    log: ctx.log,
+  });
+
+  return {
+    kind: 'install',
+    idleMs: 5 * 60_000,
+    async hydrate(key) {
+      return { install: await getInstallById(ports.pool, key.id[0]!) };
+    },
+    handlers: {
+      /** One inbound event: filters, event row and projection in one transaction (ARCHITECTURE "Inbound" 2). */
+      async ingest(ctx, msg: { event: IngestEvent }) {
+        const install = ctx.state.install;
+        if (!install) {
+          ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
+          return { stored: false };
+        }
+        const driver = ports.drivers.get(install.connector_id);
+        const changes: GraphChange[] = [];
+        const stored = await withTx(ports.pool, async (tx: Queryable) => {
+          changes.length = 0; // withTx may retry the whole transaction
+          if (driver?.ingest && !(await driver.ingest(tx, driverCtx(ctx, install), msg.event))) return false;
+          const ev = msg.event;
+          const inserted = await insertEvent(tx, {
+            id: ev.id,
+            kind: ev.kind,
+            connector_id: ev.connectorId,
+            install_id: ev.installId,
+            tenant_id: ev.tenantId,
+            occurred_at: ev.occurredAt,
+            payload: ev.payload,
+          });
+          // The event row and its projection commit together, so a replay (inserted=false)
+          // finds the projection already done.
+          if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev)));
+          return inserted;
+        });
+        if (changes.length > 0) ports.onCommitted?.(install, changes);
+        // Kept events only; a dropped one (self-emit filter) has no side effects.
+        if (driver?.afterCommit && (stored || (await eventExists(ports.pool, install.install_id, msg.event.id)))) {
+          await driver.afterCommit(driverCtx(ctx, install), msg.event, { inserted: stored });
+        }
+        return { stored };
+      },
+
+      async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
+        const install = present(ctx);
+        if (install.status !== 'active') throw new Conflict('install is not active', { code: 'install_not_active' });
+        // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
+        if (!msg.kind.startsWith(`${install.connector_id}.`)) {
+          throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);
+        }
+        const { provider_id } = await driverOf(install).emit(driverCtx(ctx, install), msg.kind, msg.body);
+        return { provider_id, kind: msg.kind, install_id: install.install_id, emitted_at: new Date().toISOString() };
+      },
+
+      async health(ctx) {
+        const install = present(ctx);
+        if (install.status !== 'active') {
+          return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
+        }
+        const report = await driverOf(install).health(driverCtx(ctx, install));
+        return { install_id: install.install_id, connector_id: install.connector_id, ...report };
+      },
+
+      /** spec §3.1: upstream revoke first, then every local step in one transaction. */
+      async uninstall(ctx) {
+        const install = present(ctx);
+        if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' };
+        const driver = ports.drivers.get(install.connector_id);
+        const dctx = driverCtx(ctx, install);
+        await driver?.revokeUpstream?.(dctx);
+        await withTx(ports.pool, async (tx) => {
+          await setInstallStatus(tx, install.install_id, 'uninstalled');
+          await revokeCredentials(tx, install.install_id);
+          await driver?.uninstallLocally?.(tx, dctx);
+        });
+        ctx.state.install = await getInstallById(ports.pool, install.install_id);
+        return { install_id: install.install_id, status: 'uninstalled' };
+      },
+
+      /** Another path changed the row (e.g. `app_uninstalled` handled elsewhere): reload. */
+      async refresh(ctx) {
+        ctx.state.install = await getInstallById(ports.pool, ctx.key.id[0]!);
+        return { ok: true };
+      },
+    },
+  };
+}

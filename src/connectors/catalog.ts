@@ -1,0 +1,41 @@
+/**
+ * The connector listing (spec §4 `GET /api/v1/connectors`, INTERFACE §3). `enabled`
+ * reflects settings; `install_path` is exposed where the connector does not use the
+ * framework's default OAuth start (spec §4: clients prefer it over the auth_mode default).
+ */
+import type { Config } from '../config.js';
+
+export const CONNECTOR_IDS = ['chatapp', 'codehost'] as const;
+export type ConnectorId = (typeof CONNECTOR_IDS)[number];
+
+export function isConnectorId(v: unknown): v is ConnectorId {
+  return typeof v === 'string' && (CONNECTOR_IDS as readonly string[]).includes(v);
+}
+
+export interface ConnectorManifest {
+  connector_id: ConnectorId;
+  display_name: string;
+  auth_mode: 'oauth2' | 'app_install';
+  enabled: boolean;
+  install_path?: string;
+}
+
+export const CODEHOST_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
+
+export function listConnectors(config: Readonly<Config>): ConnectorManifest[] {
+  return [
+    {
+      connector_id: 'chatapp',
+      display_name: 'Chat workspace',
+      auth_mode: 'oauth2',
+      enabled: config.chatapp.enabled,
+    },
+    {
+      connector_id: 'codehost',
+      display_name: 'Code host App',
+      auth_mode: 'app_install',
+      enabled: config.codehost.enabled,
+      install_path: CODEHOST_INSTALL_PATH,
+    },
+  ];
+}

@@ -1,0 +1,64 @@
+/**
+ * How a connector plugs into a node. The node builds each module once at start with the
+ * runtime's ports; the module hands back its driver (used by the install actor), the
+ * actor kinds it defines (registered on every node's kernel), its HTTP routes (OAuth,
+ * webhooks, admin install) and optional lifecycle hooks. Connector code reaches NATS only
+ * through these ports (ARCHITECTURE.md: connector code knows nothing of NATS).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { ActorAsk, EdgeContext } from '../edge/app.js';
+import type { Logger } from '../log.js';
+import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKey } from '../runtime/names.js';
+import type { CredentialCipher } from '../store/credential-cipher.js';
+import type { ConnectorId } from './catalog.js';
+import type { ConnectorDriver } from './driver.js';
+
+/** A small key-value store with compare-and-set (backed by a NATS KV bucket). */
+export interface KvPort {
+  get(key: string): Promise<{ value: Uint8Array; revision: number } | null>;
+  /** Create-if-absent; returns the new revision, or null when the key exists. */
+  create(key: string, value: Uint8Array): Promise<number | null>;
+  /** Compare-and-set on revision; returns the new revision, or null on a mismatch. */
+  update(key: string, value: Uint8Array, revision: number): Promise<number | null>;
+  put(key: string, value: Uint8Array): Promise<number>;
+  delete(key: string): Promise<void>;
+}
+
+export interface ModuleDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  pool: pg.Pool;
+  cipher: CredentialCipher;
+  /** Request/reply to any actor in the cluster (routes to its shard's owner). */
+  actors: ActorAsk;
+  /** Durable publish into the ingest stream; resolves once JetStream acknowledged. */
+  publish(event: IngestEvent): Promise<{ duplicate: boolean }>;
+  /** Backfill cursors: values must stay under 100 KB (spec §8). */
+  cursors: KvPort;
+  /** Short-lived keys (TTL of the bucket: 10 minutes). */
+  dedup: KvPort;
+  shardOf(key: ActorKey): number;
+}
+
+export interface ConnectorModule {
+  id: ConnectorId;
+  /** Null while the connector is not enabled by settings. */
+  driver: ConnectorDriver | null;
+  actors: Array<ActorDefinition<any>>;
+  /** Routes mounted at the root of the edge (full paths, e.g. `/api/v1/connectors/chatapp/events`). */
+  routes: FastifyPluginAsync<EdgeContext> | null;
+  /** Runs on nodes with the edge role (e.g. the Socket Mode client). */
+  startEdge?(): Promise<void>;
+  stopEdge?(): Promise<void>;
+  /**
+   * Called on the node that just acquired `shard`, after its work started: resume actors
+   * that must run without a request (backfill walkers of installs whose key is in it).
+   */
+  onShardAcquired?(shard: number): Promise<void>;
+}
+
+export type ModuleFactory = (deps: ModuleDeps) => ConnectorModule;

@@ -1,0 +1,100 @@
+/**
+ * The Fastify edge, built apart from `listen()` so tests drive it through `inject()`.
+ *
+ * Plugin boundaries (STYLE.md, from fastify): tenant routes live in one context whose
+ * preHandler authenticates the Bearer key and whose body limit is 1 MiB (INTERFACE §2);
+ * webhook routes get their own context (see `webhook-context.ts`) with a 25 MiB limit and
+ * the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
+ * no auth. Every error leaves through `sendError`, so every route has the §2 body.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
+import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ActorKey } from '../runtime/names.js';
+import type { Queryable } from '../store/db.js';
+import { createTenantAuth, type TenantResolver } from './auth.js';
+import { sendError } from './error-map.js';
+import type { EdgeMetrics } from './metrics.js';
+import { connectorRoutes } from './routes/connectors.js';
+import { eventRoutes } from './routes/events.js';
+import { graphRoutes } from './routes/graph.js';
+import { installRoutes } from './routes/installs.js';
+import { opsRoutes, type ReadinessCheck } from './routes/ops.js';
+
+export const TENANT_BODY_LIMIT = 1024 * 1024;
+export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
+
+/** What the edge needs from the actor runtime: request/reply to an actor key. */
+export interface ActorAsk {
+  ask<T = unknown>(key: ActorKey, msg: { type: string } & Record<string, unknown>, opts?: { timeoutMs?: number }): Promise<T>;
+}
+
+export interface EdgeDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  db: Queryable;
+  actors: ActorAsk;
+  resolveTenant: TenantResolver;
+  ready: ReadinessCheck;
+  metrics: EdgeMetrics;
+  /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
+  plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
+}
+
+/** Handed to every route plugin. */
+export interface EdgeContext extends EdgeDeps {
+  authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
+}
+
+export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log.child({ component: 'edge' }) as FastifyBaseLogger,
+    // Request logs would double every line on a busy webhook edge; metrics count requests.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: TENANT_BODY_LIMIT,
+    // Node's defaults (60 s headers, 300 s request) are far too lax for webhook senders
+    // that give up after 3 s (Slack) or 10 s (GitHub); slow clients must not pin sockets.
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    return503OnClosing: true,
+    trustProxy: true,
+  });
+  app.server.headersTimeout = 10_000;
+
+  const ctx: EdgeContext = { ...deps, authenticate: createTenantAuth(deps.resolveTenant).authenticate };
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    deps.metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    deps.metrics.latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const e = err as { code?: string; statusCode?: number; message?: string };
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new PayloadTooLarge());
+    if (e.code?.startsWith('FST_ERR_CTP_') || e.code === 'FST_ERR_VALIDATION' || (e.statusCode === 400 && !(err instanceof Error && 'kind' in err))) {
+      return sendError(reply, new BadRequest(e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json' : 'malformed request body'));
+    }
+    return sendError(reply, err, req.log);
+  });
+  app.setNotFoundHandler((req, reply) => sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)));
+
+  await app.register(opsRoutes, ctx);
+  await app.register(
+    async (tenant) => {
+      // onRequest: refuse unauthenticated callers before their body is read.
+      tenant.addHook('onRequest', async (req) => {
+        await ctx.authenticate(req);
+      });
+      await tenant.register(connectorRoutes, ctx);
+      await tenant.register(installRoutes, ctx);
+      await tenant.register(eventRoutes, ctx);
+      await tenant.register(graphRoutes, ctx);
+    },
+    { prefix: '/api/v1' },
+  );
+  for (const p of deps.plugins ?? []) await app.register(p.plugin, { ...ctx, prefix: p.prefix });
+  return app;
+}

@@ -1,0 +1,49 @@
+/**
+ * The one table from error kind to HTTP status (STYLE.md: "HTTP mapping in one table in
+ * the edge; nowhere else knows status codes"), and the error body of INTERFACE.md §2:
+ * `{"error": {"code", "message", ...details}}`.
+ */
+import type { FastifyReply } from 'fastify';
+import { AppError, type ErrorKind, toAppError } from '../errors.js';
+
+export const STATUS_OF: Record<ErrorKind, number> = {
+  Unauthorized: 401,
+  NotFound: 404,
+  BadRequest: 400,
+  BadConfig: 400,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  RateLimited: 429,
+  NotConfigured: 501,
+  AdminNotConfigured: 500,
+  UpstreamError: 502,
+  Unavailable: 503,
+  ActorUnavailable: 503,
+  ActorOverloaded: 503,
+  DeadlineExceeded: 503,
+  Internal: 500,
+};
+
+export interface ErrorBody {
+  error: { code: string; message: string; [k: string]: unknown };
+}
+
+export function errorBody(err: AppError): ErrorBody {
+  return { error: { ...(err.details ?? {}), code: err.code, message: err.message } };
+}
+
+/** Only what is needed to report a 5xx: fastify's request logger and pino both fit. */
+export interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
+
+export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog): FastifyReply {
+  const err = toAppError(thrown);
+  const status = STATUS_OF[err.kind];
+  if (status >= 500 && log) {
+    // Internal errors keep their cause in the log only; the body never carries it.
+    log.error({ err: thrown instanceof AppError ? { kind: err.kind, code: err.code, message: err.message, cause: err.cause } : thrown }, 'request failed');
+  }
+  if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterS))));
+  return reply.code(status).type('application/json').send(errorBody(err));
+}

@@ -1,0 +1,25 @@
+/**
+ * Shared parsing of path and query values. A malformed install id is answered exactly
+ * like an unknown or foreign one (INTERFACE §2: 404), so ids leak nothing.
+ */
+import type { z } from 'zod';
+import { BadRequest, NotFound } from '../errors.js';
+import type { Queryable } from '../store/db.js';
+import { getInstall, type Install } from '../store/installs.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function ownInstall(db: Queryable, tenantId: string, installId: string): Promise<Install> {
+  const install = UUID.test(installId) ? await getInstall(db, tenantId, installId.toLowerCase()) : null;
+  if (!install) throw new NotFound('install not found');
+  return install;
+}
+
+/** zod parse that throws the §2 `bad_request` naming the first bad field. */
+export function parseOrBadRequest<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = issue.path.length ? issue.path.join('.') : what;
+  throw new BadRequest(`${what}: ${field}: ${issue.message}`);
+}

@@ -1,0 +1,66 @@
+/**
+ * Graph routes (INTERFACE §3): list and search nodes, one node with its edges, and act on
+ * a node. Mounted in the tenant context (Bearer auth, 1 MiB bodies). Reads come from
+ * Postgres, filtered on the caller's tenant; an action becomes an emit sent to the node's
+ * install actor exactly as the emit route sends it (src/graph/node-actions.ts has the map).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { NotFound } from '../../errors.js';
+import { NODE_KINDS } from '../../graph/kinds.js';
+import { emitForAction, NodeAction } from '../../graph/node-actions.js';
+import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '../../graph/queries.js';
+import { installKey } from '../../runtime/names.js';
+import type { Queryable } from '../../store/db.js';
+import type { EdgeContext } from '../app.js';
+import { ownInstall, parseOrBadRequest } from '../params.js';
+
+const NodesQuery = z
+  .object({
+    kind: z.enum(NODE_KINDS).optional(),
+    install_id: z.string().min(1).max(100).optional(),
+    q: z.string().max(500).refine((s) => s.trim().length > 0, 'must not be blank').optional(),
+    limit: z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number' })
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(MAX_NODES_LIMIT))
+      .optional(),
+    cursor: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+
+/** Same budget as the emit route: an action is an emit. */
+const ACTION_TIMEOUT_MS = 25_000;
+
+export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
+  app.get('/graph/nodes', async (req) => {
+    const q = parseOrBadRequest(NodesQuery, req.query, 'query');
+    // A foreign or unknown install id is the same 404 as on the install routes (INTERFACE §2).
+    const install = q.install_id === undefined ? null : await ownInstall(ctx.db, req.tenantId, q.install_id);
+    return listNodes(ctx.db, req.tenantId, { kind: q.kind, installId: install?.install_id, q: q.q, limit: q.limit, cursor: q.cursor });
+  });
+
+  app.get<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId', async (req) => {
+    const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
+    const { edges, truncated } = await listEdges(ctx.db, req.tenantId, node.id);
+    return { ...node, edges, edges_truncated: truncated };
+  });
+
+  app.post<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId/actions', async (req) => {
+    const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
+    const action = parseOrBadRequest(NodeAction, req.body, 'body');
+    const emit = emitForAction(node, action);
+    return ctx.actors.ask(
+      installKey(node.install_id),
+      { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
+      { timeoutMs: ACTION_TIMEOUT_MS },
+    );
+  });
+};
+
+async function ownNode(db: Queryable, tenantId: string, nodeId: string): Promise<GraphNode> {
+  const node = await getNode(db, tenantId, nodeId);
+  if (!node) throw new NotFound('node not found');
+  return node;
+}

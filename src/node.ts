@@ -1,0 +1,193 @@
+/**
+ * One node of the cluster (INTERFACE §1 `serve`): an edge (Fastify) and/or an actor host
+ * (shard owner) against one NATS and one Postgres. Every node runs this same code; the
+ * operator scales by starting more of them.
+ *
+ * Start order: Postgres (migrations under an advisory lock) → NATS (version check, ingest
+ * stream, KV buckets) → connector modules → actor host (shard leases; each owned shard
+ * serves actor requests and runs its ingest consumer) → edge (listen last, so /readyz
+ * never says yes too early). Stop order is the reverse, and releases shard leases at once
+ * so survivors take over without waiting for the lease TTL.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { Config } from './config.js';
+import { installActor } from './actors/install.js';
+import type { ConnectorDriver } from './connectors/driver.js';
+import type { ConnectorModule, ModuleDeps } from './connectors/module.js';
+import { MODULES } from './connectors/modules.js';
+import type { ConnectorId } from './connectors/catalog.js';
+import { buildEdge } from './edge/app.js';
+import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
+import { createChangeFeed } from './graph/change-feed.js';
+import { projectEvent } from './graph/project.js';
+import type { Logger } from './log.js';
+import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js';
+import { Kernel } from './runtime/kernel.js';
+import { kvPort } from './runtime/kv-port.js';
+import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
+import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
+import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
+import { Router } from './runtime/router.js';
+import { ShardHost } from './runtime/shard-host.js';
+import { listKeys } from './runtime/shard-kv.js';
+import { ShardManager } from './runtime/shard-manager.js';
+import { CredentialCipher } from './store/credential-cipher.js';
+import { createPool } from './store/db.js';
+import { migrate } from './store/migrate.js';
+import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
+import { findTenantByApiKey } from './store/tenants.js';
+
+export type Role = 'edge' | 'actors';
+
+export interface RunningNode {
+  url: string | null;
+  nodeId: string;
+  stop(): Promise<void>;
+  edge: FastifyInstance | null;
+  shards: ShardManager | null;
+  nc: NatsConnection;
+}
+
+/** Generous: the ingest handler's Postgres transaction plus a projection. */
+const INGEST_DEADLINE_MS = 60_000;
+/** spec §2.3: backfill cursors stay under the record store's 100 KB row ceiling. */
+const CURSOR_MAX_BYTES = 100 * 1024;
+const DEDUP_TTL_MS = 10 * 60_000;
+/** A handler that ignores its abort signal must not hold a stopping node forever. */
+const STOP_STEP_TIMEOUT_MS = 20_000;
+
+export async function startNode(config: Readonly<Config>, opts: { roles: Role[]; log: Logger }): Promise<RunningNode> {
+  const { log } = opts;
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
+  if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
+  const masterKey = config.masterKey;
+  const roles = new Set(opts.roles);
+  const n = makeNames(config.namespace);
+
+  if (config.codehost.enabledFlag && config.codehost.missing.length > 0) {
+    // INTERFACE §8.12: start, answer 501 on the webhook route, and say what is missing.
+    log.warn({ missing: config.codehost.missing }, 'CODEHOST_CONNECTOR_ENABLED=true but settings are missing; the code-host connector stays off');
+  }
+
+  const pool = createPool(config.databaseUrl);
+  await migrate(pool);
+
+  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
+  await checkServerVersion(nc);
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+  await ensureIngestStream(jsm, n);
+  const blobs = pgBlobPort(pool);
+  const publisher = new IngestPublisher({ js, names: n, shards: config.shards, blobs, maxPayload: nc.info?.max_payload ?? 1024 * 1024 });
+  const registry = createMetricsRegistry({ defaults: true });
+  const router = new Router({ nc, names: n, shards: config.shards, log });
+
+  const deps: ModuleDeps = {
+    config,
+    log,
+    pool,
+    cipher: CredentialCipher.fromMasterKey(masterKey),
+    actors: router,
+    publish: (event) => publisher.publish(event),
+    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
+    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS })),
+    shardOf: (key) => shardOf(key, config.shards),
+  };
+  const modules: ConnectorModule[] = MODULES.map((make) => make(deps));
+  const drivers = new Map<ConnectorId, ConnectorDriver>();
+  for (const m of modules) if (m.driver) drivers.set(m.id, m.driver);
+
+  const feed = createChangeFeed(nc, n, log);
+  const kernel = new Kernel({ log });
+  kernel.register(installActor({ pool, drivers, project: projectEvent, onCommitted: feed.publish }));
+  for (const m of modules) for (const def of m.actors) kernel.register(def);
+
+  let runtimeMetrics: RuntimeMetrics | null = null;
+  let shards: ShardManager | null = null;
+  let host: ShardHost | null = null;
+  if (roles.has('actors')) {
+    host = new ShardHost({
+      nc,
+      js,
+      jsm,
+      names: n,
+      log,
+      blobs,
+      deadLetters: pgDeadLetterPort(pool),
+      dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
+      deliver: async (event, meta) => {
+        const started = performance.now();
+        await kernel.dispatch(installKey(event.installId), { type: 'ingest', event }, { deadline: Date.now() + INGEST_DEADLINE_MS });
+        runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
+        runtimeMetrics?.eventToCommit.observe(Math.max(0, Date.now() - meta.storedAtMs) / 1000);
+      },
+      passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
+      onAcquired: async (shard) => {
+        for (const m of modules) await m.onShardAcquired?.(shard);
+      },
+    });
+    shards = new ShardManager({ nc, names: n, nodeId: config.nodeId, shards: config.shards, leaseTtlMs: config.leaseTtlMs, log, listener: host });
+  }
+  runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
+  await shards?.start();
+
+  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
+  const ready = async () => {
+    const checks: Record<string, boolean> = { nats: !nc.isClosed(), postgres: false, shards: false };
+    checks.postgres = await pool.query('select 1').then(
+      () => true,
+      () => false,
+    );
+    // Ready when every shard of the deployment has an owner somewhere in the cluster.
+    checks.shards = (await listKeys(leases).catch(() => [])).length >= config.shards;
+    return { ready: Object.values(checks).every(Boolean), checks };
+  };
+
+  let edge: FastifyInstance | null = null;
+  let url: string | null = null;
+  if (roles.has('edge')) {
+    edge = await buildEdge({
+      config,
+      log,
+      db: pool,
+      actors: router,
+      resolveTenant: (raw) => findTenantByApiKey(pool, masterKey, raw),
+      ready,
+      metrics: createEdgeMetrics(registry),
+      plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+    });
+    url = await edge.listen({ host: config.host, port: config.port });
+    for (const m of modules) await m.startEdge?.();
+    log.info({ url, roles: [...roles] }, 'node ready');
+  }
+
+  const step = async (name: string, fn: () => Promise<unknown>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn({ step: name }, 'stop step timed out; going on');
+        resolve();
+      }, STOP_STEP_TIMEOUT_MS);
+    });
+    await Promise.race([fn().catch((err: unknown) => log.warn({ err, step: name }, 'stop step failed')), timeout]);
+    clearTimeout(timer);
+  };
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info('node stopping');
+      if (edge) {
+        for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
+        await step('edge', () => edge!.close());
+      }
+      await step('shards', async () => shards?.stop());
+      await step('kernel', () => kernel.stop());
+      await step('nats', () => nc.drain());
+      await step('postgres', () => pool.end());
+      log.info('node stopped');
+    })());
+
+  return { url, nodeId: config.nodeId, stop, edge, shards, nc };
+}
