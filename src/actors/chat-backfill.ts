@@ -1,0 +1,198 @@
+/**
+ * The chat backfill walker actor, key `chat-backfill/{install_id}` (issue 4, ARCHITECTURE
+ * "Actors"). Each tick makes exactly one upstream call (backfill-walk.ts names it),
+ * publishes what it found into the ingest stream with the same ids as live events, then
+ * saves the cursor (KV, revision-checked) and the install's backfill progress. A crash
+ * between publish and save repeats the call; the ids absorb the repeat. Pacing is per
+ * Web API method and lives in the cursor, so it survives restarts (INTERFACE §8.22).
+ *
+ * The walker ticks itself through the router (runtime/ticker.ts), runs only while the
+ * install is active, and is resumed by `resume` after the OAuth callback and on every
+ * shard acquisition for unfinished walks.
+ */
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { ActorAsk } from '../edge/app.js';
+import { AppError, Internal } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { KvPort } from '../connectors/module.js';
+import type { BotCredentials } from '../connectors/chatapp/bot-token.js';
+import { callWalkMethod } from '../connectors/chatapp/backfill-call.js';
+import { decodeCursor, encodeCursor, initialCursor, phaseOf, type BackfillCursor } from '../connectors/chatapp/backfill-cursor.js';
+import { applyOutcome, nextCall, pacingFor, type Ending } from '../connectors/chatapp/backfill-walk.js';
+import { missingGroupDmHistory, walkableTypes } from '../connectors/chatapp/scopes.js';
+import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import { kvKey } from '../runtime/kv-port.js';
+import type { ActorKey } from '../runtime/names.js';
+import { createTicker, type Ticker } from '../runtime/ticker.js';
+import { getBotIdentity } from '../store/chat-claims.js';
+import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+
+export const CHAT_BACKFILL_KIND = 'chat-backfill';
+
+export function chatBackfillKey(installId: string): ActorKey {
+  return { kind: CHAT_BACKFILL_KIND, id: [installId] };
+}
+
+export interface ChatBackfillPorts {
+  config: Readonly<Config>;
+  pool: pg.Pool;
+  log: Logger;
+  actors: ActorAsk;
+  cursors: KvPort;
+  publish(event: IngestEvent): Promise<unknown>;
+  credentials: BotCredentials;
+  now?: () => number;
+}
+
+interface State {
+  cursor: BackfillCursor | null;
+  revision: number | null;
+  ticker: Ticker;
+}
+
+/** A step is one Slack call plus at most one page of publishes. */
+const TICK_TIMEOUT_MS = 60_000;
+/** After a failure of our own side (NATS, Postgres), try the step again after this. */
+const RETRY_MS = 5_000;
+
+export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<State> {
+  const now = ports.now ?? Date.now;
+  const pacing = pacingFor(ports.config.chatapp.appTier, ports.config.chatapp.backfillPacingDivisor);
+  const storeKey = (installId: string) => kvKey([CHAT_BACKFILL_KIND, installId]);
+
+  const save = async (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<void> => {
+    const key = storeKey(ctx.key.id[0]!);
+    const bytes = encodeCursor(cursor);
+    const rev = ctx.state.revision === null ? await ports.cursors.create(key, bytes) : await ports.cursors.update(key, bytes, ctx.state.revision);
+    if (rev === null) {
+      // Someone else wrote the cursor (a stale activation elsewhere): continue from theirs.
+      const stored = await ports.cursors.get(key);
+      ctx.state.cursor = stored ? decodeCursor(stored.value) : null;
+      ctx.state.revision = stored?.revision ?? null;
+      throw new Internal('backfill cursor changed under this walker; reloaded');
+    }
+    ctx.state.cursor = cursor;
+    ctx.state.revision = rev;
+  };
+
+  const end = async (ctx: ActorContext<State>, install: Install, ending: Exclude<Ending, null>, cursor: BackfillCursor) => {
+    ctx.state.ticker.cancel();
+    await setBackfill(ports.pool, install.install_id, ending.state, progressOf(cursor, ending.state === 'failed' ? ending.reason : null));
+    await ports.cursors.delete(storeKey(install.install_id));
+    ctx.state.cursor = null;
+    ctx.state.revision = null;
+    ctx.log[ending.state === 'complete' ? 'info' : 'warn']({ installId: install.install_id, ...cursor.progress, reason: ending.state === 'failed' ? ending.reason : undefined }, `chat backfill ${ending.state}`);
+  };
+
+  const step = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
+    const installId = ctx.key.id[0]!;
+    const install = await getInstallById(ports.pool, installId);
+    if (!install || install.connector_id !== 'chatapp' || install.status !== 'active') {
+      // spec §3.1: the walker works only while the install is active.
+      ctx.state.ticker.cancel();
+      if (ctx.state.revision !== null) await ports.cursors.delete(storeKey(installId));
+      ctx.state.cursor = null;
+      ctx.state.revision = null;
+      return { stopped: 'install not active' };
+    }
+    if (install.backfill.state === 'complete' || install.backfill.state === 'failed') return { stopped: install.backfill.state };
+    if (!ctx.state.cursor) {
+      const bot = await getBotIdentity(ports.pool, installId);
+      const scopes = bot?.scopes ?? [];
+      ctx.state.cursor = initialCursor(walkableTypes(scopes), missingGroupDmHistory(scopes));
+    }
+    const cursor = structuredClone(ctx.state.cursor);
+    const call = nextCall(cursor, pacing);
+    if (!call) {
+      await end(ctx, install, { state: 'complete' }, cursor);
+      return { done: 'complete' };
+    }
+    const wait = cursor.nextAt[call.method] - now();
+    if (wait > 0) {
+      if (install.backfill.state === 'pending') await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
+      ctx.state.ticker.arm(wait);
+      return { waitingMs: wait, method: call.method };
+    }
+
+    const secret = await ports.credentials.get(install, ctx.signal);
+    const outcome = await callWalkMethod({ apiUrl: ports.config.chatapp.apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal }, call);
+    const { events, ending } = applyOutcome(cursor, call, outcome, now(), pacing);
+    // The call is spent whatever happens next: its pacing must hold even if the page is not
+    // stored (INTERFACE §8.22), so the unchanged walk with the new next-allowed time is kept.
+    const paced = structuredClone(ctx.state.cursor);
+    paced.nextAt[call.method] = cursor.nextAt[call.method];
+    ctx.state.cursor = paced;
+    try {
+      for (const ev of events) {
+        await ports.publish({ installId, tenantId: install.tenant_id, connectorId: 'chatapp', id: ev.id, kind: ev.kind, occurredAt: ev.occurredAt, payload: ev.payload });
+      }
+    } catch (err) {
+      await save(ctx, paced).catch((e: unknown) => ctx.log.warn({ err: e }, 'pacing not saved'));
+      throw err;
+    }
+    if (ending) {
+      await end(ctx, install, ending, cursor);
+      return { done: ending.state };
+    }
+    await save(ctx, cursor);
+    await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
+    const next = nextCall(cursor, pacing);
+    ctx.state.ticker.arm(next ? cursor.nextAt[next.method] - now() : 0);
+    return { called: call.method, published: events.length };
+  };
+
+  return {
+    kind: CHAT_BACKFILL_KIND,
+    // Longer than the ticker's longest sleep, so an unfinished walk never idles out.
+    idleMs: 15 * 60_000,
+    async hydrate(key) {
+      const log = ports.log.child({ actor: `${CHAT_BACKFILL_KIND}/${key.id[0]}` });
+      const ticker = createTicker({
+        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: TICK_TIMEOUT_MS }),
+        onError: (err) => log.warn({ err }, 'backfill tick failed; the next tick or a shard resume picks the walk up'),
+      });
+      const stored = await ports.cursors.get(storeKey(key.id[0]!));
+      // An unreadable cursor (another version's) restarts the walk; its revision is kept so the
+      // first save replaces it instead of failing to create it. Ids make the restart harmless.
+      return { cursor: stored ? decodeCursor(stored.value) : null, revision: stored?.revision ?? null, ticker };
+    },
+    handlers: {
+      /** Start or continue the walk (after install, on shard acquisition): arms a tick unless one is pending. */
+      async resume(ctx) {
+        if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
+        return { ok: true };
+      },
+      async tick(ctx) {
+        try {
+          return await step(ctx);
+        } catch (err) {
+          if (ctx.signal.aborted) throw err;
+          ctx.state.ticker.arm(RETRY_MS);
+          ctx.log.warn({ err }, 'backfill step failed; retrying');
+          throw err instanceof AppError ? err : new Internal('backfill step failed', { cause: err });
+        }
+      },
+    },
+    async onPassivate({ state }) {
+      state.ticker.stop();
+    },
+  };
+}
+
+function progressOf(c: BackfillCursor, lastError: string | null): Record<string, unknown> {
+  const p = c.progress;
+  return {
+    phase: phaseOf(c),
+    channels_listed: p.channels_listed,
+    channels_done: p.channels_done,
+    messages: p.messages,
+    replies: p.replies,
+    // INTERFACE §8.21: channels answering not_in_channel are skipped and listed here.
+    skipped_count: p.skipped_count,
+    skipped_channels: p.skipped,
+    group_dms_excluded: p.group_dms_excluded,
+    ...((lastError ?? c.lastError) ? { last_error: lastError ?? c.lastError } : {}),
+  };
+}

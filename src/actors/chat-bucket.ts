@@ -1,0 +1,78 @@
+/**
+ * The chat channel bucket actor, key `chat-bucket/{team_id}/{channel_id}` (ARCHITECTURE
+ * "Actors"; spec §8, INTERFACE §8.4, §8.5, §8.26): one write per second per channel.
+ * `take` answers a permit, or a refusal with the time to wait:
+ * - a channel held by Slack's own 429 refuses until its Retry-After passed;
+ * - a throttled channel refuses at once and charges no workspace token (spec §8);
+ * - otherwise the workspace bucket is asked for a token (waiting up to 10 s is allowed),
+ *   and only when it grants one is the channel's token taken, at the moment the write
+ *   will go out.
+ * One activation per key in the cluster makes the limit hold across nodes; state is
+ * written through to KV so a shard move keeps holds and the last write time.
+ */
+import type { ActorAsk } from '../edge/app.js';
+import type { KvPort } from '../connectors/module.js';
+import type { Permit } from '../connectors/chatapp/emit.js';
+import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../runtime/kernel.js';
+import { kvKey } from '../runtime/kv-port.js';
+import type { ActorKey } from '../runtime/names.js';
+import { readJson, writeJson } from './chat-bucket-store.js';
+import { chatWorkspaceKey, type WorkspaceReservation } from './chat-workspace-bucket.js';
+
+export const CHAT_BUCKET_KIND = 'chat-bucket';
+
+export function chatBucketKey(teamId: string, channelId: string): ActorKey {
+  return { kind: CHAT_BUCKET_KIND, id: [teamId, channelId] };
+}
+
+interface State {
+  tat: number;
+  holdUntil: number;
+}
+
+/** The workspace ask must leave the emit time to wait and post within its own deadline. */
+const WORKSPACE_ASK_TIMEOUT_MS = 5_000;
+
+export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () => number }): ActorDefinition<State> {
+  const now = ports.now ?? Date.now;
+  const storeKey = (key: ActorKey) => kvKey([CHAT_BUCKET_KIND, ...key.id]);
+  return {
+    kind: CHAT_BUCKET_KIND,
+    idleMs: 2 * 60_000,
+    async hydrate(key) {
+      const saved = await readJson<State>(ports.kv, storeKey(key));
+      return { tat: typeof saved?.tat === 'number' ? saved.tat : 0, holdUntil: typeof saved?.holdUntil === 'number' ? saved.holdUntil : 0 };
+    },
+    handlers: {
+      async take(ctx, msg: { maxWaitMs?: number }): Promise<Permit> {
+        const [teamId] = ctx.key.id;
+        const t = now();
+        if (ctx.state.holdUntil > t) return { ok: false, retryAfterMs: ctx.state.holdUntil - t, reason: 'held' };
+        const channel = reserve(ctx.state.tat, t, CHANNEL_BUCKET);
+        if (!channel.ok) return { ok: false, retryAfterMs: channel.retryAfterMs, reason: 'channel' };
+        const ws = await ports.actors.ask<WorkspaceReservation>(
+          chatWorkspaceKey(teamId!),
+          { type: 'reserve', maxWaitMs: Math.min(WORKSPACE_MAX_WAIT_MS, msg.maxWaitMs ?? WORKSPACE_MAX_WAIT_MS) },
+          { timeoutMs: WORKSPACE_ASK_TIMEOUT_MS },
+        );
+        if (!ws.ok) return { ok: false, retryAfterMs: ws.retryAfterMs, reason: 'workspace' };
+        // The channel's token is spent when the write actually goes out, after the wait.
+        const spent = reserve(ctx.state.tat, t + ws.waitMs, CHANNEL_BUCKET);
+        if (spent.ok) ctx.state.tat = spent.tat;
+        await writeJson(ports.kv, storeKey(ctx.key), ctx.state, ctx.log);
+        return { ok: true, waitMs: ws.waitMs };
+      },
+
+      /** INTERFACE §8.4/§8.26: Slack's 429 on this channel holds it, and only it, for Retry-After. */
+      async hold(ctx, msg: { retryAfterMs: number }) {
+        const until = now() + Math.max(0, Number(msg.retryAfterMs) || 0);
+        if (until > ctx.state.holdUntil) {
+          ctx.state.holdUntil = until;
+          await writeJson(ports.kv, storeKey(ctx.key), ctx.state, ctx.log);
+        }
+        return { ok: true };
+      },
+    },
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The chat driver the install actor calls (connectors/driver.ts): emit, health, the
+ * upstream and local halves of an uninstall, and the self-emit filter inside the ingest
+ * transaction. It runs inside the install's single activation, so its writes for one
+ * install never race each other (an emit's record is written before the echo of that
+ * emit can be ingested).
+ */
+import type pg from 'pg';
+import type { Config } from '../../config.js';
+import { AppError, Unavailable, UpstreamError } from '../../errors.js';
+import type { ConnectorDriver, DriverContext } from '../driver.js';
+import { getBotIdentity, releaseClaim, type BotIdentity } from '../../store/chat-claims.js';
+import type { Queryable } from '../../store/db.js';
+import { recordEmitted } from '../../store/emitted.js';
+import type { BotCredentials } from './bot-token.js';
+import { parseEmit, performEmit, type EmitPermits } from './emit.js';
+import { selfEmitVerdict } from './self-emit-filter.js';
+import { slackClient } from './slack-client.js';
+import { DEAD_TOKEN_ERRORS, isDeadToken, toSlackAppError } from './slack-errors.js';
+
+export interface ChatDriverDeps {
+  config: Readonly<Config>;
+  pool: pg.Pool;
+  credentials: BotCredentials;
+  permits: EmitPermits;
+}
+
+const CHAT_KINDS = new Set(['message', 'message_changed', 'message_deleted', 'reaction_added', 'reaction_removed']);
+/** Bot identities never change for an install; a small cache spares a query per event. */
+const IDENTITY_CACHE_MAX = 10_000;
+
+export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
+  const apiUrl = deps.config.chatapp.apiUrl;
+  const identities = new Map<string, BotIdentity>();
+
+  const identityOf = async (q: Queryable, installId: string): Promise<BotIdentity | null> => {
+    const hit = identities.get(installId);
+    if (hit) return hit;
+    const found = await getBotIdentity(q, installId);
+    if (found) {
+      if (identities.size >= IDENTITY_CACHE_MAX) identities.delete(identities.keys().next().value as string);
+      identities.set(installId, found);
+    }
+    return found;
+  };
+
+  return {
+    id: 'chatapp',
+
+    async emit(ctx: DriverContext, kind, body) {
+      const emit = parseEmit(kind, body);
+      const { install } = ctx;
+      // Read before the permit, so a granted write goes out at once and posts stay 1 s apart upstream.
+      const secret = await deps.credentials.get(install, ctx.signal);
+      const done = await performEmit(
+        { apiUrl, teamId: install.external_id, token: secret.bot_token, signal: ctx.signal, log: ctx.log, permits: deps.permits },
+        emit,
+      );
+      try {
+        // spec §4.2: the record feeds Tier 2; failing to write it never undoes the post.
+        await recordEmitted(deps.pool, {
+          installId: install.install_id,
+          tenantId: install.tenant_id,
+          kind,
+          repoFullName: done.channel_id,
+          providerId: done.provider_id,
+          byActorLogin: secret.bot_user_id,
+        });
+      } catch (err) {
+        ctx.log.error({ err, kind, providerId: done.provider_id }, 'emitted record not written; the post stands');
+      }
+      return { provider_id: done.provider_id };
+    },
+
+    /** INTERFACE §3: `auth.test` round trip; any failure is 503 with Slack's message. */
+    async health(ctx) {
+      try {
+        const secret = await deps.credentials.get(ctx.install, ctx.signal);
+        const res = await slackClient({ apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal }).auth.test();
+        return { status: 'healthy', team_id: res.team_id ?? ctx.install.external_id, team: res.team ?? null, bot_user_id: res.user_id ?? null };
+      } catch (err) {
+        const e = err instanceof AppError ? err : toSlackAppError(err, 'auth.test', ctx.signal);
+        throw new Unavailable(`chat workspace unreachable: ${e.message}`, { cause: err, details: e.details });
+      }
+    },
+
+    /** spec §3.1: `auth.revoke` first; a token that is already dead counts as revoked (INTERFACE §8.3). */
+    async revokeUpstream(ctx) {
+      let token: string;
+      try {
+        // With rotation, an expired token cannot revoke anything: refresh first, so the
+        // app's access really ends upstream.
+        token = (await deps.credentials.get(ctx.install, ctx.signal)).bot_token;
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'install_not_active') return;
+        const upstream = err instanceof AppError ? err.details?.upstream_error : undefined;
+        if (typeof upstream === 'string' && (DEAD_TOKEN_ERRORS.has(upstream) || upstream === 'invalid_refresh_token')) {
+          ctx.log.info({ upstream }, 'bot token cannot be refreshed: already dead upstream; uninstalling locally');
+          return;
+        }
+        throw err;
+      }
+      try {
+        await slackClient({ apiUrl, log: ctx.log, token, signal: ctx.signal }).auth.revoke();
+      } catch (err) {
+        if (isDeadToken(err)) {
+          ctx.log.info('bot token was already dead upstream; uninstalling locally');
+          return;
+        }
+        // INTERFACE §3 DELETE: any other refusal (a 429 included) is 502 and nothing changes locally.
+        const e = toSlackAppError(err, 'auth.revoke', ctx.signal);
+        if (e.kind === 'UpstreamError' || e.kind === 'DeadlineExceeded') throw e;
+        throw new UpstreamError(e.message, { cause: err, details: { ...e.details, ...(e.retryAfterS ? { retry_after_s: e.retryAfterS } : {}) } });
+      }
+    },
+
+    /** spec §3.1: the claim goes in the same transaction as the status and credentials. */
+    async uninstallLocally(tx, ctx) {
+      await releaseClaim(tx, ctx.install.install_id);
+    },
+
+    async ingest(tx, ctx, event) {
+      if (!CHAT_KINDS.has(event.kind) || typeof event.payload !== 'object' || event.payload === null) return true;
+      const bot = await identityOf(tx, ctx.install.install_id);
+      if (!bot) {
+        ctx.log.warn({ eventId: event.id }, 'no bot identity for this install; the self-emit filter cannot run');
+        return true;
+      }
+      const verdict = await selfEmitVerdict(tx, ctx.install.install_id, bot, event.kind, event.payload as Record<string, unknown>);
+      if (verdict === 'keep') return true;
+      ctx.log.debug({ eventId: event.id, verdict }, 'self-emit filter dropped our own write');
+      return false;
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * The chat-workspace connector (`chatapp`): its driver, actors and routes, joined to the
+ * runtime through the module ports (connectors/module.ts). The actors: the channel and
+ * workspace buckets that pace write-back, and the backfill walker per install.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { chatBackfillActor, chatBackfillKey } from '../../actors/chat-backfill.js';
+import { chatBucketActor, chatBucketKey } from '../../actors/chat-bucket.js';
+import { chatWorkspaceBucketActor } from '../../actors/chat-workspace-bucket.js';
+import type { EdgeContext } from '../../edge/app.js';
+import { installKey } from '../../runtime/names.js';
+import { listUnfinishedBackfills } from '../../store/chat-claims.js';
+import type { ModuleFactory } from '../module.js';
+import { botCredentials } from './bot-token.js';
+import { chatDriver } from './driver.js';
+import type { EmitPermits, Permit } from './emit.js';
+import type { IntakeDeps } from './event-intake.js';
+import { chatEventsRoute } from './events-route.js';
+import { chatOAuthRoutes } from './oauth-routes.js';
+import { chatSocketMode, type SocketModeTransport } from './socket-mode.js';
+
+const BUCKET_ASK_TIMEOUT_MS = 8_000;
+const START_BACKFILL_TIMEOUT_MS = 10_000;
+const RESUME_RETRY_MS = 5_000;
+
+export const chatappModule: ModuleFactory = (deps) => {
+  const { config, pool, log: rootLog } = deps;
+  const log = rootLog.child({ connector: 'chatapp' });
+  const credentials = botCredentials({ config, pool, cipher: deps.cipher, log });
+
+  const permits: EmitPermits = {
+    take: (teamId, channelId) => deps.actors.ask<Permit>(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
+    hold: async (teamId, channelId, retryAfterMs) => {
+      await deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'hold', retryAfterMs }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS });
+    },
+  };
+  const startBackfill = async (installId: string) => {
+    await deps.actors.ask(chatBackfillKey(installId), { type: 'resume' }, { timeoutMs: START_BACKFILL_TIMEOUT_MS });
+  };
+  const intake: IntakeDeps = {
+    pool,
+    log,
+    publish: (event) => deps.publish(event),
+    dedup: deps.dedup,
+    refreshInstall: async (installId) => {
+      await deps.actors.ask(installKey(installId), { type: 'refresh' }, { timeoutMs: 5_000 });
+    },
+  };
+
+  const plugins: Array<FastifyPluginAsync<EdgeContext>> = [chatOAuthRoutes({ config, pool, cipher: deps.cipher, log, startBackfill })];
+  const { transport, signingSecret, appToken } = config.chatapp;
+  // spec §5, INTERFACE §8.18: the HTTP events route exists only with HTTP transport.
+  if (transport === 'http' && signingSecret) plugins.push(chatEventsRoute({ signingSecret, intake, log }));
+  const socket: SocketModeTransport | null =
+    transport === 'socket' && appToken ? chatSocketMode({ appToken, apiUrl: config.chatapp.apiUrl, log, intake }) : null;
+
+  return {
+    id: 'chatapp',
+    driver: config.chatapp.enabled ? chatDriver({ config, pool, credentials, permits }) : null,
+    actors: [
+      chatBucketActor({ actors: deps.actors, kv: deps.dedup }),
+      chatWorkspaceBucketActor({ kv: deps.dedup }),
+      chatBackfillActor({ config, pool, log, actors: deps.actors, cursors: deps.cursors, publish: (e) => deps.publish(e), credentials }),
+    ],
+    routes: async (app, ctx) => {
+      for (const p of plugins) await app.register(p, ctx);
+    },
+    startEdge: socket ? () => socket.start() : undefined,
+    stopEdge: socket ? () => socket.stop() : undefined,
+    /** Walkers of unfinished backfills whose key hashes to the acquired shard resume here. */
+    async onShardAcquired(shard) {
+      if (!config.chatapp.enabled) return;
+      const mine = (await listUnfinishedBackfills(pool)).filter((id) => deps.shardOf(chatBackfillKey(id)) === shard);
+      const results = await Promise.allSettled(mine.map((id) => startBackfill(id)));
+      const failed = mine.filter((_, i) => results[i]!.status === 'rejected');
+      if (failed.length === 0) return;
+      log.warn({ shard, failed: failed.length, of: mine.length }, 'some chat backfill walkers did not resume; retrying shortly');
+      // Once more, later and off the acquisition path; the ask reaches whoever owns the key by then.
+      setTimeout(() => {
+        void Promise.allSettled(failed.map((id) => startBackfill(id))).then((again) => {
+          const still = again.filter((r) => r.status === 'rejected').length;
+          if (still > 0) log.error({ shard, failed: still }, 'chat backfill walkers still not resumed; the next shard move resumes them');
+        });
+      }, RESUME_RETRY_MS).unref();
+    },
+  };
+};

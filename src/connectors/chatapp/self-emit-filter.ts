@@ -1,0 +1,40 @@
+/**
+ * The chat self-emit filter, two tiers (spec §6.3, INTERFACE §8.20, §8.23), run by the
+ * driver inside the ingest transaction so a drop is atomic with it. Tier 1 (in memory):
+ * anything our bot authored: `bot_id` or `app_id` equal to the install's, or `user` equal
+ * to its `bot_user_id`. Tier 2 (one indexed lookup): a message whose ts this install
+ * posted (a mirror or re-attribution that lost the author fields).
+ */
+import type { Queryable } from '../../store/db.js';
+import { emittedMessageExists, type BotIdentity } from '../../store/chat-claims.js';
+
+export type Verdict = 'keep' | 'own_author' | 'own_post';
+
+type Payload = Record<string, unknown>;
+const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
+
+/** Tier 1. Reactions carry only `user`; messages and edits carry the three author fields. */
+export function authoredByBot(kind: string, payload: Payload, bot: Pick<BotIdentity, 'bot_user_id' | 'bot_id' | 'app_id'>): boolean {
+  if (kind === 'message_deleted') return false;
+  const user = str(payload.user);
+  if (user !== null && user === bot.bot_user_id) return true;
+  if (kind === 'reaction_added' || kind === 'reaction_removed') return false;
+  const botId = str(payload.bot_id);
+  const appId = str(payload.app_id);
+  return (botId !== null && botId === bot.bot_id) || (appId !== null && appId === bot.app_id);
+}
+
+const MESSAGE_KINDS = new Set(['message', 'message_changed', 'message_deleted']);
+
+/**
+ * Both tiers. Tier 2 applies to messages, edits and deletes (all name the posted ts);
+ * never to reactions, whose provider id a user's identical reaction would share.
+ */
+export async function selfEmitVerdict(tx: Queryable, installId: string, bot: BotIdentity, kind: string, payload: Payload): Promise<Verdict> {
+  if (authoredByBot(kind, payload, bot)) return 'own_author';
+  if (!MESSAGE_KINDS.has(kind)) return 'keep';
+  const channel = str(payload.channel_id);
+  const ts = str(payload.ts);
+  if (channel !== null && ts !== null && (await emittedMessageExists(tx, installId, channel, ts))) return 'own_post';
+  return 'keep';
+}

@@ -1,0 +1,53 @@
+/**
+ * Slack SDK errors classified into the service's vocabulary (STYLE.md "Errors": each
+ * connector classifies its SDK's errors into retryable / terminal with the upstream
+ * message). Expected outcomes the callers branch on (`not_in_channel`, a dead token,
+ * `already_reacted`) are read with `platformError`.
+ */
+import { ErrorCode, type WebAPIHTTPError, type WebAPIPlatformError, type WebAPIRateLimitedError } from '@slack/web-api';
+import { AppError, DeadlineExceeded, RateLimited, UpstreamError } from '../../errors.js';
+
+/** INTERFACE §8.3: the codes that mean "this token is already dead". */
+export const DEAD_TOKEN_ERRORS = new Set(['token_revoked', 'invalid_auth', 'account_inactive', 'token_expired', 'not_authed']);
+
+const codeOf = (err: unknown): unknown => (err && typeof err === 'object' && 'code' in err ? err.code : undefined);
+
+/** The `error` field of an `ok:false` answer (HTTP 200), or null for any other failure. */
+export function platformError(err: unknown): string | null {
+  if (codeOf(err) !== ErrorCode.PlatformError) return null;
+  const data = (err as WebAPIPlatformError).data;
+  return typeof data?.error === 'string' ? data.error : 'unknown_error';
+}
+
+/** Seconds Slack asked us to wait (HTTP 429), or null. */
+export function rateLimitedFor(err: unknown): number | null {
+  if (codeOf(err) !== ErrorCode.RateLimitedError) return null;
+  const s = (err as WebAPIRateLimitedError).retryAfter;
+  return Number.isFinite(s) && s > 0 ? s : 1;
+}
+
+export function isDeadToken(err: unknown): boolean {
+  const e = platformError(err);
+  return e !== null && DEAD_TOKEN_ERRORS.has(e);
+}
+
+/**
+ * Any throw of a Web API call as an AppError: 429 → RateLimited with Slack's
+ * Retry-After (INTERFACE §8.4), an abort at our deadline → DeadlineExceeded, everything
+ * else → UpstreamError (502) carrying Slack's error code, never the token.
+ */
+export function toSlackAppError(err: unknown, method: string, signal?: AbortSignal): AppError {
+  if (err instanceof AppError) return err;
+  const retryAfter = rateLimitedFor(err);
+  if (retryAfter !== null) return new RateLimited(`Slack rate-limited ${method}; retry after ${retryAfter} s`, retryAfter, { cause: err });
+  if (signal?.aborted) return new DeadlineExceeded(`${method} did not finish before the deadline`, { cause: err });
+  const upstream = platformError(err);
+  if (upstream !== null) {
+    return new UpstreamError(`Slack refused ${method}: ${upstream}`, { cause: err, details: { upstream_error: upstream } });
+  }
+  if (codeOf(err) === ErrorCode.HTTPError) {
+    const status = (err as WebAPIHTTPError).statusCode;
+    return new UpstreamError(`Slack answered ${method} with HTTP ${status}`, { cause: err, details: { upstream_status: status } });
+  }
+  return new UpstreamError(`Slack is unreachable for ${method}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
