@@ -1,0 +1,234 @@
+/**
+ * The code-host PR-diff backfill walker, key `codehost-backfill/{install_id}` (spec §3.2,
+ * ARCHITECTURE "backfill walker"). Each tick: charge the installation's rate gate (one
+ * page), make exactly one upstream call (`backfill-step.ts`), register the repos a listing
+ * page returned, publish the diff event into the ingest stream (resolves on the JetStream
+ * ack), and only then commit the cursor to KV (revision-checked) and the install's
+ * `backfill` progress. A crash anywhere repeats at most the last step; the event id
+ * `backfill:pr-diff:{repo_id}:{pr_number}` absorbs the repeat.
+ *
+ * The walker ticks itself through the router (runtime/ticker.ts) and works only while the
+ * install is active (spec §3.1). It is started by the admin install and resumed on every
+ * shard acquisition for unfinished walks.
+ */
+import type pg from 'pg';
+import { AppError, Internal, RateLimited } from '../errors.js';
+import type { ActorAsk } from '../edge/app.js';
+import type { Logger } from '../log.js';
+import type { KvPort } from '../connectors/module.js';
+import { initialCursor, progressOf, SPEC_CAPS, type BackfillCaps, type BackfillCursor } from '../connectors/codehost/backfill/backfill-cursor.js';
+import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
+import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
+import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
+import { decodeCursor, encodeCursor } from '../connectors/codehost/backfill/cursor-codec.js';
+import type { Take } from '../connectors/codehost/backfill/rate-gate.js';
+import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import { kvKey } from '../runtime/kv-port.js';
+import type { ActorKey } from '../runtime/names.js';
+import { createTicker, type Ticker } from '../runtime/ticker.js';
+import { getListedRepo, saveListedRepos } from '../store/backfill-repos.js';
+import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+import { codehostRateKey, type RateReport } from './codehost-rate.js';
+
+export const CODEHOST_BACKFILL_KIND = 'codehost-backfill';
+
+export function codehostBackfillKey(installId: string): ActorKey {
+  return { kind: CODEHOST_BACKFILL_KIND, id: [installId] };
+}
+
+/** Where a walk's cursor lives in the cursor bucket. */
+export function backfillCursorKey(installId: string): string {
+  return kvKey([CODEHOST_BACKFILL_KIND, installId]);
+}
+
+export interface CodehostBackfillPorts {
+  pool: pg.Pool;
+  log: Logger;
+  actors: ActorAsk;
+  cursors: KvPort;
+  publish(event: IngestEvent): Promise<unknown>;
+  /** The code host as this install's GitHub installation; null while the connector is off. */
+  api(install: Install): CodehostApi | null;
+  /** Repos a listing page returned, after they were registered (indexer sessions start here). */
+  onReposListed?(install: Install, repos: ListedRepo[]): Promise<void>;
+  /** Injected by tests; the spec's caps otherwise. */
+  caps?: BackfillCaps;
+  now?: () => number;
+}
+
+interface State {
+  cursor: BackfillCursor | null;
+  revision: number | null;
+  ticker: Ticker;
+  /** What the last call observed, handed to the rate gate with the next charge. */
+  report: RateReport | null;
+  /** Consecutive retryable failures, for the backoff. */
+  failures: number;
+}
+
+/** A step is one upstream call (10 s timeout), one publish and a few KV/Postgres writes. */
+const TICK_TIMEOUT_MS = 60_000;
+const RATE_ASK_TIMEOUT_MS = 10_000;
+const BACKOFF_FIRST_MS = 1_000;
+const BACKOFF_CAP_MS = 5 * 60_000;
+
+export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State> {
+  const now = ports.now ?? Date.now;
+  const caps = ports.caps ?? SPEC_CAPS;
+  if (caps.pendingRepos < 1 || caps.pendingPrs < 1 || caps.pendingRepos > SPEC_CAPS.pendingRepos || caps.pendingPrs > SPEC_CAPS.pendingPrs) {
+    throw new Error('backfill caps must be between 1 and the spec caps');
+  }
+  const storeKey = backfillCursorKey;
+
+  const save = async (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> => {
+    const key = storeKey(ctx.key.id[0]!);
+    const bytes = encodeCursor(cursor);
+    const rev = ctx.state.revision === null ? await ports.cursors.create(key, bytes) : await ports.cursors.update(key, bytes, ctx.state.revision);
+    if (rev === null) {
+      // Another activation wrote it (a lease overlap): continue from what is committed.
+      const stored = await ports.cursors.get(key);
+      ctx.state.cursor = stored ? decodeCursor(stored.value) : null;
+      ctx.state.revision = stored?.revision ?? null;
+      return false;
+    }
+    ctx.state.cursor = cursor;
+    ctx.state.revision = rev;
+    return true;
+  };
+
+  const progress = (c: BackfillCursor, extra: Record<string, unknown> = {}) => ({ ...progressOf(c), ...extra });
+
+  const finish = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, failure: string | null) => {
+    ctx.state.ticker.cancel();
+    // The state first: a crash before the cursor is gone leaves a finished walk, never a restarted one.
+    await setBackfill(ports.pool, install.install_id, failure === null ? 'complete' : 'failed', progress(cursor, failure === null ? {} : { reason: failure }));
+    await ports.cursors.delete(storeKey(install.install_id)).catch((err: unknown) => ctx.log.warn({ err }, 'finished backfill cursor not deleted'));
+    ctx.state.cursor = null;
+    ctx.state.revision = null;
+    ctx.log[failure === null ? 'info' : 'warn']({ installId: install.install_id, ...cursor.counts, reason: failure ?? undefined }, `code-host backfill ${failure === null ? 'complete' : 'failed'}`);
+  };
+
+  const backoff = (ctx: ActorContext<State>) => {
+    const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** Math.min(ctx.state.failures, 20));
+    ctx.state.failures++;
+    return ceiling / 2 + Math.random() * (ceiling / 2);
+  };
+
+  const tick = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
+    const installId = ctx.key.id[0]!;
+    const install = await getInstallById(ports.pool, installId);
+    if (!install || install.connector_id !== 'codehost' || install.status !== 'active') {
+      // spec §3.1: the walker works only while the install is active.
+      ctx.state.ticker.cancel();
+      return { stopped: 'install not active' };
+    }
+    if (install.backfill.state === 'complete' || install.backfill.state === 'failed') {
+      ctx.state.ticker.cancel();
+      return { stopped: install.backfill.state };
+    }
+    const cursor = ctx.state.cursor ?? initialCursor();
+    if (cursor.phase === 'Done') {
+      await finish(ctx, install, cursor, null);
+      return { done: 'complete' };
+    }
+    const api = ports.api(install);
+    if (api === null) {
+      ctx.state.ticker.arm(BACKOFF_CAP_MS);
+      return { waiting: 'connector not enabled' };
+    }
+
+    const gate = await ports.actors.ask<Take>(codehostRateKey(install.external_id), { type: 'take', report: ctx.state.report ?? {} }, { timeoutMs: RATE_ASK_TIMEOUT_MS });
+    ctx.state.report = null;
+    if (!gate.ok) {
+      if (install.backfill.state === 'pending' || ctx.state.failures === 0) {
+        await setBackfill(ports.pool, installId, 'running', progress(cursor, { waiting_for: `rate gate (${gate.reason})`, resumes_at: new Date(now() + gate.retryAfterMs).toISOString() }));
+      }
+      ctx.state.ticker.arm(gate.retryAfterMs);
+      return { waitingMs: gate.retryAfterMs, reason: gate.reason };
+    }
+
+    let step: StepResult;
+    try {
+      step = await stepBackfill(cursor, { api, repoName: async (id) => (await getListedRepo(ports.pool, installId, id))?.full_name ?? null, signal: ctx.signal }, caps);
+    } catch (err) {
+      return failed(ctx, install, cursor, err);
+    }
+    ctx.state.report = step.rate ? { observed: step.rate } : null;
+    if (step.listed.length > 0) {
+      const rows = step.listed.map((r) => ({ repo_id: r.id, full_name: r.full_name, clone_url: r.clone_url, default_branch: r.default_branch }));
+      await saveListedRepos(ports.pool, install, rows);
+      await ports.onReposListed?.(install, step.listed).catch((err: unknown) => ctx.log.warn({ err }, 'indexer sessions not started for listed repos; a shard resume retries'));
+    }
+    if (step.diff) await ports.publish(backfillDiffEvent(install, step.diff));
+    if (!(await save(ctx, step.cursor))) {
+      ctx.state.ticker.arm(0);
+      return { reloaded: true };
+    }
+    ctx.state.failures = 0;
+    if (step.cursor.phase === 'Done') {
+      await finish(ctx, install, step.cursor, null);
+      return { called: step.call, done: 'complete' };
+    }
+    await setBackfill(ports.pool, installId, 'running', progress(step.cursor));
+    ctx.state.ticker.arm(0);
+    return { called: step.call, phase: step.cursor.phase };
+  };
+
+  const failed = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, err: unknown): Promise<Record<string, unknown>> => {
+    if (ctx.signal.aborted) throw err;
+    const e = err instanceof AppError ? err : new Internal('backfill step failed', { cause: err });
+    if (e instanceof RateLimited) {
+      // spec §3.2: a secondary limit pauses the walker (and every walker of the installation).
+      const report: RateReport = { limitedForS: e.retryAfterS ?? null };
+      const answer = await ports.actors.ask<{ pausedUntilMs: number }>(codehostRateKey(install.external_id), { type: 'report', report }, { timeoutMs: RATE_ASK_TIMEOUT_MS });
+      const wait = Math.max(0, answer.pausedUntilMs - now());
+      await setBackfill(ports.pool, install.install_id, 'running', progress(cursor, { last_error: e.message, resumes_at: new Date(now() + wait).toISOString() }));
+      ctx.state.ticker.arm(wait);
+      return { rateLimitedMs: wait };
+    }
+    if (!e.retryable) {
+      await finish(ctx, install, cursor, e.message);
+      return { done: 'failed', code: e.code };
+    }
+    const wait = backoff(ctx);
+    ctx.log.warn({ err: e, waitMs: Math.round(wait) }, 'backfill step failed; retrying');
+    await setBackfill(ports.pool, install.install_id, 'running', progress(cursor, { last_error: e.message }));
+    ctx.state.ticker.arm(wait);
+    return { retryInMs: Math.round(wait), code: e.code };
+  };
+
+  return {
+    kind: CODEHOST_BACKFILL_KIND,
+    // Longer than the ticker's longest sleep (5 min), so an unfinished walk never idles out.
+    idleMs: 15 * 60_000,
+    async hydrate(key) {
+      const log = ports.log.child({ actor: `${CODEHOST_BACKFILL_KIND}/${key.id[0]}` });
+      const ticker = createTicker({
+        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: TICK_TIMEOUT_MS }),
+        onError: (err) => log.warn({ err }, 'backfill tick failed; the next tick or a shard resume picks the walk up'),
+      });
+      const stored = await ports.cursors.get(storeKey(key.id[0]!));
+      return { cursor: stored ? decodeCursor(stored.value) : null, revision: stored?.revision ?? null, ticker, report: null, failures: 0 };
+    },
+    handlers: {
+      /** Start or continue the walk (after the admin install, on shard acquisition): a tick unless one is pending. */
+      async resume(ctx) {
+        if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
+        return { ok: true };
+      },
+      async tick(ctx) {
+        try {
+          return await tick(ctx);
+        } catch (err) {
+          // Our own side failed (NATS publish, Postgres, KV): the step did not commit; try it again.
+          if (!ctx.signal.aborted) ctx.state.ticker.arm(backoff(ctx));
+          throw err instanceof AppError ? err : new Internal('backfill step failed', { cause: err });
+        }
+      },
+    },
+    async onPassivate({ state }) {
+      state.ticker.stop();
+    },
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * The repo indexer session, key `indexer/{install_id}/{repo_id}` (ARCHITECTURE "Actors";
+ * spec §4.4, §8; INTERFACE §6): one per `(install, repo)`, owning that repo's daemon URL,
+ * its index lifecycle in `repo_index_state`, and the slash-command tool calls to it.
+ *
+ * - `sync` (after install, after a push to the default branch): admits the repo under the
+ *   tenant's repo cap, builds the daemon URL (refused URLs never reach the network), and
+ *   calls `index/sync` with a fresh installation token. While the daemon says `indexing`
+ *   the session polls `index/status` on its ticker.
+ * - The indexing lock: `lock_owner` / `lock_expires_at` on the row. A sync takes it for
+ *   5 minutes and every poll that finds the daemon still indexing extends it by another 5
+ *   (a heartbeat), so a first index of a very large repo (hours for ~500 000 files) runs
+ *   past the 5-minute default (spec §8) while a daemon that stops answering is noticed: a
+ *   lock that lapses between successful polls marks the index `failed`. The actor itself is
+ *   single-activation cluster-wide (shard leases); the lock is about the daemon's liveness,
+ *   and a new owner after a shard move takes it over on its first poll.
+ */
+import type pg from 'pg';
+import type { ActorAsk } from '../edge/app.js';
+import type { Logger } from '../log.js';
+import { callTool, indexStatus, syncIndex, type ToolName } from '../connectors/codehost/indexer/daemon-client.js';
+import { daemonUrl } from '../connectors/codehost/indexer/daemon-url.js';
+import type { RpcFailureKind } from '../connectors/codehost/indexer/json-rpc.js';
+import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKey } from '../runtime/names.js';
+import { createTicker, type Ticker } from '../runtime/ticker.js';
+import { getListedRepo } from '../store/backfill-repos.js';
+import { getInstallById, type Install } from '../store/installs.js';
+import { admitRepo, getIndexState, updateIndexState, type RepoIndexState } from '../store/repo-index-state.js';
+
+export const INDEXER_SESSION_KIND = 'indexer';
+
+export function indexerSessionKey(installId: string, repoId: number): ActorKey {
+  return { kind: INDEXER_SESSION_KIND, id: [installId, String(repoId)] };
+}
+
+export interface IndexerTimings {
+  /** index/sync and index/status. */
+  rpcTimeoutMs: number;
+  /** tools/call (slash commands). */
+  toolTimeoutMs: number;
+  firstPollMs: number;
+  maxPollMs: number;
+  /** spec §8: the 5-minute default lock, extended on every poll while indexing. */
+  lockMs: number;
+}
+
+export const DEFAULT_INDEXER_TIMINGS: IndexerTimings = {
+  rpcTimeoutMs: 15_000,
+  toolTimeoutMs: 20_000,
+  firstPollMs: 2_000,
+  maxPollMs: 30_000,
+  lockMs: 5 * 60_000,
+};
+
+export interface IndexerSessionPorts {
+  pool: pg.Pool;
+  log: Logger;
+  actors: ActorAsk;
+  /** `{namespace}/{node}`: the deployment and node that hold a running index's lock. */
+  lockOwner: string;
+  /** SERVICE_INDEXER_DAEMON_URL_TEMPLATE; null while unset. */
+  template: string | null;
+  /** SERVICE_REPO_CAP_PER_TENANT. */
+  repoCap: number;
+  /** A fresh installation token for the daemon's clone (INTERFACE §6: never stored here). */
+  accessToken(install: Install, signal: AbortSignal): Promise<string>;
+  timings?: Partial<IndexerTimings>;
+  now?: () => number;
+}
+
+/** Where the repo is, when the caller knows (a webhook payload); otherwise the backfill's registry. */
+export interface RepoHint {
+  full_name: string;
+  clone_url: string;
+}
+
+export type SyncAnswer =
+  | { status: 'indexing' | 'ready' | 'failed'; error?: string }
+  | { status: 'unchanged' | 'inactive' }
+  | { status: 'capped'; used: number; cap: number };
+
+export type ToolAnswer =
+  | { ok: true; text: string }
+  | { ok: false; kind: RpcFailureKind | 'capped' | 'no_daemon' | 'inactive'; message: string };
+
+interface State {
+  ticker: Ticker;
+  polls: number;
+}
+
+export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition<State> {
+  const t: IndexerTimings = { ...DEFAULT_INDEXER_TIMINGS, ...ports.timings };
+  const now = ports.now ?? Date.now;
+  const ids = (ctx: ActorContext<State>) => ({ installId: ctx.key.id[0]!, repoId: Number(ctx.key.id[1]) });
+
+  const activeInstall = async (ctx: ActorContext<State>): Promise<Install | null> => {
+    const install = await getInstallById(ports.pool, ids(ctx).installId);
+    return install && install.connector_id === 'codehost' && install.status === 'active' ? install : null;
+  };
+
+  /** Where the repo is: the caller's hint (a webhook payload), the session's row, or the backfill's registry. */
+  const repoOf = async (installId: string, repoId: number, hint: RepoHint | undefined, row: RepoIndexState | null): Promise<RepoHint | null> => {
+    if (hint && typeof hint.full_name === 'string' && typeof hint.clone_url === 'string') return hint;
+    if (row) return { full_name: row.repo_full_name, clone_url: row.clone_url };
+    const listed = await getListedRepo(ports.pool, installId, repoId);
+    return listed ? { full_name: listed.full_name, clone_url: listed.clone_url } : null;
+  };
+
+  const admit = async (install: Install, repoId: number, repo: RepoHint) =>
+    admitRepo(ports.pool, { installId: install.install_id, tenantId: install.tenant_id, repoId, repoFullName: repo.full_name, cloneUrl: repo.clone_url, cap: ports.repoCap });
+
+  const urlFor = (installId: string, repoId: number) =>
+    ports.template === null ? ({ ok: false, reason: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE is not set' } as const) : daemonUrl(ports.template, installId, repoId);
+
+  const sync = async (ctx: ActorContext<State>, msg: { sha?: string | null; repo?: RepoHint }): Promise<SyncAnswer> => {
+    const { installId, repoId } = ids(ctx);
+    const install = await activeInstall(ctx);
+    if (!install) return { status: 'inactive' };
+    const sha = typeof msg.sha === 'string' ? msg.sha : null;
+    const row = await getIndexState(ports.pool, installId, repoId);
+    if (row && unchanged(row, sha)) return { status: 'unchanged' };
+    const repo = await repoOf(installId, repoId, msg.repo, row);
+    if (!repo) return { status: 'failed', error: 'the repository is not known to this install yet' };
+    const admission = row ? { admitted: true as const, state: row } : await admit(install, repoId, repo);
+    if (!admission.admitted) return { status: 'capped', used: admission.used, cap: admission.cap };
+
+    const url = urlFor(installId, repoId);
+    if (!url.ok) return markFailed(installId, repoId, `daemon URL refused: ${url.reason}`, null);
+    const token = await ports.accessToken(install, ctx.signal);
+    await updateIndexState(ports.pool, installId, repoId, { repo_full_name: repo.full_name, clone_url: repo.clone_url, daemon_url: url.url, target_sha: sha, sync_requested_at: now() });
+    const res = await syncIndex(url.url, { repo_full_name: repo.full_name, clone_url: repo.clone_url, access_token: token, sha }, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
+    if (!res.ok) return markFailed(installId, repoId, res.failure.message, url.url);
+    if (res.status === 'indexing') {
+      await updateIndexState(ports.pool, installId, repoId, { status: 'indexing', error: null, lock_owner: ports.lockOwner, lock_expires_at: now() + t.lockMs });
+      ctx.state.polls = 0;
+      ctx.state.ticker.arm(t.firstPollMs);
+    } else {
+      await settle(installId, repoId, res.status, res.sha ?? sha, null);
+    }
+    return { status: res.status };
+  };
+
+  const poll = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
+    const { installId, repoId } = ids(ctx);
+    const row = await getIndexState(ports.pool, installId, repoId);
+    if (!row || row.status !== 'indexing') return { status: row?.status ?? 'none' };
+    if (!(await activeInstall(ctx))) return { status: 'inactive' };
+    const url = urlFor(installId, repoId);
+    if (!url.ok) return markFailed(installId, repoId, `daemon URL refused: ${url.reason}`, null);
+    const res = await indexStatus(url.url, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
+    if (!res.ok) {
+      const lapsed = row.lock_expires_at === null || Date.parse(row.lock_expires_at) <= now();
+      if (lapsed) return markFailed(installId, repoId, `the indexer daemon stopped reporting progress: ${res.failure.message}`, url.url);
+      ctx.state.ticker.arm(nextPoll(ctx));
+      return { status: 'indexing', error: res.failure.message };
+    }
+    if (res.status === 'indexing') {
+      // The heartbeat: the daemon is alive and busy, so the lock outlives the 5-minute default.
+      await updateIndexState(ports.pool, installId, repoId, { progress: res.progress, lock_owner: ports.lockOwner, lock_expires_at: now() + t.lockMs });
+      ctx.state.ticker.arm(nextPoll(ctx));
+      return { status: 'indexing' };
+    }
+    await settle(installId, repoId, res.status, res.lastIndexedSha, res.progress);
+    return { status: res.status };
+  };
+
+  const settle = async (installId: string, repoId: number, status: 'ready' | 'failed', sha: string | null, progress: unknown) => {
+    await updateIndexState(ports.pool, installId, repoId, {
+      status,
+      error: status === 'failed' ? 'the indexer daemon reported a failed index' : null,
+      lock_owner: null,
+      lock_expires_at: null,
+      ...(status === 'ready' ? { last_indexed_sha: sha, indexed_at: now() } : {}),
+      ...(progress !== null && progress !== undefined ? { progress } : {}),
+    });
+  };
+
+  const markFailed = async (installId: string, repoId: number, error: string, url: string | null): Promise<SyncAnswer & { status: 'failed' }> => {
+    await updateIndexState(ports.pool, installId, repoId, { status: 'failed', error, lock_owner: null, lock_expires_at: null, ...(url ? { daemon_url: url } : {}) });
+    return { status: 'failed', error };
+  };
+
+  const nextPoll = (ctx: ActorContext<State>) => Math.min(t.maxPollMs, t.firstPollMs * 2 ** Math.min(ctx.state.polls++, 16));
+
+  const tool = async (ctx: ActorContext<State>, msg: { name: ToolName; arguments: Record<string, string>; repo?: RepoHint }): Promise<ToolAnswer> => {
+    const { installId, repoId } = ids(ctx);
+    const install = await activeInstall(ctx);
+    if (!install) return { ok: false, kind: 'inactive', message: 'the install is not active' };
+    let row = await getIndexState(ports.pool, installId, repoId);
+    if (!row) {
+      const repo = await repoOf(installId, repoId, msg.repo, null);
+      if (!repo) return { ok: false, kind: 'no_daemon', message: 'the repository is not known to this install yet' };
+      const admission = await admit(install, repoId, repo);
+      if (!admission.admitted) {
+        return { ok: false, kind: 'capped', message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)` };
+      }
+      row = admission.state;
+    }
+    // A repo never synced (or whose sync failed) gets one now, after this answer.
+    if (row.status === 'pending' || row.status === 'failed') ctx.state.ticker.arm(0);
+    const url = urlFor(installId, repoId);
+    if (!url.ok) return { ok: false, kind: 'no_daemon', message: `the indexer daemon URL was refused: ${url.reason}` };
+    const res = await callTool(url.url, msg.name, msg.arguments, { timeoutMs: t.toolTimeoutMs, signal: ctx.signal });
+    return res.ok ? { ok: true, text: res.text } : { ok: false, kind: res.failure.kind, message: res.failure.message };
+  };
+
+  return {
+    kind: INDEXER_SESSION_KIND,
+    // Longer than the ticker's longest sleep, so a running index is never left unpolled.
+    idleMs: 15 * 60_000,
+    async hydrate(key) {
+      const log = ports.log.child({ actor: `${INDEXER_SESSION_KIND}/${key.id.join('/')}` });
+      const ticker = createTicker({
+        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: t.rpcTimeoutMs * 2 + 10_000 }),
+        onError: (err) => log.warn({ err }, 'indexer session tick failed; the next tick or a shard resume picks it up'),
+      });
+      return { ticker, polls: 0 };
+    },
+    handlers: {
+      sync,
+      tool,
+      /** Due work: a pending (or failed, after a slash command) repo syncs; an indexing one polls. */
+      async tick(ctx) {
+        const { installId, repoId } = ids(ctx);
+        const row = await getIndexState(ports.pool, installId, repoId);
+        if (row?.status === 'indexing') return poll(ctx);
+        if (row?.status === 'pending' || row?.status === 'failed') return sync(ctx, { sha: row.target_sha, repo: undefined });
+        return { status: row?.status ?? 'none' };
+      },
+      /** On shard acquisition: pick up pending and indexing sessions. */
+      async resume(ctx) {
+        if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
+        return { ok: true };
+      },
+    },
+    async onPassivate({ state }) {
+      state.ticker.stop();
+    },
+  };
+}
+
+/** Nothing to do: already indexed at that sha, or already indexing it (null: the default branch head). */
+function unchanged(row: RepoIndexState, sha: string | null): boolean {
+  if (row.status === 'indexing') return sha === null || row.target_sha === sha;
+  if (row.status === 'ready') return sha === null || row.last_indexed_sha === sha;
+  return false;
+}

@@ -1,0 +1,66 @@
+/**
+ * The code-host driver the install actor calls (connectors/driver.ts): emit (validated,
+ * then through the installation's write actor), health, the upstream part of an
+ * uninstall, the self-emit filters inside the ingest transaction, and the PR summary
+ * after it committed. The driver exists even while the connector is off, so health can
+ * answer `skeleton` (INTERFACE §8.12); emits then answer 501.
+ */
+import { NotConfigured } from '../../errors.js';
+import type { ConnectorDriver } from '../driver.js';
+import { parseEmit, type CodehostWrite } from './emit-schema.js';
+import { installRefOf, type GithubClients, type InstallRef } from './github-client.js';
+import { checkHealth } from './health.js';
+import type { WriteOutcome } from './perform-write.js';
+import { summarisePullRequest, type PrSummaryDeps } from './pr-summary.js';
+import { tier1DropReason, tier2Drops } from './self-emit-filter.js';
+import { describeUpstream } from './upstream-error.js';
+
+export interface CodehostDriverDeps {
+  /** Null while the connector is off. */
+  clients: GithubClients | null;
+  write(install: InstallRef, w: CodehostWrite, signal: AbortSignal): Promise<WriteOutcome>;
+  summary: PrSummaryDeps | null;
+}
+
+export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
+  return {
+    id: 'codehost',
+
+    async emit(ctx, kind, body) {
+      if (deps.clients === null) throw new NotConfigured('the code-host connector is not enabled and fully configured');
+      // spec §4.2: validated before any upstream call; BadConfig on refusal.
+      const w = parseEmit(kind, body);
+      return deps.write(installRefOf(ctx.install), w, ctx.signal);
+    },
+
+    health: (ctx) => checkHealth(deps.clients, ctx),
+
+    /**
+     * Revokes this install's cached installation token (`DELETE /installation/token`).
+     * Best-effort: the token dies within the hour anyway and the local credentials are
+     * wiped in the same uninstall, so GitHub being down never blocks an uninstall. The
+     * GitHub App installation itself stays: other tenants may use it.
+     */
+    async revokeUpstream(ctx) {
+      if (deps.clients === null) return;
+      try {
+        await deps.clients.revokeCachedToken(installRefOf(ctx.install), ctx.signal);
+      } catch (err) {
+        const f = describeUpstream(err);
+        ctx.log.warn({ status: f.status, message: f.message }, 'installation token not revoked upstream; it expires on its own');
+      }
+    },
+
+    async ingest(tx, ctx, event) {
+      // spec §6.3, INTERFACE §8.20: dropped events are not stored.
+      const reason = tier1DropReason(event.kind, event.payload) ?? ((await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log)) ? 'emitted_by_this_install' : null);
+      if (reason === null) return true;
+      ctx.log.debug({ eventId: event.id, kind: event.kind, reason }, 'self-emit echo dropped');
+      return false;
+    },
+
+    async afterCommit(ctx, event, info) {
+      if (deps.summary !== null) await summarisePullRequest(deps.summary, ctx, event, info);
+    },
+  };
+}

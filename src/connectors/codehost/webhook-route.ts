@@ -1,0 +1,90 @@
+/**
+ * `POST /api/v1/connectors/codehost/webhooks` (INTERFACE §3): GitHub App webhooks in.
+ *
+ * Its own plugin context (fastify: webhook routes get their own context): a 25 MiB body
+ * limit (GitHub's cap) and a parser that keeps the raw bytes, so the signature is checked
+ * on exactly what arrived before anything is parsed. Order: 501 until the connector is on
+ * (before reading the body) → signature 401 → headers and JSON 400 → `ping` 200 → one
+ * durable publish per active install bound to `installation.id` (fan-out across tenants)
+ * → 202 once every publish was acknowledged (ARCHITECTURE "Inbound" 1).
+ *
+ * A redelivery carries the same `X-GitHub-Delivery`, which is the event id: JetStream's
+ * duplicate window and the events table's unique key each absorb it.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type pg from 'pg';
+import type { Config } from '../../config.js';
+import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
+import { BadRequest, NotConfigured, Unauthorized } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { IngestEvent } from '../../runtime/ingest-stream.js';
+import { findActiveInstalls } from '../../store/installs.js';
+import { uninstallLocally } from './uninstall-locally.js';
+import { verifySignature } from './verify-signature.js';
+import { installationIdOf, toIngestEvent, type WebhookDelivery } from './webhook-event.js';
+import { parseWebhookPayload } from './webhook-payload.js';
+
+export const CODEHOST_WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
+
+export interface WebhookRouteDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  pool: pg.Pool;
+  publish(event: IngestEvent): Promise<unknown>;
+}
+
+const EVENT_NAME = /^[a-z_]{1,100}$/;
+const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
+function header(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeContext> {
+  const { config, pool } = deps;
+  const log = deps.log.child({ component: 'codehost-webhooks' });
+  return async (app, ctx) => {
+    // Encapsulated: JSON parsing stays as it is for every other route.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+    app.post(
+      CODEHOST_WEBHOOK_PATH,
+      {
+        bodyLimit: WEBHOOK_BODY_LIMIT,
+        onRequest: async () => {
+          // spec §8: 501 until enabled and all five settings are present.
+          if (!config.codehost.enabled) throw new NotConfigured('the code-host connector is not enabled and fully configured');
+        },
+      },
+      async (req, reply) => {
+        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        if (!(await verifySignature(config.codehost.webhookSecret ?? '', raw, req.headers['x-hub-signature-256']))) {
+          throw new Unauthorized('X-Hub-Signature-256 is missing or does not match the body');
+        }
+        const event = header(req.headers['x-github-event']);
+        const deliveryId = header(req.headers['x-github-delivery']);
+        if (!event || !EVENT_NAME.test(event)) throw new BadRequest('X-GitHub-Event header is missing or malformed');
+        if (!deliveryId || !DELIVERY_ID.test(deliveryId)) throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
+        const payload = parseWebhookPayload(raw, header(req.headers['content-type']));
+        // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
+        if (event === 'ping') return reply.code(200).send({ ok: true });
+
+        const installationId = installationIdOf(payload);
+        const installs = installationId === null ? [] : await findActiveInstalls(pool, 'codehost', String(installationId));
+        if (installs.length === 0) {
+          log.info({ event, deliveryId, installationId }, 'webhook for an installation with no active install; not stored');
+          return reply.code(202).send({ ok: true, installs: 0 });
+        }
+        const delivery: WebhookDelivery = { event, deliveryId, payload };
+        await Promise.all(installs.map((install) => deps.publish(toIngestEvent(delivery, install))));
+
+        const action = payload.action;
+        if (event === 'installation' && (action === 'deleted' || action === 'suspend')) {
+          await uninstallLocally(pool, ctx.actors, installs, log);
+        }
+        return reply.code(202).send({ ok: true, installs: installs.length });
+      },
+    );
+  };
+}

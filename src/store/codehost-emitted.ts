@@ -1,0 +1,45 @@
+/**
+ * Code-host reads of the emitted-event records (spec §2.3): the Tier-2 self-emit lookup
+ * and the PR summary comment's remembered id. Records are written by `recordEmitted`.
+ */
+import { isUuid, type Queryable } from './db.js';
+import { sanitizeText } from './sanitize.js';
+
+/** Emit kinds whose provider id is a comment id (INTERFACE §8.6). */
+export const COMMENT_EMIT_KINDS = ['codehost.pr_summary_comment', 'codehost.issue_comment', 'codehost.review_comment'] as const;
+
+/**
+ * spec §6.3 Tier 2: did this install write the comment with this id? Only comment kinds
+ * count: a status id that happens to equal a comment id is not an echo.
+ */
+export async function wasCommentEmittedBy(q: Queryable, installId: string, commentId: string): Promise<boolean> {
+  if (!isUuid(installId)) return false;
+  const { rows } = await q.query(
+    'SELECT 1 FROM emitted_events WHERE install_id = $1 AND provider_id = $2 AND kind = ANY($3::text[]) LIMIT 1',
+    [installId, sanitizeText(commentId), COMMENT_EMIT_KINDS],
+  );
+  return rows.length > 0;
+}
+
+/** The newest PR summary comment this install wrote on the PR, or null. */
+export async function findSummaryCommentId(q: Queryable, installId: string, repoFullName: string, prNumber: number): Promise<string | null> {
+  if (!isUuid(installId)) return null;
+  const { rows } = await q.query<{ provider_id: string }>(
+    `SELECT provider_id FROM emitted_events
+     WHERE install_id = $1 AND kind = 'codehost.pr_summary_comment' AND repo_full_name = $2 AND issue_or_pr_number = $3
+     ORDER BY emitted_at DESC LIMIT 1`,
+    [installId, sanitizeText(repoFullName), prNumber],
+  );
+  return rows[0]?.provider_id ?? null;
+}
+
+/** Forgets a remembered summary comment that no longer exists upstream (deleted by a person). */
+export async function forgetSummaryComment(q: Queryable, installId: string, repoFullName: string, prNumber: number, commentId: string): Promise<void> {
+  if (!isUuid(installId)) return;
+  await q.query(
+    `DELETE FROM emitted_events
+     WHERE install_id = $1 AND kind = 'codehost.pr_summary_comment' AND repo_full_name = $2
+       AND issue_or_pr_number = $3 AND provider_id = $4`,
+    [installId, sanitizeText(repoFullName), prNumber, sanitizeText(commentId)],
+  );
+}
