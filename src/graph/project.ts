@@ -1,0 +1,41 @@
+/**
+ * Projection of ingested events into graph nodes and edges (INTERFACE §5). The install
+ * actor calls it inside the ingest transaction, only for an event row it just inserted,
+ * and publishes the returned changes once the transaction committed (change-feed.ts).
+ *
+ * Idempotent and order-independent (issue 7): every write is versioned by the upstream
+ * time of its fact (version.ts), so replaying the log, or receiving an edit before its
+ * message or a reaction's removal before its add, leaves the same graph.
+ *
+ * A payload the graph cannot read is not an ingest failure: the event is kept in the log
+ * (nothing lost) and the projection is skipped with a warning naming the event.
+ */
+import type { Logger } from '../log.js';
+import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { Queryable } from '../store/db.js';
+import type { Install } from '../store/installs.js';
+import type { GraphChange } from './change.js';
+import { GraphWriter, type ProjectOutcome } from './graph-writer.js';
+import { projectChat } from './project-chat.js';
+import { projectCodehost } from './project-codehost.js';
+
+export async function projectEvent(tx: Queryable, install: Install, event: IngestEvent, log?: Logger): Promise<GraphChange[]> {
+  const w = new GraphWriter(tx, install);
+  let outcome: ProjectOutcome;
+  switch (install.connector_id) {
+    case 'chatapp':
+      // The team id of a chat install is its external id (INTERFACE §3).
+      outcome = await projectChat(w, install.external_id, event);
+      break;
+    case 'codehost':
+      outcome = await projectCodehost(w, event);
+      break;
+  }
+  if (outcome === 'invalid' || outcome === 'unknown') {
+    log?.warn(
+      { installId: install.install_id, eventId: event.id, kind: event.kind },
+      outcome === 'invalid' ? 'event payload does not fit its kind; kept in the log, not in the graph' : 'no graph projection for this event kind; kept in the log only',
+    );
+  }
+  return w.changes();
+}

@@ -1,0 +1,179 @@
+/**
+ * Reads of the knowledge graph for the graph routes (INTERFACE §3). Every query filters
+ * on the caller's tenant, so a node id of another tenant reads exactly like one that does
+ * not exist (INTERFACE §2: 404 for both).
+ *
+ * `source_status` is the status of the install that last wrote the node: `uninstalled`
+ * marks a node whose source was uninstalled (kept, no longer in sync).
+ */
+import { BadRequest } from '../errors.js';
+import { isUuid, toIso, type Queryable } from '../store/db.js';
+import { sanitizeText } from '../store/sanitize.js';
+import type { NodeKind } from './kinds.js';
+
+export interface GraphNode {
+  id: string;
+  kind: string;
+  external_id: string;
+  connector_id: string;
+  install_id: string;
+  props: Record<string, unknown>;
+  source_status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface GraphEdge {
+  type: string;
+  from: string;
+  to: string;
+  props: Record<string, unknown>;
+}
+
+export interface NodePage {
+  nodes: GraphNode[];
+  next_cursor: string | null;
+}
+
+export interface ListNodesOptions {
+  kind?: NodeKind;
+  installId?: string;
+  /** Full-text query (websearch syntax: words, "phrases", or, -not); never a LIKE pattern. */
+  q?: string;
+  limit?: number;
+  cursor?: string | null;
+}
+
+export const DEFAULT_NODES_LIMIT = 50;
+export const MAX_NODES_LIMIT = 500;
+/** A channel can have millions of messages; one node's answer names at most this many edges. */
+export const MAX_EDGES = 1000;
+
+interface NodeRow {
+  node_id: string;
+  kind: string;
+  external_id: string;
+  connector_id: string;
+  install_id: string;
+  props: Record<string, unknown>;
+  source_status: string;
+  created_at: Date;
+  updated_at: Date;
+  seq: string;
+}
+
+const NODE_COLUMNS = `n.node_id, n.kind, n.external_id, n.connector_id, n.install_id, n.created_at, n.updated_at, n.seq,
+  i.status AS source_status`;
+
+/**
+ * The tenant's nodes, newest first (by creation, so the cursor stays valid while nodes
+ * change and new ones arrive). A listing leaves out `props.diff` (up to 1 MB per PR; the
+ * node's own route has it, and `props.diff_bytes` tells its size).
+ */
+export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesOptions = {}): Promise<NodePage> {
+  const limit = opts.limit ?? DEFAULT_NODES_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_NODES_LIMIT) throw new BadRequest(`limit must be 1-${MAX_NODES_LIMIT}`);
+  const after = opts.cursor == null ? null : decodeNodeCursor(opts.cursor);
+  if (!isUuid(tenantId)) return { nodes: [], next_cursor: null };
+
+  const params: unknown[] = [tenantId];
+  const where = ['n.tenant_id = $1'];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where.push(sql(`$${params.length}`));
+  };
+  if (opts.kind !== undefined) add((p) => `n.kind = ${p}`, opts.kind);
+  if (opts.installId !== undefined) {
+    if (!isUuid(opts.installId)) return { nodes: [], next_cursor: null };
+    add((p) => `n.install_id = ${p}`, opts.installId);
+  }
+  if (opts.q !== undefined) {
+    // Both configurations of the index (migration 004); websearch_to_tsquery never fails
+    // on odd input, and text without words ("%", "_") makes an empty query matching nothing.
+    add((p) => `n.search @@ (websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`, sanitizeText(opts.q));
+  }
+  if (after !== null) add((p) => `n.seq < ${p}::bigint`, after);
+  params.push(limit + 1);
+  const { rows } = await q.query<NodeRow>(
+    `SELECT ${NODE_COLUMNS}, n.props - 'diff' AS props
+     FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
+     WHERE ${where.join(' AND ')}
+     ORDER BY n.seq DESC
+     LIMIT $${params.length}`,
+    params,
+  );
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { nodes: page.map(toNode), next_cursor: rows.length > limit && last ? encodeNodeCursor(last.seq) : null };
+}
+
+export async function getNode(q: Queryable, tenantId: string, nodeId: string): Promise<GraphNode | null> {
+  if (!isUuid(tenantId) || !isUuid(nodeId)) return null;
+  const { rows } = await q.query<NodeRow>(
+    `SELECT ${NODE_COLUMNS}, n.props
+     FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
+     WHERE n.tenant_id = $1 AND n.node_id = $2`,
+    [tenantId, nodeId.toLowerCase()],
+  );
+  return rows[0] ? toNode(rows[0]) : null;
+}
+
+/** Edges touching a node, newest first, removed reactions left out. */
+export async function listEdges(q: Queryable, tenantId: string, nodeId: string, max = MAX_EDGES): Promise<{ edges: GraphEdge[]; truncated: boolean }> {
+  if (!isUuid(tenantId) || !isUuid(nodeId)) return { edges: [], truncated: false };
+  // Two index scans that each stop after max+1 rows (migration 004's partial indexes),
+  // rather than an OR that would gather every edge of a busy channel before sorting.
+  const { rows } = await q.query<{ type: string; from_node: string; to_node: string; props: Record<string, unknown> }>(
+    `SELECT type, from_node, to_node, props FROM (
+       (SELECT edge_id, type, from_node, to_node, props FROM graph_edges
+        WHERE tenant_id = $1 AND from_node = $2 AND NOT removed ORDER BY edge_id DESC LIMIT $3)
+       UNION ALL
+       (SELECT edge_id, type, from_node, to_node, props FROM graph_edges
+        WHERE tenant_id = $1 AND to_node = $2 AND from_node <> $2 AND NOT removed ORDER BY edge_id DESC LIMIT $3)
+     ) e
+     ORDER BY edge_id DESC
+     LIMIT $3`,
+    [tenantId, nodeId.toLowerCase(), max + 1],
+  );
+  return {
+    edges: rows.slice(0, max).map((r) => ({ type: r.type, from: r.from_node, to: r.to_node, props: r.props })),
+    truncated: rows.length > max,
+  };
+}
+
+function toNode(r: NodeRow): GraphNode {
+  return {
+    id: r.node_id,
+    kind: r.kind,
+    external_id: r.external_id,
+    connector_id: r.connector_id,
+    install_id: r.install_id,
+    props: r.props,
+    source_status: r.source_status,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+  };
+}
+
+const SEQ = /^[1-9]\d{0,18}$/;
+
+/** Opaque to clients: base64url of `["n", seq]` of the page's last node. */
+export function encodeNodeCursor(seq: string): string {
+  return Buffer.from(JSON.stringify(['n', seq]), 'utf8').toString('base64url');
+}
+
+/** A cursor this module did not make is a BadRequest, never a database error. */
+export function decodeNodeCursor(cursor: string): string {
+  const bad = () => new BadRequest('cursor is not one this service issued');
+  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > 100 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== 'n') throw bad();
+  const seq: unknown = parsed[1];
+  if (typeof seq !== 'string' || !SEQ.test(seq) || BigInt(seq) > 9223372036854775807n) throw bad();
+  return seq;
+}
