@@ -1,0 +1,395 @@
+/**
+ * actor: the kernel itself, with an in-memory actor kind whose ports (hydrate source,
+ * onPassivate sink) are plain arrays and counters. Real timers with short deadlines:
+ * nact schedules each turn with setImmediate, which fake timers would freeze.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ActorOverloaded,
+  ActorUnavailable,
+  AppError,
+  DeadlineExceeded,
+  Internal,
+  NotFound,
+} from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { Kernel, type ActorDefinition, type KernelOptions } from '../../src/runtime/kernel.js';
+import type { ActorKey } from '../../src/runtime/names.js';
+
+interface Counter {
+  n: number;
+  seen: number[];
+}
+
+interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+}
+function deferred<T = void>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const key = (...id: string[]): ActorKey => ({ kind: 'counter', id });
+const soon = (ms = 2000) => ({ deadline: Date.now() + ms });
+
+/** The rejection of p, or a failure if p resolved. */
+async function rejection(p: Promise<unknown>): Promise<AppError> {
+  return p.then(
+    (v) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(v)}`);
+    },
+    (e: unknown) => e as AppError,
+  );
+}
+
+async function until(cond: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(2);
+  }
+}
+
+/** A counter actor whose ports are in memory, with hooks to hold a handler or hydration open. */
+function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
+  const ports = {
+    hydrations: [] as string[],
+    passivated: [] as Array<{ key: string; state: Counter }>,
+    hydrateGate: null as Deferred | null,
+    hydrateError: null as unknown,
+    holds: new Map<number, Deferred>(),
+    running: 0,
+    maxRunning: 0,
+    signals: [] as AbortSignal[],
+  };
+  const def: ActorDefinition<Counter> = {
+    kind: 'counter',
+    async hydrate(k) {
+      ports.hydrations.push(k.id.join('/'));
+      if (ports.hydrateGate) await ports.hydrateGate.promise;
+      if (ports.hydrateError) {
+        const e = ports.hydrateError;
+        ports.hydrateError = null;
+        throw e;
+      }
+      return { n: 0, seen: [] };
+    },
+    handlers: {
+      async inc(ctx, msg: { n: number; holdMs?: number; hold?: number }) {
+        ports.running++;
+        ports.maxRunning = Math.max(ports.maxRunning, ports.running);
+        ports.signals.push(ctx.signal);
+        try {
+          if (msg.holdMs) await sleep(msg.holdMs);
+          if (msg.hold !== undefined) await ports.holds.get(msg.hold)?.promise;
+          ctx.state.n++;
+          ctx.state.seen.push(msg.n);
+          return ctx.state.n;
+        } finally {
+          ports.running--;
+        }
+      },
+      async get(ctx) {
+        return { ...ctx.state };
+      },
+      async reset(ctx) {
+        ctx.state = { n: 100, seen: [] };
+        return ctx.state.n;
+      },
+      async missing() {
+        throw new NotFound('no such thing');
+      },
+      async boom(_ctx, msg: { hold?: number }) {
+        if (msg.hold !== undefined) await ports.holds.get(msg.hold)?.promise;
+        throw new TypeError('bug in handler');
+      },
+      async waitForAbort(ctx) {
+        ports.signals.push(ctx.signal);
+        await new Promise((r) => ctx.signal.addEventListener('abort', r));
+        await sleep(20); // keeps running after the abort: the mailbox must wait for it
+        return 'late';
+      },
+    },
+    async onPassivate({ key: k, state }) {
+      ports.passivated.push({ key: k.id.join('/'), state: structuredClone(state) });
+    },
+    ...over,
+  };
+  const hold = (id: number) => {
+    const d = deferred();
+    ports.holds.set(id, d);
+    return d;
+  };
+  return { def, ports, hold };
+}
+
+const kernels: Kernel[] = [];
+function makeKernel(opts: Partial<KernelOptions> = {}, logLines: Array<Record<string, unknown>> = []): Kernel {
+  const log = createLogger({ level: 'debug', node: 'test' }, { write: (s: string) => void logLines.push(JSON.parse(s)) });
+  const k = new Kernel({ log, ...opts });
+  kernels.push(k);
+  return k;
+}
+afterEach(async () => {
+  await Promise.all(kernels.splice(0).map((k) => k.stop()));
+});
+
+describe('Kernel', () => {
+  it('runs one message at a time per key, in FIFO order, under concurrent dispatch', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => kernel.dispatch(key('a'), { type: 'inc', n: i, holdMs: (i * 7) % 5 }, soon())),
+    );
+    expect(results).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(ports.maxRunning).toBe(1);
+    const state = (await kernel.dispatch(key('a'), { type: 'get' }, soon())) as Counter;
+    expect(state.seen).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    expect(ports.hydrations).toEqual(['a']);
+  });
+
+  it('runs different keys concurrently', async () => {
+    const { def, ports, hold } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    const held = hold(1);
+    const a = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
+    await expect(kernel.dispatch(key('b'), { type: 'inc', n: 1 }, soon())).resolves.toBe(1);
+    expect(ports.running).toBe(1); // a is still inside its handler
+    held.resolve();
+    await expect(a).resolves.toBe(1);
+    expect(kernel.stats().activeByKind).toEqual({ counter: 2 });
+  });
+
+  it('on a crash rejects the failing message, rejects the queued ones and re-hydrates on the next', async () => {
+    const { def, ports, hold } = counterKind();
+    const lines: Array<Record<string, unknown>> = [];
+    const kernel = makeKernel({}, lines);
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    const held = hold(1);
+    const boom = kernel.dispatch(key('a'), { type: 'boom', hold: 1 }, soon());
+    const queued = [1, 2].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
+    await until(() => kernel.stats().mailboxDepth === 2);
+    held.resolve();
+
+    const err = await rejection(boom);
+    expect(err).toBeInstanceOf(Internal);
+    expect(err.code).toBe('internal');
+    expect(err.cause).toBeInstanceOf(TypeError);
+    for (const q of queued) expect(await rejection(q)).toBeInstanceOf(ActorUnavailable);
+    expect(kernel.stats().active).toBe(0);
+    expect(lines.some((l) => l.level === 50 && l.actor === 'counter/a')).toBe(true);
+
+    expect(await kernel.dispatch(key('a'), { type: 'get' }, soon())).toEqual({ n: 0, seen: [] });
+    expect(ports.hydrations).toEqual(['a', 'a']);
+    expect(ports.passivated).toEqual([]); // a crashed state is never flushed
+  });
+
+  it('an AppError rejects only its message; the activation keeps its state', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    const err = await rejection(kernel.dispatch(key('a'), { type: 'missing' }, soon()));
+    expect(err).toBeInstanceOf(NotFound);
+    expect(err.code).toBe('not_found');
+    await expect(kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
+    expect(ports.hydrations).toEqual(['a']);
+  });
+
+  it('keeps a state the handler replaced', async () => {
+    const { def } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'reset' }, soon());
+    await expect(kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon())).resolves.toBe(101);
+  });
+
+  it('an unknown message type or kind is an Internal error, not a crash', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    for (const type of ['nope', 'toString', 'constructor']) {
+      expect(await rejection(kernel.dispatch(key('a'), { type }, soon()))).toBeInstanceOf(Internal);
+    }
+    expect(await rejection(kernel.dispatch({ kind: 'ghost', id: ['x'] }, { type: 'inc' }, soon()))).toBeInstanceOf(Internal);
+    await expect(kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
+    expect(ports.hydrations).toEqual(['a']);
+  });
+
+  it('a failed hydration rejects the triggering and queued messages with its error; the next message hydrates again', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    const gate = deferred();
+    ports.hydrateGate = gate;
+    ports.hydrateError = new NotFound('install gone');
+    const first = kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    const queued = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
+    await until(() => ports.hydrations.length === 1 && kernel.stats().mailboxDepth === 1);
+    gate.resolve();
+    expect(await rejection(first)).toBeInstanceOf(NotFound);
+    expect(await rejection(queued)).toBeInstanceOf(NotFound);
+    expect(kernel.stats().active).toBe(0);
+
+    ports.hydrateError = new Error('connection reset');
+    const raw = await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 3 }, soon()));
+    expect(raw).toBeInstanceOf(Internal);
+    expect((raw.cause as Error).message).toBe('connection reset');
+
+    await expect(kernel.dispatch(key('a'), { type: 'inc', n: 4 }, soon())).resolves.toBe(1);
+    expect(ports.hydrations).toEqual(['a', 'a', 'a']);
+  });
+
+  it('rejects with DeadlineExceeded, without running the handler, when the deadline passes before it starts', async () => {
+    const { def, ports, hold } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    expect(await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 0 }, { deadline: Date.now() - 1 }))).toBeInstanceOf(
+      DeadlineExceeded,
+    );
+    const held = hold(1);
+    const first = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
+    const late = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, { deadline: Date.now() + 30 });
+    // Settles at its deadline even though the handler ahead of it is still running.
+    expect(await rejection(late)).toBeInstanceOf(DeadlineExceeded);
+    held.resolve();
+    await expect(first).resolves.toBe(1);
+    const state = (await kernel.dispatch(key('a'), { type: 'get' }, soon())) as Counter;
+    expect(state.seen).toEqual([1]);
+    expect(ports.hydrations).toEqual(['a']);
+  });
+
+  it('aborts the signal at the deadline of a running handler and waits for it before the next message', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    const slow = kernel.dispatch(key('a'), { type: 'waitForAbort' }, { deadline: Date.now() + 200 });
+    const next = kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    const err = await rejection(slow);
+    expect(err).toBeInstanceOf(DeadlineExceeded);
+    expect(ports.signals[0]?.aborted).toBe(true);
+    expect(ports.signals[0]?.reason).toBeInstanceOf(DeadlineExceeded);
+    expect(ports.signals).toHaveLength(1); // inc has not started: the aborted handler still runs
+    await expect(next).resolves.toBe(1);
+    expect(ports.hydrations).toEqual(['a']); // a deadline is not a crash
+  });
+
+  it('rejects at once with ActorOverloaded when the mailbox is full', async () => {
+    const { def, hold } = counterKind({ mailboxCapacity: 2 });
+    const kernel = makeKernel();
+    kernel.register(def);
+    const held = hold(1);
+    const running = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
+    await until(() => kernel.stats().mailboxDepth === 0); // taken off the mailbox
+    const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
+    const over = await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 4 }, soon()));
+    expect(over).toBeInstanceOf(ActorOverloaded);
+    expect(over.retryable).toBe(true);
+    expect(kernel.stats()).toEqual({ active: 1, mailboxDepth: 2, activeByKind: { counter: 1 } });
+    held.resolve();
+    await expect(Promise.all([running, ...queued])).resolves.toEqual([1, 2, 3]);
+  });
+
+  it('passivates an idle activation, calling onPassivate; the next message hydrates again', async () => {
+    const { def, ports } = counterKind({ idleMs: 30 });
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 7 }, soon());
+    expect(kernel.stats().active).toBe(1);
+    await until(() => ports.passivated.length === 1);
+    expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [7] } }]);
+    await until(() => kernel.stats().active === 0);
+    await expect(kernel.dispatch(key('a'), { type: 'inc', n: 8 }, soon())).resolves.toBe(1);
+    expect(ports.hydrations).toEqual(['a', 'a']);
+  });
+
+  it('a message arriving during onPassivate waits for it before hydrating (single writer)', async () => {
+    const flushed = deferred();
+    const events: string[] = [];
+    const { def, ports } = counterKind({
+      idleMs: 10,
+      async onPassivate() {
+        events.push('passivate:start');
+        await flushed.promise;
+        events.push('passivate:end');
+      },
+    });
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    await until(() => events.length === 1);
+    const next = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
+    await sleep(20);
+    expect(ports.hydrations).toEqual(['a']);
+    flushed.resolve();
+    await expect(next).resolves.toBe(1);
+    expect(ports.hydrations).toEqual(['a', 'a']);
+    expect(events).toEqual(['passivate:start', 'passivate:end']);
+  });
+
+  it('passivate(match) rejects queued messages, aborts and waits for the in-flight one, and leaves others alone', async () => {
+    const { def, ports, hold } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('b'), { type: 'inc', n: 1 }, soon());
+    const held = hold(1);
+    const inflight = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
+    const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
+    await until(() => ports.running === 1);
+
+    let done = false;
+    const passivated = kernel.passivate((k) => k.id[0] === 'a').then(() => (done = true));
+    for (const q of queued) expect(await rejection(q)).toBeInstanceOf(ActorUnavailable);
+    expect(ports.signals[1]?.aborted).toBe(true);
+    expect(ports.signals[1]?.reason).toBeInstanceOf(ActorUnavailable);
+    await sleep(10);
+    expect(done).toBe(false);
+
+    held.resolve();
+    await passivated;
+    await expect(inflight).resolves.toBe(1); // it finished; its result still goes back
+    expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [1] } }]);
+    expect(kernel.stats()).toEqual({ active: 1, mailboxDepth: 0, activeByKind: { counter: 1 } });
+    await expect(kernel.dispatch(key('b'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
+  });
+
+  it('stop() passivates everything; afterwards dispatch rejects with ActorUnavailable', async () => {
+    const { def, ports } = counterKind();
+    const kernel = makeKernel();
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    await kernel.dispatch(key('b'), { type: 'inc', n: 1 }, soon());
+    await kernel.stop();
+    expect(ports.passivated.map((p) => p.key).sort()).toEqual(['a', 'b']);
+    expect(kernel.stats()).toEqual({ active: 0, mailboxDepth: 0, activeByKind: {} });
+    expect(await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon()))).toBeInstanceOf(ActorUnavailable);
+  });
+
+  it('stats count activations by kind and queued messages', async () => {
+    const { def, hold } = counterKind();
+    const other = { ...counterKind().def, kind: 'other' };
+    const kernel = makeKernel();
+    kernel.register(def);
+    kernel.register(other);
+    expect(kernel.stats()).toEqual({ active: 0, mailboxDepth: 0, activeByKind: {} });
+    const held = hold(1);
+    const all = [
+      kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon()),
+      kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon()),
+      kernel.dispatch(key('a'), { type: 'inc', n: 3 }, soon()),
+      kernel.dispatch({ kind: 'other', id: ['x'] }, { type: 'get' }, soon()),
+    ];
+    await until(() => kernel.stats().mailboxDepth === 2);
+    expect(kernel.stats()).toEqual({ active: 2, mailboxDepth: 2, activeByKind: { counter: 1, other: 1 } });
+    held.resolve();
+    await Promise.all(all);
+    expect(kernel.stats().mailboxDepth).toBe(0);
+  });
+});

@@ -1,0 +1,56 @@
+/** Builds a real edge on the run's test database with an in-memory actor port. */
+import { pino } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config.js';
+import { buildEdge, type ActorAsk } from '../../src/edge/app.js';
+import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
+import type { ActorKey } from '../../src/runtime/names.js';
+import { createPool } from '../../src/store/db.js';
+import { createInstall, type Install } from '../../src/store/installs.js';
+import { createTenant, findTenantByApiKey } from '../../src/store/tenants.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+
+export interface Asked {
+  key: ActorKey;
+  msg: { type: string } & Record<string, unknown>;
+}
+
+export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true })) {
+  const pool = createPool(testDatabaseUrl());
+  const asked: Asked[] = [];
+  const actors: ActorAsk = {
+    async ask<T>(key: ActorKey, msg: { type: string } & Record<string, unknown>) {
+      asked.push({ key, msg });
+      return (await answer({ key, msg })) as T;
+    },
+  };
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+  let ready = true;
+  const app: FastifyInstance = await buildEdge({
+    config,
+    log: pino({ level: 'silent' }),
+    db: pool,
+    actors,
+    resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),
+    ready: async () => ({ ready, checks: { nats: ready, postgres: true, shards: ready } }),
+    metrics: createEdgeMetrics(createMetricsRegistry()),
+  });
+  const tenant = async (name = 'acme') => {
+    const t = await createTenant(pool, TEST_MASTER_KEY, name);
+    return { ...t, auth: { authorization: `Bearer ${t.api_key}` } };
+  };
+  const install = (tenantId: string, connectorId: 'chatapp' | 'codehost' = 'chatapp', externalId = `T${Math.random().toString(36).slice(2, 10)}`): Promise<Install> =>
+    createInstall(pool, { tenantId, connectorId, externalId, displayName: 'Acme workspace' });
+  return {
+    app,
+    pool,
+    asked,
+    tenant,
+    install,
+    setReady: (v: boolean) => (ready = v),
+    close: async () => {
+      await app.close();
+      await pool.end();
+    },
+  };
+}

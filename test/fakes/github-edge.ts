@@ -1,0 +1,105 @@
+/**
+ * The code-host module's routes on a real edge (buildEdge + inject) and the run's real
+ * Postgres, with in-memory ports for what the routes hand to the runtime (publish, actor
+ * asks, KV): for route-level tests that need no NATS, e.g. every admin-install gate under
+ * each configuration. Upstream is the fake GitHub, spoken to by the real Octokit.
+ */
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import { codehostModule } from '../../src/connectors/codehost/module.js';
+import type { KvPort, ModuleDeps } from '../../src/connectors/module.js';
+import { buildEdge, type ActorAsk } from '../../src/edge/app.js';
+import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
+import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { shardOf, type ActorKey } from '../../src/runtime/names.js';
+import { CredentialCipher } from '../../src/store/credential-cipher.js';
+import { createPool } from '../../src/store/db.js';
+import { findTenantByApiKey } from '../../src/store/tenants.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+
+/** A KV port in memory, with the CAS semantics of the real one. */
+export function memoryKv(): KvPort & { entries: Map<string, { value: Uint8Array; revision: number }> } {
+  const entries = new Map<string, { value: Uint8Array; revision: number }>();
+  let rev = 0;
+  return {
+    entries,
+    get: async (k) => entries.get(k) ?? null,
+    async create(k, value) {
+      if (entries.has(k)) return null;
+      entries.set(k, { value, revision: ++rev });
+      return rev;
+    },
+    async update(k, value, revision) {
+      if (entries.get(k)?.revision !== revision) return null;
+      entries.set(k, { value, revision: ++rev });
+      return rev;
+    },
+    async put(k, value) {
+      entries.set(k, { value, revision: ++rev });
+      return rev;
+    },
+    async delete(k) {
+      entries.delete(k);
+    },
+  };
+}
+
+export interface CodehostEdge {
+  app: FastifyInstance;
+  config: Readonly<Config>;
+  pool: ReturnType<typeof createPool>;
+  published: IngestEvent[];
+  asked: Array<{ key: ActorKey; msg: { type: string } & Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export async function codehostEdge(env: Record<string, string>): Promise<CodehostEdge> {
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, ...env });
+  const pool = createPool(testDatabaseUrl(), { max: 4 });
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const published: IngestEvent[] = [];
+  const asked: CodehostEdge['asked'] = [];
+  const actors: ActorAsk = {
+    async ask<T>(key: ActorKey, msg: { type: string } & Record<string, unknown>) {
+      asked.push({ key, msg });
+      return { ok: true } as T;
+    },
+  };
+  const deps: ModuleDeps = {
+    config,
+    log,
+    pool,
+    cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY),
+    actors,
+    publish: async (event) => {
+      published.push(event);
+      return { duplicate: false };
+    },
+    cursors: memoryKv(),
+    dedup: memoryKv(),
+    shardOf: (key) => shardOf(key, 4),
+  };
+  const module = codehostModule(deps);
+  const app = await buildEdge({
+    config,
+    log,
+    db: pool,
+    actors,
+    resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),
+    ready: async () => ({ ready: true, checks: {} }),
+    metrics: createEdgeMetrics(createMetricsRegistry()),
+    plugins: module.routes ? [{ plugin: module.routes }] : [],
+  });
+  return {
+    app,
+    config,
+    pool,
+    published,
+    asked,
+    async close() {
+      await app.close();
+      await pool.end();
+    },
+  };
+}

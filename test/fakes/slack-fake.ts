@@ -1,0 +1,250 @@
+/**
+ * A fake Slack at the HTTP level, for the real `@slack/web-api` and `@slack/socket-mode`
+ * to talk to (no module replacement anywhere): the Web API under `/api/<method>` (form or
+ * JSON bodies, Bearer or `token` param, OAuth client auth in the body or HTTP Basic), the
+ * OAuth authorize redirect, a Socket Mode WebSocket behind `apps.connections.open`, and
+ * the Events API's delivery side: signed POSTs to the service, with retries.
+ * Switches: per-method 429s with Retry-After, stalls (hold a request until released),
+ * consent (which workspace approves the next install, or a denial), echo of posted
+ * messages back to the service.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { callMethod, type Params } from './slack-methods.js';
+import { randomId, type ChannelType, type FakeChannel, type FakeMessage, type FakeTeam, type FakeToken } from './slack-model.js';
+import { FakeSocketMode } from './slack-socket.js';
+import { eventEnvelope, messageEvent, signedHeaders, type Signing } from './slack-events.js';
+
+export interface FakeSlackOptions {
+  clientId?: string;
+  clientSecret?: string;
+  signingSecret?: string;
+  appToken?: string;
+}
+
+export interface RecordedCall {
+  method: string;
+  at: number;
+  params: Params;
+  status: number;
+  error?: string;
+}
+
+type Stall = { release(): void; reached: Promise<void> };
+
+export class FakeSlack {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly signingSecret: string;
+  readonly appToken: string;
+  readonly appId = 'A0FAKEAPP';
+  readonly teams = new Map<string, FakeTeam>();
+  readonly tokens = new Map<string, FakeToken>();
+  readonly codes = new Map<string, { teamId: string; scopes: string[]; redirectUri: string }>();
+  readonly refreshTokens = new Map<string, string>();
+  readonly refreshes: Array<{ teamId: string; at: number }> = [];
+  readonly posted: Array<{ teamId: string; channel: string; ts: string; text: string; thread_ts?: string; at: number }> = [];
+  readonly calls: RecordedCall[] = [];
+  /** Where Events API deliveries go (the service's `/chatapp/events`). */
+  eventsUrl: string | null = null;
+  /** Echo the bot's own posts back as message events ('http' or 'socket'). */
+  echo: 'http' | 'socket' | null = null;
+  readonly socket: FakeSocketMode;
+  private consent: { teamId: string; deny?: boolean } | null = null;
+  private readonly limits = new Map<string, { retryAfterS: number; remaining: number }>();
+  private readonly stalls = new Map<string, { until: Promise<void>; reached: () => void }>();
+  private server!: Server;
+  private base = '';
+
+  constructor(o: FakeSlackOptions = {}) {
+    this.clientId = o.clientId ?? '1111.2222';
+    this.clientSecret = o.clientSecret ?? 'fake-client-secret';
+    this.signingSecret = o.signingSecret ?? 'fake-signing-secret';
+    this.appToken = o.appToken ?? `xapp-1-${randomBytes(6).toString('hex')}`;
+    this.tokens.set(this.appToken, { token: this.appToken, kind: 'app', teamId: '', scopes: ['connections:write'], revoked: false });
+    this.socket = new FakeSocketMode(this);
+  }
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.route(req, res));
+    this.server.on('upgrade', (req, sock, head) => this.socket.upgrade(req, sock, head));
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.stalls.keys()) this.release(s);
+    await this.socket.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  get apiUrl(): string {
+    return `${this.base}/api/`;
+  }
+  get authorizeUrl(): string {
+    return `${this.base}/oauth/v2/authorize`;
+  }
+  socketUrl(): string {
+    return this.socket.issueUrl(this.base.replace('http:', 'ws:'));
+  }
+
+  addTeam(t: { id?: string; name?: string; scopes?: string[]; rotationExpiresInS?: number } = {}): FakeTeam {
+    const id = t.id ?? randomId('T');
+    const team: FakeTeam = { id, name: t.name ?? `team-${id.toLowerCase()}`, botUserId: `UB${id}`, botId: `BB${id}`, channels: new Map(), grantScopes: t.scopes, rotationExpiresInS: t.rotationExpiresInS };
+    this.teams.set(id, team);
+    return team;
+  }
+
+  team(id: string): FakeTeam {
+    const t = this.teams.get(id);
+    if (!t) throw new Error(`fake slack: no team ${id}`);
+    return t;
+  }
+
+  addChannel(teamId: string, c: { id?: string; name?: string; type?: ChannelType; member?: boolean; historyError?: string } = {}): FakeChannel {
+    const type = c.type ?? 'channel';
+    const id = c.id ?? randomId(type === 'im' ? 'D' : type === 'channel' ? 'C' : 'G');
+    const ch: FakeChannel = { id, name: c.name ?? id.toLowerCase(), type, member: c.member ?? true, messages: [], historyError: c.historyError };
+    this.team(teamId).channels.set(id, ch);
+    return ch;
+  }
+
+  /** The next authorize request is approved for this team (or denied). */
+  setConsent(teamId: string, opts: { deny?: boolean } = {}): void {
+    this.consent = { teamId, ...opts };
+  }
+
+  /** The next `times` calls of `method` answer HTTP 429 with Retry-After. */
+  rateLimit(method: string, retryAfterS: number, times = 1): void {
+    this.limits.set(method, { retryAfterS, remaining: times });
+  }
+
+  /** Holds every call of `method` until `release`; `reached` resolves when one is held. */
+  stall(method: string): Stall {
+    let release!: () => void;
+    let reached!: () => void;
+    const until = new Promise<void>((r) => (release = r));
+    const reachedP = new Promise<void>((r) => (reached = r));
+    this.stalls.set(method, { until, reached });
+    return {
+      release: () => {
+        this.stalls.delete(method);
+        release();
+      },
+      reached: reachedP,
+    };
+  }
+
+  private release(method: string): void {
+    this.stalls.delete(method);
+  }
+
+  callsOf(method: string): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method);
+  }
+
+  /** POSTs one Events API delivery to the service, signed as asked; `retryNum` sets X-Slack-Retry-Num. */
+  async deliver(teamId: string, event: Record<string, unknown>, o: { eventId?: string; retryNum?: number; signing?: Signing } = {}): Promise<Response> {
+    if (!this.eventsUrl) throw new Error('fake slack: eventsUrl is not set');
+    const body = JSON.stringify(eventEnvelope(this, teamId, event, o.eventId));
+    const headers = signedHeaders(this.signingSecret, body, o.signing ?? 'valid');
+    if (o.retryNum) {
+      headers['x-slack-retry-num'] = String(o.retryNum);
+      headers['x-slack-retry-reason'] = 'http_timeout';
+    }
+    return fetch(this.eventsUrl, { method: 'POST', headers, body });
+  }
+
+  /** Called by chat.postMessage: echo the bot's post back as Slack would. */
+  onPosted(team: FakeTeam, ch: FakeChannel, msg: FakeMessage): void {
+    if (!this.echo) return;
+    const event = messageEvent(team, ch, msg);
+    const send = this.echo === 'http' ? this.deliver(team.id, event).then(() => undefined) : this.socket.push(team.id, event).then(() => undefined);
+    send.catch(() => undefined);
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.base);
+    try {
+      if (req.method === 'GET' && url.pathname === '/oauth/v2/authorize') return this.authorize(url, res);
+      const m = /^\/api\/([a-zA-Z0-9.]+)$/.exec(url.pathname);
+      if (req.method !== 'POST' || !m) return send(res, 404, { ok: false, error: 'unknown_method' });
+      const method = m[1]!;
+      const at = Date.now();
+      const params = await readParams(req);
+      const stall = this.stalls.get(method);
+      if (stall) {
+        stall.reached();
+        await stall.until;
+      }
+      const limit = this.limits.get(method);
+      if (limit && limit.remaining > 0) {
+        limit.remaining--;
+        this.calls.push({ method, at, params: scrub(params), status: 429 });
+        return send(res, 429, { ok: false, error: 'ratelimited' }, { 'retry-after': String(limit.retryAfterS) });
+      }
+      const auth = req.headers.authorization ?? '';
+      const bearer = /^Bearer (.+)$/.exec(auth)?.[1] ?? null;
+      const basicRaw = /^Basic (.+)$/.exec(auth)?.[1];
+      const basic = basicRaw ? splitBasic(basicRaw) : null;
+      const answer = callMethod(this, method, params, bearer, basic);
+      this.calls.push({ method, at, params: scrub(params), status: answer.status ?? 200, error: answer.body.ok ? undefined : String(answer.body.error) });
+      return send(res, answer.status ?? 200, answer.body, answer.headers);
+    } catch (err) {
+      return send(res, 500, { ok: false, error: 'fatal_error', detail: String(err) });
+    }
+  }
+
+  private authorize(url: URL, res: ServerResponse): void {
+    const q = url.searchParams;
+    const redirect = q.get('redirect_uri');
+    if (q.get('client_id') !== this.clientId || !redirect) return send(res, 400, { ok: false, error: 'invalid_client_id' });
+    const target = new URL(redirect);
+    target.searchParams.set('state', q.get('state') ?? '');
+    const consent = this.consent;
+    if (!consent || consent.deny) {
+      target.searchParams.set('error', 'access_denied');
+    } else {
+      const team = this.team(consent.teamId);
+      const asked = (q.get('scope') ?? '').split(',').filter(Boolean);
+      const scopes = team.grantScopes ?? asked;
+      const code = `${randomBytes(12).toString('hex')}`;
+      this.codes.set(code, { teamId: team.id, scopes, redirectUri: redirect });
+      target.searchParams.set('code', code);
+    }
+    res.writeHead(302, { location: target.toString() }).end();
+  }
+}
+
+async function readParams(req: IncomingMessage): Promise<Params> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const type = req.headers['content-type'] ?? '';
+  const out: Params = {};
+  if (type.startsWith('application/json')) {
+    const o = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+    for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  } else {
+    for (const [k, v] of new URLSearchParams(raw)) out[k] = v;
+  }
+  return out;
+}
+
+function splitBasic(b64: string): { id: string; secret: string } | null {
+  const s = Buffer.from(b64, 'base64').toString('utf8');
+  const i = s.indexOf(':');
+  return i < 0 ? null : { id: s.slice(0, i), secret: s.slice(i + 1) };
+}
+
+function scrub(p: Params): Params {
+  const { token: _t, client_secret: _s, ...rest } = p;
+  return rest;
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
+}

@@ -1,0 +1,222 @@
+/**
+ * The fake Slack's Web API methods, answering with Slack's real shapes: `{ok:true,...}`
+ * or `{ok:false,error}` on HTTP 200, `missing_scope` with `needed`/`provided`, cursor
+ * pagination in `response_metadata.next_cursor`.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FakeSlack } from './slack-fake.js';
+import {
+  HISTORY_SCOPE,
+  LIST_TYPE,
+  READ_SCOPE,
+  channelObject,
+  decodePage,
+  encodePage,
+  messageObject,
+  nextTs,
+  type FakeChannel,
+  type FakeMessage,
+  type FakeTeam,
+  type FakeToken,
+} from './slack-model.js';
+
+export type Params = Record<string, string>;
+export interface Answer {
+  status?: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+const fail = (error: string, extra: Record<string, unknown> = {}): Answer => ({ body: { ok: false, error, ...extra } });
+const ok = (body: Record<string, unknown>): Answer => ({ body: { ok: true, ...body } });
+
+type Authed = { token: FakeToken; team: FakeTeam } | { error: Answer };
+
+function authed(fake: FakeSlack, bearer: string | null, params: Params, scope?: string): Authed {
+  const raw = bearer ?? params.token ?? null;
+  if (!raw) return { error: fail('not_authed') };
+  const token = fake.tokens.get(raw);
+  if (!token || token.kind !== 'bot') return { error: fail('invalid_auth') };
+  if (token.revoked) return { error: fail('token_revoked') };
+  if (token.expiresAt !== undefined && token.expiresAt <= Date.now()) return { error: fail('token_expired') };
+  if (scope && !token.scopes.includes(scope)) return { error: fail('missing_scope', { needed: scope, provided: token.scopes.join(',') }) };
+  return { token, team: fake.team(token.teamId) };
+}
+
+function page<T>(items: T[], params: Params, defaultLimit: number): { items: T[]; next: string } | null {
+  const offset = decodePage(params.cursor);
+  if (offset === null) return null;
+  const limit = Math.max(1, Math.min(1000, Number(params.limit) || defaultLimit));
+  const slice = items.slice(offset, offset + limit);
+  return { items: slice, next: offset + limit < items.length ? encodePage(offset + limit) : '' };
+}
+
+function channelFor(a: { team: FakeTeam; token: FakeToken }, id: string | undefined): FakeChannel | Answer {
+  const ch = id ? a.team.channels.get(id) : undefined;
+  if (!ch) return fail('channel_not_found');
+  return ch;
+}
+const isAnswer = (x: unknown): x is Answer => typeof x === 'object' && x !== null && 'body' in x;
+
+export function callMethod(fake: FakeSlack, method: string, params: Params, bearer: string | null, basic: { id: string; secret: string } | null): Answer {
+  switch (method) {
+    case 'oauth.v2.access':
+      return oauthAccess(fake, params, basic);
+    case 'auth.test': {
+      const a = authed(fake, bearer, params);
+      if ('error' in a) return a.error;
+      return ok({ url: `https://${a.team.name}.slack.example/`, team: a.team.name, user: 'bot', team_id: a.team.id, user_id: a.team.botUserId, bot_id: a.team.botId, is_enterprise_install: false });
+    }
+    case 'auth.revoke': {
+      const a = authed(fake, bearer, params);
+      if ('error' in a) return a.error;
+      a.token.revoked = true;
+      return ok({ revoked: true });
+    }
+    case 'chat.postMessage':
+      return postMessage(fake, params, bearer);
+    case 'reactions.add': {
+      const a = authed(fake, bearer, params, 'reactions:write');
+      if ('error' in a) return a.error;
+      const ch = channelFor(a, params.channel);
+      if (isAnswer(ch)) return ch;
+      const msg = findMessage(ch, params.timestamp);
+      if (!msg) return fail('message_not_found');
+      if (!params.name) return fail('invalid_name');
+      msg.reactions ??= [];
+      let r = msg.reactions.find((x) => x.name === params.name);
+      if (!r) msg.reactions.push((r = { name: params.name, users: [] }));
+      if (r.users.includes(a.team.botUserId)) return fail('already_reacted');
+      r.users.push(a.team.botUserId);
+      return ok({});
+    }
+    case 'conversations.list': {
+      const types = (params.types || 'public_channel').split(',').map((t) => t.trim());
+      const a = authed(fake, bearer, params);
+      if ('error' in a) return a.error;
+      for (const t of types) {
+        const scope = READ_SCOPE[t];
+        if (!scope) return fail('invalid_types');
+        if (!a.token.scopes.includes(scope)) return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
+      }
+      const wanted = new Set(types.map((t) => LIST_TYPE[t]));
+      const p = page([...a.team.channels.values()].filter((c) => wanted.has(c.type)), params, 100);
+      if (!p) return fail('invalid_cursor');
+      return ok({ channels: p.items.map(channelObject), response_metadata: { next_cursor: p.next } });
+    }
+    case 'conversations.history':
+    case 'conversations.replies': {
+      const a = authed(fake, bearer, params);
+      if ('error' in a) return a.error;
+      const ch = channelFor(a, params.channel);
+      if (isAnswer(ch)) return ch;
+      const scope = HISTORY_SCOPE[ch.type];
+      if (!a.token.scopes.includes(scope)) return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
+      if (ch.historyError) return fail(ch.historyError);
+      if (!ch.member) return fail('not_in_channel');
+      if (method === 'conversations.history') {
+        // Newest first, like Slack.
+        const p = page([...ch.messages].reverse(), params, 100);
+        if (!p) return fail('invalid_cursor');
+        return ok({ messages: p.items.map((m) => messageObject(m)), has_more: p.next !== '', response_metadata: { next_cursor: p.next } });
+      }
+      const parent = ch.messages.find((m) => m.ts === params.ts);
+      if (!parent) return fail('thread_not_found');
+      const p = page([parent, ...(parent.replies ?? [])], params, 100);
+      if (!p) return fail('invalid_cursor');
+      return ok({
+        messages: p.items.map((m) => (m === parent ? messageObject(m) : messageObject(m, parent.ts))),
+        has_more: p.next !== '',
+        response_metadata: { next_cursor: p.next },
+      });
+    }
+    case 'apps.connections.open': {
+      const raw = bearer ?? params.token;
+      const t = raw ? fake.tokens.get(raw) : undefined;
+      if (!t || t.kind !== 'app') return fail(raw ? 'invalid_auth' : 'not_authed');
+      return ok({ url: fake.socketUrl() });
+    }
+    default:
+      return fail('unknown_method');
+  }
+}
+
+function findMessage(ch: FakeChannel, ts: string | undefined): FakeMessage | undefined {
+  for (const m of ch.messages) {
+    if (m.ts === ts) return m;
+    const r = m.replies?.find((x) => x.ts === ts);
+    if (r) return r;
+  }
+  return undefined;
+}
+
+function postMessage(fake: FakeSlack, params: Params, bearer: string | null): Answer {
+  const a = authed(fake, bearer, params, 'chat:write');
+  if ('error' in a) return a.error;
+  const ch = channelFor(a, params.channel);
+  if (isAnswer(ch)) return ch;
+  if (!ch.member) return fail('not_in_channel');
+  if (!params.text) return fail('no_text');
+  const msg: FakeMessage = { ts: nextTs(), text: params.text, user: a.team.botUserId, bot_id: a.team.botId, app_id: fake.appId };
+  if (params.thread_ts) {
+    const parent = ch.messages.find((m) => m.ts === params.thread_ts);
+    if (!parent) return fail('thread_not_found');
+    (parent.replies ??= []).push({ ...msg, thread_ts: parent.ts });
+  } else {
+    ch.messages.push(msg);
+  }
+  fake.posted.push({ teamId: a.team.id, channel: ch.id, ts: msg.ts, text: msg.text, thread_ts: params.thread_ts, at: Date.now() });
+  fake.onPosted(a.team, ch, { ...msg, ...(params.thread_ts ? { thread_ts: params.thread_ts } : {}) });
+  return ok({ channel: ch.id, ts: msg.ts, message: { ...messageObject(msg, params.thread_ts), bot_profile: { app_id: fake.appId } } });
+}
+
+function oauthAccess(fake: FakeSlack, params: Params, basic: { id: string; secret: string } | null): Answer {
+  const clientId = basic?.id ?? params.client_id;
+  const clientSecret = basic?.secret ?? params.client_secret;
+  if (clientId !== fake.clientId) return fail('invalid_client_id');
+  if (clientSecret !== fake.clientSecret) return fail('bad_client_secret');
+  if (params.grant_type === 'refresh_token') {
+    const teamId = fake.refreshTokens.get(params.refresh_token ?? '');
+    if (!teamId) return fail('invalid_refresh_token');
+    fake.refreshTokens.delete(params.refresh_token!);
+    fake.refreshes.push({ teamId, at: Date.now() });
+    const old = [...fake.tokens.values()].find((t) => t.teamId === teamId && t.kind === 'bot' && !t.revoked);
+    return ok(grant(fake, fake.team(teamId), old?.scopes ?? []));
+  }
+  const code = fake.codes.get(params.code ?? '');
+  if (!code) return fail('invalid_code');
+  fake.codes.delete(params.code!);
+  if (code.redirectUri !== params.redirect_uri) return fail('bad_redirect_uri');
+  return ok(grant(fake, fake.team(code.teamId), code.scopes));
+}
+
+/** A bot token for the team: Slack keeps one per app and workspace, so a reinstall gets the live one back. */
+function grant(fake: FakeSlack, team: FakeTeam, scopes: string[]): Record<string, unknown> {
+  const rotating = team.rotationExpiresInS !== undefined;
+  let token = rotating ? undefined : [...fake.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot' && !t.revoked);
+  if (!token) {
+    const value = `${rotating ? 'xoxe.' : ''}xoxb-${team.id}-${randomBytes(8).toString('hex')}`;
+    token = { token: value, kind: 'bot', teamId: team.id, scopes, revoked: false };
+    if (rotating) token.expiresAt = Date.now() + team.rotationExpiresInS! * 1000;
+    fake.tokens.set(value, token);
+  }
+  token.scopes = scopes;
+  const answer: Record<string, unknown> = {
+    app_id: fake.appId,
+    authed_user: { id: 'U0INSTALLER' },
+    scope: scopes.join(','),
+    token_type: 'bot',
+    access_token: token.token,
+    bot_user_id: team.botUserId,
+    team: { id: team.id, name: team.name },
+    enterprise: null,
+    is_enterprise_install: false,
+  };
+  if (rotating) {
+    const refresh = `xoxe-1-${randomBytes(8).toString('hex')}`;
+    fake.refreshTokens.set(refresh, team.id);
+    answer.refresh_token = refresh;
+    answer.expires_in = team.rotationExpiresInS;
+  }
+  return answer;
+}

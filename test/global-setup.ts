@@ -1,0 +1,53 @@
+/**
+ * Once per test run: a fresh Postgres database (migrated) and a run id for NATS namespaces,
+ * so runs never collide on the machine's shared servers (DEVELOPERS: fresh database and a
+ * fresh SERVICE_NAMESPACE per run). Tests read them with `inject()` (see test/support/env.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../src/store/migrate.js';
+import { startContainers, type TestServices } from './support/containers.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    adminDatabaseUrl: string;
+    natsUrl: string;
+    runId: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runId = `t${randomBytes(4).toString('hex')}`;
+  const containers: TestServices | null = process.env.TEST_USE_CONTAINERS === '1' ? await startContainers() : null;
+  if (containers) process.env.NATS_URL = containers.natsUrl;
+  const adminUrl =
+    containers?.adminDatabaseUrl ?? process.env.TEST_ADMIN_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbName = `connectors_${runId}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  const databaseUrl = url.toString();
+
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  await migrate(pool);
+  await pool.end();
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('natsUrl', process.env.NATS_URL ?? 'nats://127.0.0.1:4222');
+  project.provide('runId', runId);
+
+  return async () => {
+    if (containers) return containers.stop();
+    if (process.env.KEEP_TEST_DB) return;
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await c.end();
+  };
+}

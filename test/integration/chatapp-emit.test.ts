@@ -1,0 +1,175 @@
+/** Chat write-back and health (issue 4 "Write-back", "Health"; INTERFACE §3 emit, §8.4–§8.6, §8.26). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emit, eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { nextTs, type FakeChannel, type FakeTeam } from '../fakes/slack-model.js';
+
+let s: ChatStack;
+let team: FakeTeam;
+let tenant: Tenant;
+let installId: string;
+const channels: FakeChannel[] = [];
+
+beforeAll(async () => {
+  s = await startChatStack();
+  team = s.slack.addTeam();
+  tenant = await s.node.tenant();
+  installId = (await installOk(s, tenant, team.id)).install_id;
+  await eventually(async () => {
+    const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
+    return (await json(r)).backfill.state === 'complete';
+  }, 10_000, 'backfill complete');
+  // Created after the (empty) workspace's backfill ended, so the walk stays out of the counts below.
+  for (let i = 0; i < 150; i++) channels.push(s.slack.addChannel(team.id, { name: `c${i}` }));
+});
+afterAll(() => s?.stop());
+
+const post = (channel: FakeChannel, text = 'hi', extra: Record<string, unknown> = {}) =>
+  emit(s.node.url, tenant, installId, 'chatapp.message', { channel_id: channel.id, text, ...extra });
+const ch = (i: number) => channels[i]!;
+
+describe('chatapp emit', () => {
+  it('posts a message (receipt = posted ts), replies in a thread, and writes emitted records', async () => {
+    const res = await post(ch(0), 'hello from the graph');
+    expect(res.status).toBe(200);
+    const receipt = await json(res);
+    expect(receipt).toEqual({ provider_id: expect.stringMatching(/^\d+\.\d+$/), kind: 'chatapp.message', install_id: installId, emitted_at: expect.any(String) });
+    expect(s.slack.posted.at(-1)).toMatchObject({ channel: ch(0).id, ts: receipt.provider_id, text: 'hello from the graph' });
+    const reply = await post(ch(1), 'in thread', { thread_ts: receipt.provider_id });
+    expect(reply.status).toBe(502); // the parent is in another channel: Slack refuses, we say so
+    expect((await json(reply)).error).toMatchObject({ code: 'upstream_error', upstream_error: 'thread_not_found' });
+    await new Promise((r) => setTimeout(r, 1_000));
+    const threaded = await post(ch(0), 'in thread', { thread_ts: receipt.provider_id });
+    expect(threaded.status).toBe(200);
+    expect(s.slack.posted.at(-1)).toMatchObject({ thread_ts: receipt.provider_id });
+    const { rows } = await s.node.pool.query(
+      `SELECT kind, repo_full_name, provider_id FROM emitted_events WHERE install_id = $1 ORDER BY emitted_at`,
+      [installId],
+    );
+    expect(rows.slice(0, 2)).toEqual([
+      { kind: 'chatapp.message', repo_full_name: ch(0).id, provider_id: receipt.provider_id },
+      { kind: 'chatapp.message', repo_full_name: ch(0).id, provider_id: (await json(threaded)).provider_id },
+    ]);
+  });
+
+  it('adds a reaction (receipt channel:ts:name); already_reacted is success', async () => {
+    const target = ch(2);
+    const ts = nextTs();
+    target.messages.push({ ts, user: 'U0HUMAN', text: 'react to me' });
+    const first = await emit(s.node.url, tenant, installId, 'chatapp.reaction', { channel_id: target.id, timestamp: ts, name: ':tada:' });
+    expect(first.status).toBe(200);
+    expect((await json(first)).provider_id).toBe(`${target.id}:${ts}:tada`);
+    await new Promise((r) => setTimeout(r, 1_000));
+    const again = await emit(s.node.url, tenant, installId, 'chatapp.reaction', { channel_id: target.id, timestamp: ts, name: 'tada' });
+    expect(again.status).toBe(200);
+    expect(s.slack.callsOf('reactions.add').map((c) => c.error)).toEqual([undefined, 'already_reacted']);
+  });
+
+  it('refuses invalid bodies and other connectors kinds with bad_config before any upstream call', async () => {
+    const calls = s.slack.calls.length;
+    const bad: Array<[string, Record<string, unknown>]> = [
+      ['chatapp.message', { channel_id: ch(3).id }],
+      ['chatapp.message', { channel_id: ch(3).id, text: '   ' }],
+      ['chatapp.message', { channel_id: 'not a channel', text: 'x' }],
+      ['chatapp.message', { channel_id: ch(3).id, text: 'x', extra: true }],
+      ['chatapp.reaction', { channel_id: ch(3).id, timestamp: 'yesterday', name: 'tada' }],
+      ['chatapp.reaction', { channel_id: ch(3).id, timestamp: '1.2', name: 'no spaces' }],
+      ['chatapp.file', { channel_id: ch(3).id }],
+      ['codehost.label', { repo_full_name: 'a/b', issue_number: 1, labels: ['x'] }],
+    ];
+    for (const [kind, body] of bad) {
+      const res = await emit(s.node.url, tenant, installId, kind, body);
+      expect(res.status, `${kind} ${JSON.stringify(body)}`).toBe(400);
+      expect((await json(res)).error.code).toBe('bad_config');
+    }
+    expect(s.slack.calls.length).toBe(calls);
+  });
+
+  it('never posts more than once per second to one channel; throttled emits answer 429 with Retry-After', async () => {
+    const target = ch(4);
+    const started = Date.now();
+    const answers: Array<{ status: number; retryAfter: string | null; code?: string }> = [];
+    // 100 emits over about 1.5 s, ten in flight at a time.
+    for (let b = 0; b < 10; b++) {
+      const rs = await Promise.all(Array.from({ length: 10 }, () => post(target, `burst ${b}`)));
+      for (const r of rs) answers.push({ status: r.status, retryAfter: r.headers.get('retry-after'), code: r.status === 200 ? undefined : (await json(r)).error.code });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const elapsed = Date.now() - started;
+    const ok = answers.filter((a) => a.status === 200);
+    const limited = answers.filter((a) => a.status === 429);
+    expect(ok.length + limited.length).toBe(100);
+    for (const l of limited) {
+      expect(l.code).toBe('rate_limited');
+      expect(Number(l.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+    const upstream = s.slack.posted.filter((p) => p.channel === target.id).map((p) => p.at);
+    expect(upstream).toHaveLength(ok.length);
+    expect(ok.length).toBeLessThanOrEqual(Math.floor(elapsed / 1000) + 1);
+    expect(ok.length).toBeGreaterThanOrEqual(2);
+    // Gaps as Slack sees them: the bucket spaces permits 1 s apart; what a loaded test machine
+    // adds between a permit and its request reaching Slack differs a little from post to post.
+    for (let i = 1; i < upstream.length; i++) expect(upstream[i]! - upstream[i - 1]!).toBeGreaterThanOrEqual(900);
+  });
+
+  it('a throttled channel takes no workspace token; past 100 per minute an emit waits for one', async () => {
+    const target = ch(5);
+    // Fill the channel's second with refusals: none may charge the workspace bucket.
+    const burst = await Promise.all(Array.from({ length: 40 }, () => post(target, 'burst')));
+    expect(burst.filter((r) => r.status === 200)).toHaveLength(1);
+    // Budget so far this minute: this test's one post plus the earlier tests' few (at most 8).
+    const spent = s.slack.posted.length + s.slack.callsOf('reactions.add').length;
+    const free = 100 - spent;
+    expect(free).toBeGreaterThan(80);
+    const quick: number[] = [];
+    for (let i = 0; i < free; i += 10) {
+      const n = Math.min(10, free - i);
+      const t0 = Date.now();
+      const rs = await Promise.all(Array.from({ length: n }, (_, k) => post(ch(6 + i + k), 'fan out')));
+      for (const r of rs) expect(r.status).toBe(200);
+      quick.push(Date.now() - t0);
+    }
+    // Every one of them found a token at once: had the 39 refusals spent tokens, the emits of a
+    // batch (one at a time in the install actor) would each wait 600 ms more than the last.
+    expect(Math.max(...quick)).toBeLessThan(1_500);
+    // The bucket refilled a little meanwhile (one token per 600 ms); soon an emit must wait for one, and then succeed.
+    let waitedMs = 0;
+    for (let i = free; i < free + 40 && waitedMs < 400; i++) {
+      const t0 = Date.now();
+      const r = await post(ch(6 + i), 'one more');
+      expect(r.status).toBe(200);
+      waitedMs = Date.now() - t0;
+    }
+    expect(waitedMs).toBeGreaterThanOrEqual(400);
+    expect(waitedMs).toBeLessThan(2_000);
+  });
+
+  it("honours Slack's own 429 on a channel: that channel only, for its Retry-After, without calling again", async () => {
+    const held = ch(3);
+    s.slack.rateLimit('chat.postMessage', 3);
+    const first = await post(held, 'limited upstream');
+    expect(first.status).toBe(429);
+    expect(first.headers.get('retry-after')).toBe('3');
+    const upstreamCalls = s.slack.callsOf('chat.postMessage').length;
+    await new Promise((r) => setTimeout(r, 1_100));
+    const second = await post(held, 'still held');
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(s.slack.callsOf('chat.postMessage')).toHaveLength(upstreamCalls);
+    const elsewhere = await post(ch(149), 'other channel');
+    expect(elsewhere.status).toBe(200);
+  });
+
+  it('reports health through auth.test, and 503 when the workspace is unreachable', async () => {
+    const ok = await json(await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}/health`, { headers: tenant.auth }));
+    expect(ok).toMatchObject({ install_id: installId, connector_id: 'chatapp', status: 'healthy', team_id: team.id });
+    const token = [...s.slack.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot')!;
+    token.revoked = true;
+    try {
+      const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}/health`, { headers: tenant.auth });
+      expect(res.status).toBe(503);
+      expect((await json(res)).error.code).toBe('unavailable');
+    } finally {
+      token.revoked = false;
+    }
+  });
+});

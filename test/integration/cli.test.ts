@@ -1,0 +1,66 @@
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+
+const env = () => ({ DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+
+describe('connectors CLI', () => {
+  it('creates a tenant (key shown once, only a hash stored) and a user', async () => {
+    const t = await runCli(['tenants', 'create', '--name', 'Acme'], env());
+    expect(t.code, t.stderr).toBe(0);
+    const tenant = JSON.parse(t.stdout.trim()) as { tenant_id: string; api_key: string };
+    expect(Object.keys(tenant).sort()).toEqual(['api_key', 'tenant_id']);
+    const client = new pg.Client({ connectionString: testDatabaseUrl() });
+    await client.connect();
+    const { rows } = await client.query('SELECT key_hash FROM api_keys WHERE tenant_id = $1', [tenant.tenant_id]);
+    expect(rows).toHaveLength(1);
+    expect(Buffer.from(rows[0].key_hash).toString()).not.toContain(tenant.api_key);
+    await client.end();
+
+    const u = await runCli(['users', 'create', '--tenant', tenant.tenant_id, '--email', 'a@acme.test'], env());
+    expect(u.code, u.stderr).toBe(0);
+    expect(JSON.parse(u.stdout.trim())).toEqual({ user_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+  });
+
+  it('migrate is idempotent and prints what it applied', async () => {
+    const m = await runCli(['migrate'], { DATABASE_URL: testDatabaseUrl() });
+    expect(m.code, m.stderr).toBe(0);
+    expect(JSON.parse(m.stdout.trim())).toEqual({ applied: [] });
+  });
+
+  it.each([
+    [['tenants', 'create'], '--name'],
+    [['tenants', 'delete'], 'tenants'],
+    [['users', 'create', '--tenant', 'nope', '--email', 'a@b.c'], '--tenant'],
+    [['users', 'create', '--tenant', '00000000-0000-4000-8000-000000000000'], '--email'],
+    [['frobnicate'], 'frobnicate'],
+    [['serve', '--roles', 'edge,web'], '--roles'],
+    [['tenants', 'create', '--name', 'x', '--colour', 'red'], 'colour'],
+  ])('refuses %j with one stderr line naming %s', async (args, naming) => {
+    const r = await runCli(args, env());
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(naming);
+  });
+
+  it('names the bad setting and never prints its value', async () => {
+    const r = await runCli(['tenants', 'create', '--name', 'x'], { DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: 'too-short-secret' });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('SERVICE_MASTER_KEY');
+    expect(r.stderr).not.toContain('too-short-secret');
+    const s = await runCli(['serve'], { SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+    expect(s.code).not.toBe(0);
+    expect(s.stderr).toContain('DATABASE_URL');
+  });
+
+  it('users create for an unknown tenant fails clearly', async () => {
+    const r = await runCli(['users', 'create', '--tenant', '00000000-0000-4000-8000-000000000000', '--email', 'a@b.test'], env());
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('tenant');
+  });
+});

@@ -1,0 +1,51 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { exited, startCli } from '../support/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'connectors-dev-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Processes whose command line mentions the dev data dir (its Postgres and nats-server). */
+function childrenOf(dataDir: string): string[] {
+  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.includes(dataDir) && !l.includes('ps -eo'));
+}
+
+async function readyz(url: string, timeoutMs: number): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let status = 0;
+  while (Date.now() < until) {
+    status = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
+    if (status === 200) return status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return status;
+}
+
+describe('connectors dev', () => {
+  it('runs everything with embedded defaults, answers /readyz, prints a working key, and stops cleanly', async () => {
+    const env = { SERVICE_DEV_DIR: dir, PORT: '0', SERVICE_SHARDS: '4' };
+    const { child, first, stderr } = await startCli(['dev'], env, 120_000);
+    expect(first).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), tenant_id: expect.any(String), api_key: expect.any(String) });
+    const url = first.url as string;
+    expect(await readyz(url, 30_000)).toBe(200);
+    const res = await fetch(`${url}/api/v1/connectors/installs`, { headers: { authorization: `Bearer ${first.api_key as string}` } });
+    expect(res.status).toBe(200);
+    expect(childrenOf(dir).length).toBeGreaterThan(0);
+
+    child.kill('SIGTERM');
+    expect(await exited(child, 60_000), stderr()).toBe(0);
+    expect(childrenOf(dir)).toEqual([]);
+
+    // A second start reuses the data and prints the same demo tenant.
+    const again = await startCli(['dev'], env, 120_000);
+    expect(again.first.tenant_id).toBe(first.tenant_id);
+    expect(again.first.api_key).toBe(first.api_key);
+    again.child.kill('SIGTERM');
+    expect(await exited(again.child, 60_000)).toBe(0);
+    expect(childrenOf(dir)).toEqual([]);
+  }, 240_000);
+});

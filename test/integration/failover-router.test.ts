@@ -1,0 +1,99 @@
+/**
+ * integration: an ask caught by its node's death (found by the end-to-end failover test).
+ * The node that received the request dies without answering; an `idempotent` ask is sent
+ * again and answered by the shard's next owner, a plain ask stays `DeadlineExceeded`
+ * because its handler may have acted (router.ts).
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { names as makeNames, shardOf, type ActorKey } from '../../src/runtime/names.js';
+import { Router, serveShard } from '../../src/runtime/router.js';
+import { freshNamespace, testNatsUrl } from '../support/env.js';
+
+const SHARDS = 4;
+const log = createLogger({ level: 'silent', node: 'test' });
+
+describe('integration: router across an owner that dies mid-request', () => {
+  let caller: NatsConnection;
+  const conns: NatsConnection[] = [];
+  const stops: Array<{ stop(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    caller = await connect({ servers: testNatsUrl() });
+  });
+
+  afterAll(async () => {
+    await Promise.all(stops.map((s) => s.stop().catch(() => undefined)));
+    for (const c of conns) if (!c.isClosed()) await c.close();
+    await caller.close();
+  });
+
+  /**
+   * An owner on its own connection that receives, never answers, and "dies" (its connection
+   * closes) on the first request; a second owner subscribes once the first is gone.
+   */
+  async function dyingOwnerThenSuccessor(key: ActorKey, names: ReturnType<typeof makeNames>) {
+    const shard = shardOf(key, SHARDS);
+    const first = await connect({ servers: testNatsUrl() });
+    conns.push(first);
+    const calls = { first: 0, second: 0 };
+    let successorUp: Promise<void> | null = null;
+    serveShard({
+      nc: first,
+      names,
+      shard,
+      log,
+      handler: () => {
+        calls.first++;
+        // Die with the request in hand, like kill -9; the next owner takes over 300 ms later.
+        successorUp ??= (async () => {
+          await first.close();
+          await new Promise((r) => setTimeout(r, 300));
+          const second = await connect({ servers: testNatsUrl() });
+          conns.push(second);
+          stops.push(
+            serveShard({
+              nc: second,
+              names,
+              shard,
+              log,
+              handler: async () => {
+                calls.second++;
+                return { ok: true };
+              },
+            }),
+          );
+        })();
+        return new Promise<never>(() => undefined);
+      },
+    });
+    await first.flush();
+    return { calls, successor: () => successorUp };
+  }
+
+  it('an idempotent ask is answered by the next owner within its deadline', async () => {
+    const names = makeNames(freshNamespace('rtd'));
+    const router = new Router({ nc: caller, names, shards: SHARDS, log });
+    const key: ActorKey = { kind: 'install', id: ['dies-mid-request'] };
+    const { calls, successor } = await dyingOwnerThenSuccessor(key, names);
+    const t0 = Date.now();
+    const reply = await router.ask(key, { type: 'refresh' }, { timeoutMs: 8_000, idempotent: true });
+    await successor();
+    expect(reply).toEqual({ ok: true });
+    expect(calls).toEqual({ first: 1, second: 1 });
+    // Resent after the first 2 s attempt window, not at the 8 s deadline.
+    expect(Date.now() - t0).toBeLessThan(4_000);
+  });
+
+  it('a plain ask is not resent: DeadlineExceeded, the successor never sees it', async () => {
+    const names = makeNames(freshNamespace('rtd'));
+    const router = new Router({ nc: caller, names, shards: SHARDS, log });
+    const key: ActorKey = { kind: 'install', id: ['dies-mid-emit'] };
+    const { calls, successor } = await dyingOwnerThenSuccessor(key, names);
+    const err = await router.ask(key, { type: 'emit' }, { timeoutMs: 3_000 }).catch((e: unknown) => e);
+    await successor();
+    expect(err).toMatchObject({ kind: 'DeadlineExceeded', code: 'unavailable' });
+    expect(calls).toEqual({ first: 1, second: 0 });
+  });
+});

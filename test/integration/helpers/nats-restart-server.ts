@@ -1,0 +1,80 @@
+/**
+ * A private nats-server child for tests that kill the server: its own spare port and store
+ * dir, so the machine's shared server at 4222 is never touched.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+
+export interface NatsChild {
+  url: string;
+  /** SIGKILL: no shutdown, no flush; what the store holds is what survives. */
+  kill(): Promise<void>;
+  /** Start again on the same port and store dir. */
+  restart(): Promise<void>;
+  /** Kill and remove the store dir. */
+  dispose(): Promise<void>;
+}
+
+export async function startNatsChild(): Promise<NatsChild> {
+  const port = await freePort();
+  const storeDir = await mkdtemp(join(tmpdir(), 'nats-restart-'));
+  let proc: ChildProcess | null = await launch(port, storeDir);
+  const kill = async () => {
+    const p = proc;
+    proc = null;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    kill,
+    async restart() {
+      await kill();
+      proc = await launch(port, storeDir);
+    },
+    async dispose() {
+      await kill();
+      await rm(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function launch(port: number, storeDir: string): Promise<ChildProcess> {
+  const p = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`nats-server not ready in 10s:\n${log}`)), 10_000);
+    p.stderr!.on('data', (b: Buffer) => {
+      log += b.toString();
+      if (log.includes('Server is ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    p.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`nats-server exited (${code}):\n${log}`));
+    });
+  });
+  // Keep draining its log so a full pipe never stalls the server.
+  p.stderr!.resume();
+  return p;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}

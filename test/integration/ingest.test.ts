@@ -1,0 +1,377 @@
+/** Durable ingest against real JetStream: order, dedup, blobs, retries, dead letters, stop. */
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { ShardIngestConsumer, type IngestDeliveryMeta } from '../../src/runtime/ingest-consumer.js';
+import { ensureIngestStream, IngestPublisher, type BlobPort, type DeadLetterPort, type IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
+import { freshNamespace, testNatsUrl } from '../support/env.js';
+import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
+
+const log = createLogger({ level: 'silent', node: 'test' });
+
+function event(installId: string, id: string, payload: unknown = { n: id }): IngestEvent {
+  return { installId, tenantId: 't1', connectorId: 'chatapp', id, kind: 'message', occurredAt: null, payload };
+}
+
+/** An install id whose events land on `shard` of `shards`. */
+function installOn(shard: number, shards: number, prefix: string): string {
+  for (let i = 0; ; i++) if (shardOf(installKey(`${prefix}${i}`), shards) === shard) return `${prefix}${i}`;
+}
+
+describe('integration: ingest stream and shard consumer', () => {
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  const streams: string[] = [];
+  const running: ShardIngestConsumer[] = [];
+
+  beforeAll(async () => {
+    nc = await connect({ servers: testNatsUrl() });
+    jsm = await jetstreamManager(nc);
+    js = jetstream(nc);
+  });
+
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((c) => c.stop()));
+  });
+
+  afterAll(async () => {
+    for (const s of streams) await jsm.streams.delete(s).catch(() => undefined);
+    await nc.drain();
+  });
+
+  async function setup(shards = 1) {
+    const names: Names = makeNames(freshNamespace('ing'));
+    await ensureIngestStream(jsm, names);
+    streams.push(names.ingestStream);
+    const blobs = memoryBlobs();
+    const deadLetters = memoryDeadLetters();
+    const publisher = new IngestPublisher({ js, names, shards, blobs, maxPayload: nc.info!.max_payload });
+    const consumer = (
+      shard: number,
+      deliver: (ev: IngestEvent, meta: IngestDeliveryMeta) => Promise<void>,
+      extra: { maxDeliver?: number; nakBaseMs?: number } = {},
+    ) => {
+      const c = new ShardIngestConsumer({ js, jsm, names, shard, log, blobs, deadLetters, deliver, ...extra });
+      running.push(c);
+      return c;
+    };
+    const streamMessages = async () => (await jsm.streams.info(names.ingestStream)).state.messages;
+    return { names, blobs, deadLetters, publisher, consumer, streamMessages };
+  }
+
+  it('ensureIngestStream is idempotent and makes a file-backed work queue with a 2 min window', async () => {
+    const { names } = await setup();
+    await ensureIngestStream(jsm, names);
+    const { config } = await jsm.streams.info(names.ingestStream);
+    expect(config).toMatchObject({ retention: 'workqueue', storage: 'file', subjects: [names.ingestSubjects], duplicate_window: 120e9 });
+  });
+
+  it('delivers each install in order, installs concurrently, and acks (work queue empties)', async () => {
+    const { publisher, consumer, streamMessages } = await setup();
+    const installs = ['inst-a', 'inst.b*', 'inst c'];
+    for (let i = 0; i < 20; i++) for (const inst of installs) await publisher.publish(event(inst, `e${i}`));
+    const got = new Map<string, string[]>();
+    let active = 0;
+    let maxActive = 0;
+    const c = consumer(0, async (ev) => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await new Promise((r) => setTimeout(r, Math.random() * 5));
+      got.set(ev.installId, [...(got.get(ev.installId) ?? []), ev.id]);
+      active--;
+    });
+    await c.start();
+    await waitFor(() => c.stats().delivered === 60);
+    for (const inst of installs) expect(got.get(inst)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
+    expect(maxActive).toBeGreaterThan(1);
+    expect(maxActive).toBeLessThanOrEqual(installs.length);
+    await waitFor(async () => (await streamMessages()) === 0);
+    expect(c.stats()).toMatchObject({ inFlight: 0, redeliveries: 0, deadLettered: 0 });
+    expect(c.stats().lastAckLatencyMs).toBeGreaterThan(0);
+  });
+
+  it('a duplicate publish inside the window is acked as duplicate and delivered once', async () => {
+    const { publisher, consumer } = await setup();
+    const first = await publisher.publish(event('i1', 'same'));
+    const again = await publisher.publish(event('i1', 'same'));
+    const longId = 'x'.repeat(400);
+    const l1 = await publisher.publish(event('i1', longId));
+    const l2 = await publisher.publish(event('i1', longId));
+    expect(first.duplicate).toBe(false);
+    expect(again).toEqual({ seq: first.seq, duplicate: true });
+    expect(l2).toEqual({ seq: l1.seq, duplicate: true });
+    const seen: string[] = [];
+    const c = consumer(0, async (ev) => void seen.push(ev.id));
+    await c.start();
+    await waitFor(() => seen.length === 2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual(['same', longId]);
+  });
+
+  it('a payload larger than max_payload travels by blob ref, arrives intact, and the blob is deleted', async () => {
+    const { publisher, consumer, blobs, streamMessages } = await setup();
+    const big = { text: 'ü'.repeat(nc.info!.max_payload) };
+    await publisher.publish(event('i1', 'big', big));
+    await publisher.publish(event('i1', 'small'));
+    expect(blobs.size()).toBe(1);
+    const got: IngestEvent[] = [];
+    const c = consumer(0, async (ev) => void got.push(ev));
+    await c.start();
+    await waitFor(() => got.length === 2);
+    expect(got[0]).toEqual(event('i1', 'big', big));
+    expect(got[1]?.id).toBe('small');
+    await waitFor(() => blobs.size() === 0);
+    await waitFor(async () => (await streamMessages()) === 0);
+  });
+
+  it('retries a failing delivery with backoff, keeping the install order', async () => {
+    const { publisher, consumer } = await setup();
+    await publisher.publish(event('i1', 'flaky'));
+    await publisher.publish(event('i1', 'next'));
+    await publisher.publish(event('i2', 'other'));
+    const order: Array<[string, number]> = [];
+    const c = consumer(
+      0,
+      async (ev, meta) => {
+        if (ev.id === 'flaky' && meta.deliveryCount < 3) throw new Error('postgres is down');
+        order.push([ev.id, meta.deliveryCount]);
+      },
+      { nakBaseMs: 100 },
+    );
+    await c.start();
+    await waitFor(() => order.length === 3);
+    const i1 = order.filter(([id]) => id !== 'other');
+    expect(i1).toEqual([['flaky', 3], ['next', 1]]);
+    // The other install was not held up by i1's failures.
+    expect(order[0]).toEqual(['other', 1]);
+    expect(c.stats()).toMatchObject({ delivered: 3, redeliveries: 2, deadLettered: 0 });
+  });
+
+  it('stop() hands held events back behind their failed head, so the next owner keeps the order', async () => {
+    const { publisher, consumer } = await setup();
+    await publisher.publish(event('i1', 'head'));
+    await publisher.publish(event('i1', 'behind'));
+    let attempts = 0;
+    const first = consumer(
+      0,
+      async () => {
+        attempts++;
+        throw new Error('down');
+      },
+      { nakBaseMs: 600 },
+    );
+    await first.start();
+    await waitFor(() => attempts === 1 && first.stats().inFlight === 1);
+    await first.stop();
+    expect(attempts).toBe(1);
+    const order: string[] = [];
+    const second = consumer(0, async (ev) => void order.push(ev.id));
+    await second.start();
+    await waitFor(() => order.length === 2);
+    expect(order).toEqual(['head', 'behind']);
+  });
+
+  it('dead-letters an event that always fails after maxDeliver, and later events still flow', async () => {
+    const { publisher, consumer, deadLetters, streamMessages, names } = await setup();
+    await publisher.publish(event('i1', 'poison'));
+    await publisher.publish(event('i1', 'after'));
+    const seen: string[] = [];
+    const c = consumer(
+      0,
+      async (ev) => {
+        if (ev.id === 'poison') throw new Error('constraint violated');
+        seen.push(ev.id);
+      },
+      { maxDeliver: 3, nakBaseMs: 50 },
+    );
+    await c.start();
+    await waitFor(() => seen.includes('after'));
+    await publisher.publish(event('i1', 'later'));
+    await waitFor(() => seen.includes('later'));
+    expect(seen).toEqual(['after', 'later']);
+    expect(deadLetters.records).toHaveLength(1);
+    expect(deadLetters.records[0]).toMatchObject({
+      stream: names.ingestStream,
+      msgId: 'i1:poison',
+      installId: 'i1',
+      deliveries: 3,
+      error: 'Error: constraint violated',
+    });
+    expect(c.stats().deadLettered).toBe(1);
+    await waitFor(async () => (await streamMessages()) === 0);
+  });
+
+  it('dead-letters an undecodable message at once', async () => {
+    const { publisher, consumer, deadLetters, names } = await setup();
+    const subject = names.ingestSubject(0, 'chatapp', 'i.9');
+    await js.publish(subject, new TextEncoder().encode('{not json'), { msgID: 'garbage' });
+    await publisher.publish(event('i.9', 'fine'));
+    const seen: string[] = [];
+    const c = consumer(0, async (ev) => void seen.push(ev.id));
+    await c.start();
+    await waitFor(() => seen.length === 1 && deadLetters.records.length === 1);
+    expect(deadLetters.records[0]).toMatchObject({ subject, installId: 'i.9', deliveries: 1, msgId: 'garbage' });
+    expect(new TextDecoder().decode(deadLetters.records[0]!.payload)).toBe('{not json');
+  });
+
+  it('stop() waits for the in-flight delivery to settle and acks it', async () => {
+    const { publisher, consumer, streamMessages } = await setup();
+    await publisher.publish(event('i1', 'slow'));
+    let finished = 0;
+    const c = consumer(0, async () => {
+      await new Promise((r) => setTimeout(r, 800));
+      finished = Date.now();
+    });
+    await c.start();
+    await waitFor(() => c.stats().inFlight === 1);
+    await c.stop();
+    const stoppedAt = Date.now();
+    expect(finished).toBeGreaterThan(0);
+    expect(stoppedAt).toBeGreaterThanOrEqual(finished);
+    expect(c.stats()).toMatchObject({ inFlight: 0, delivered: 1 });
+    expect(await streamMessages()).toBe(0);
+  });
+
+  it("two shards' consumers never see each other's events", async () => {
+    const { publisher, consumer } = await setup(2);
+    const on0 = installOn(0, 2, 's0-');
+    const on1 = installOn(1, 2, 's1-');
+    for (let i = 0; i < 5; i++) {
+      await publisher.publish(event(on0, `a${i}`));
+      await publisher.publish(event(on1, `b${i}`));
+    }
+    const seen0: string[] = [];
+    const seen1: string[] = [];
+    const c0 = consumer(0, async (ev) => void seen0.push(ev.installId));
+    const c1 = consumer(1, async (ev) => void seen1.push(ev.installId));
+    await Promise.all([c0.start(), c1.start()]);
+    await waitFor(() => seen0.length === 5 && seen1.length === 5);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(new Set(seen0)).toEqual(new Set([on0]));
+    expect(new Set(seen1)).toEqual(new Set([on1]));
+  });
+});
+
+describe('integration: ingest across a nats-server crash (private server)', () => {
+  let srv: NatsChild;
+  let nc: NatsConnection;
+  let consumer: ShardIngestConsumer | null = null;
+
+  beforeAll(async () => {
+    srv = await startNatsChild();
+    nc = await connect({ servers: srv.url, maxReconnectAttempts: -1, reconnectTimeWait: 100, timeout: 5_000 });
+  });
+
+  afterAll(async () => {
+    await consumer?.stop();
+    await nc?.close();
+    await srv?.dispose();
+  });
+
+  it('every event whose publish was acknowledged is delivered after a SIGKILL and restart', { timeout: 120_000 }, async () => {
+    const names = makeNames(freshNamespace('crash'));
+    const jsm = await jetstreamManager(nc);
+    const js = jetstream(nc, { timeout: 2_000 });
+    await ensureIngestStream(jsm, names);
+    const blobs = memoryBlobs();
+    const deadLetters = memoryDeadLetters();
+    const publisher = new IngestPublisher({ js, names, shards: 1, blobs, maxPayload: nc.info!.max_payload });
+    const delivered = new Set<string>();
+    let deliveries = 0;
+    consumer = new ShardIngestConsumer({
+      js, jsm, names, shard: 0, log, blobs, deadLetters, ackWaitMs: 2_000, nakBaseMs: 100,
+      deliver: async (ev) => {
+        deliveries++;
+        // A Postgres commit's worth of latency, so a backlog is in flight when the server dies.
+        await new Promise((r) => setTimeout(r, 20));
+        delivered.add(ev.id);
+      },
+    });
+    await consumer.start();
+
+    const TOTAL = 600;
+    const KILL_AT = 200;
+    const acked = new Set<string>();
+    let publishFailures = 0;
+    let duplicates = 0;
+    let killed: Promise<void> | null = null;
+    let backlogAtKill = 0;
+    for (let i = 0; i < TOTAL; i++) {
+      const ev = event(`inst-${i % 10}`, `ev-${i}`);
+      // Like a webhook sender: retry the same event until JetStream acknowledges it.
+      for (;;) {
+        try {
+          const r = await publisher.publish(ev);
+          if (r.duplicate) duplicates++;
+          acked.add(ev.id);
+          break;
+        } catch (err) {
+          expect(err).toMatchObject({ kind: 'Unavailable' });
+          publishFailures++;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      if (i === KILL_AT) {
+        backlogAtKill = [...acked].filter((id) => !delivered.has(id)).length;
+        killed = srv.kill().then(() => new Promise((r) => setTimeout(r, 1_000))).then(() => srv.restart());
+      }
+    }
+    await killed;
+    await waitFor(() => [...acked].every((id) => delivered.has(id)), 60_000, 'every acked event delivered');
+    const lost = [...acked].filter((id) => !delivered.has(id));
+    const s = consumer.stats();
+    console.info(
+      `[crash test] backlogAtKill=${backlogAtKill} acked=${acked.size} delivered(unique)=${delivered.size} deliveries=${deliveries} ` +
+        `lost=${lost.length} publishFailures=${publishFailures} duplicateAcks=${duplicates} ` +
+        `redeliveries=${s.redeliveries} deadLettered=${s.deadLettered}`,
+    );
+    expect(backlogAtKill).toBeGreaterThan(0);
+    expect(acked.size).toBe(TOTAL);
+    expect(lost).toEqual([]);
+    expect(deadLetters.records).toEqual([]);
+  });
+});
+
+// In-memory ports (the Postgres ones are tested with the store) and a polling wait.
+
+function memoryBlobs(): BlobPort & { size(): number } {
+  const store = new Map<string, Uint8Array>();
+  let next = 0;
+  return {
+    async put(data) {
+      const ref = `blob-${++next}`;
+      store.set(ref, data.slice());
+      return ref;
+    },
+    async get(ref) {
+      return store.get(ref) ?? null;
+    },
+    async delete(ref) {
+      store.delete(ref);
+    },
+    size: () => store.size,
+  };
+}
+
+type DeadLetter = Parameters<DeadLetterPort['record']>[0];
+
+function memoryDeadLetters(): DeadLetterPort & { records: DeadLetter[] } {
+  const records: DeadLetter[] = [];
+  return {
+    records,
+    async record(d) {
+      records.push(d);
+    },
+  };
+}
+
+async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,162 @@
+/** Actor routing over real NATS request/reply: replies, errors, shard handover, no widening. */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ActorUnavailable, Conflict, RateLimited, notStarted } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { names as makeNames, shardOf, type ActorKey, type Names } from '../../src/runtime/names.js';
+import { Router, serveShard, type ActorRequest } from '../../src/runtime/router.js';
+import { freshNamespace, testNatsUrl } from '../support/env.js';
+
+const SHARDS = 4;
+const log = createLogger({ level: 'silent', node: 'test' });
+
+describe('integration: router', () => {
+  let nc: NatsConnection;
+  let names: Names;
+  let router: Router;
+  const stops: Array<{ stop(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    nc = await connect({ servers: testNatsUrl() });
+  });
+
+  // A namespace per test: a server left behind by one test can never answer another's asks.
+  beforeEach(() => {
+    names = makeNames(freshNamespace('rt'));
+    router = new Router({ nc, names, shards: SHARDS, log });
+  });
+
+  afterAll(async () => {
+    await Promise.all(stops.map((s) => s.stop()));
+    await nc.drain();
+  });
+
+  /** Serve every shard with one handler (the test plays all owners). */
+  function serveAll(handler: (req: ActorRequest) => Promise<unknown>): { stop(): Promise<void> } {
+    const servers = Array.from({ length: SHARDS }, (_, shard) => serveShard({ nc, names, shard, log, handler }));
+    const all = { stop: () => Promise.all(servers.map((s) => s.stop())).then(() => undefined) };
+    stops.push(all);
+    return all;
+  }
+
+  it('ask gets the handler reply', async () => {
+    const s = serveAll(async (req) => ({ echo: req.msg.n, key: req.key }));
+    const reply = await router.ask<{ echo: number; key: string }>({ kind: 'install', id: ['i1'] }, { type: 'ping', n: 7 });
+    expect(reply).toEqual({ echo: 7, key: 'install/i1' });
+    await s.stop();
+  });
+
+  it('resends a message the old owner rejected before it started, but never one that ran', async () => {
+    let calls = 0;
+    const s = serveAll(async (req) => {
+      calls++;
+      if (req.msg.type === 'moving' && calls === 1) throw notStarted('actor passivated, retry');
+      if (req.msg.type === 'ran') throw new ActorUnavailable('aborted mid-run');
+      return { calls };
+    });
+    const key: ActorKey = { kind: 'install', id: ['moving'] };
+    await expect(router.ask(key, { type: 'moving' }, { timeoutMs: 3000 })).resolves.toEqual({ calls: 2 });
+    calls = 0;
+    await expect(router.ask(key, { type: 'ran' }, { timeoutMs: 3000 })).rejects.toMatchObject({ kind: 'ActorUnavailable' });
+    expect(calls).toBe(1);
+    await s.stop();
+  });
+
+  it('a handler error reaches the caller with its kind and code', async () => {
+    const s = serveAll(async (req) => {
+      if (req.msg.type === 'rl') throw new RateLimited('slow down', 3);
+      throw new Conflict('taken', { code: 'workspace_already_installed' });
+    });
+    const key: ActorKey = { kind: 'install', id: ['i2'] };
+    await expect(router.ask(key, { type: 'x' })).rejects.toMatchObject({ kind: 'Conflict', code: 'workspace_already_installed' });
+    await expect(router.ask(key, { type: 'rl' })).rejects.toMatchObject({ kind: 'RateLimited', code: 'rate_limited', retryAfterS: 3 });
+    await expect(router.ask(key, { type: 'boom' }).catch((e) => e)).resolves.toBeInstanceOf(Conflict);
+    await s.stop();
+  });
+
+  it('retries while nobody answers and succeeds once a responder appears', async () => {
+    const key: ActorKey = { kind: 'install', id: ['late'] };
+    const started = Date.now();
+    let s: { stop(): Promise<void> } | null = null;
+    const timer = setTimeout(() => {
+      s = serveShard({ nc, names, shard: shardOf(key, SHARDS), log, handler: async () => 'here' });
+      stops.push(s);
+    }, 1_000);
+    const reply = await router.ask(key, { type: 'ping' }, { timeoutMs: 5_000 });
+    clearTimeout(timer);
+    await (s as { stop(): Promise<void> } | null)?.stop();
+    expect(reply).toBe('here');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('throws ActorUnavailable at the deadline when nobody ever answers', async () => {
+    const started = Date.now();
+    const err = await router.ask({ kind: 'install', id: ['nobody'] }, { type: 'ping' }, { timeoutMs: 1_200 }).catch((e) => e);
+    const took = Date.now() - started;
+    expect(err).toMatchObject({ kind: 'ActorUnavailable', code: 'unavailable' });
+    expect(took).toBeGreaterThanOrEqual(1_150);
+    expect(took).toBeLessThan(2_000);
+  });
+
+  it('a received but unanswered request is DeadlineExceeded, not retried', async () => {
+    const key: ActorKey = { kind: 'install', id: ['slow'] };
+    let calls = 0;
+    const s = serveShard({
+      nc, names, shard: shardOf(key, SHARDS), log,
+      handler: async () => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 1_500));
+        return 'late';
+      },
+    });
+    stops.push(s);
+    const err = await router.ask(key, { type: 'ping' }, { timeoutMs: 500 }).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'DeadlineExceeded' });
+    expect(calls).toBe(1);
+    await s.stop();
+  });
+
+  it('ids with ".", "*", ">" and spaces reach only their own key', async () => {
+    const ids = ['a', 'a.b', 'a.*', 'a.>', '*', '>', 'a b', ' ', 'a/b', 'ä.ö'];
+    const seen: string[] = [];
+    const s = serveAll(async (req) => {
+      seen.push(req.key);
+      return req.key;
+    });
+    // A plain subscriber on the exact subject of key "a" must see only the ask for "a".
+    const plainA = nc.subscribe(names.actorSubject(shardOf({ kind: 'install', id: ['a'] }, SHARDS), { kind: 'install', id: ['a'] }));
+    let plainHits = 0;
+    void (async () => {
+      for await (const _ of plainA) plainHits++;
+    })();
+    await nc.flush();
+    for (const id of ids) {
+      const key: ActorKey = { kind: 'install', id: [id] };
+      await expect(router.ask(key, { type: 'who' })).resolves.toBe(`install/${id}`);
+    }
+    await nc.flush();
+    expect(seen).toEqual(ids.map((id) => `install/${id}`));
+    expect(plainHits).toBe(1);
+    const subjects = ids.map((id) => names.actorSubject(0, { kind: 'install', id: [id] }));
+    expect(new Set(subjects).size).toBe(ids.length);
+    for (const subj of subjects) expect(subj.split('.').slice(3).every((t) => t !== '*' && t !== '>' && !/\s/.test(t))).toBe(true);
+    plainA.unsubscribe();
+    await s.stop();
+  });
+
+  it('stop() waits for in-flight handlers to reply', async () => {
+    const key: ActorKey = { kind: 'install', id: ['drain'] };
+    const s = serveShard({
+      nc, names, shard: shardOf(key, SHARDS), log,
+      handler: async () => {
+        await new Promise((r) => setTimeout(r, 400));
+        return 'done';
+      },
+    });
+    const pending = router.ask(key, { type: 'ping' }, { timeoutMs: 3_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    await s.stop();
+    await expect(pending).resolves.toBe('done');
+  });
+});

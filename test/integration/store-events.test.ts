@@ -1,0 +1,172 @@
+import type { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../src/store/db.js';
+import { decodeCursor, encodeCursor, insertEvent, listEvents, type NewEvent } from '../../src/store/events.js';
+import { createInstall, type Install } from '../../src/store/installs.js';
+import { createTenant } from '../../src/store/tenants.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+
+let pool: Pool;
+beforeAll(() => {
+  pool = createPool(testDatabaseUrl(), { max: 3 });
+});
+afterAll(async () => {
+  await pool.end();
+});
+
+async function freshInstall(): Promise<Install> {
+  const { tenant_id } = await createTenant(pool, TEST_MASTER_KEY, 'T');
+  return createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: `T${Math.random()}` });
+}
+
+const ev = (inst: Install, id: string, over: Partial<NewEvent> = {}): NewEvent => ({
+  id,
+  kind: 'message',
+  connector_id: inst.connector_id,
+  install_id: inst.install_id,
+  tenant_id: inst.tenant_id,
+  payload: { text: id },
+  ...over,
+});
+
+async function listAll(inst: Install, limit: number, between?: (page: number) => Promise<void>): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const res = await listEvents(pool, inst.tenant_id, inst.install_id, { limit, cursor });
+    ids.push(...res.events.map((e) => e.id));
+    if (!res.next_cursor) return ids;
+    cursor = res.next_cursor;
+    await between?.(page);
+  }
+  throw new Error('pagination did not end');
+}
+
+describe('events', () => {
+  it('stores an event once; the duplicate reports false', async () => {
+    const inst = await freshInstall();
+    expect(await insertEvent(pool, ev(inst, 'message:C1:1.0'))).toBe(true);
+    expect(await insertEvent(pool, ev(inst, 'message:C1:1.0', { payload: { text: 'changed' } }))).toBe(false);
+    const { rows } = await pool.query('SELECT payload FROM events WHERE install_id = $1', [inst.install_id]);
+    expect(rows).toEqual([{ payload: { text: 'message:C1:1.0' } }]);
+  });
+
+  it('stores payloads with NUL and lone surrogates, in strings and keys', async () => {
+    const inst = await freshInstall();
+    const payload = { text: 'a\u0000b\ud800c', ['k\u0000\udc00']: ['\ud83d'], ok: '😀' };
+    expect(await insertEvent(pool, ev(inst, 'id\u0000', { payload, kind: 'message' }))).toBe(true);
+    const [stored] = (await listEvents(pool, inst.tenant_id, inst.install_id)).events;
+    expect(stored).toMatchObject({ id: 'id', payload: { text: 'ab\ufffdc', ['k\ufffd']: ['\ufffd'], ok: '😀' } });
+  });
+
+  it('stores a webhook-sized payload (about 25 MB) promptly', async () => {
+    const inst = await freshInstall();
+    const diff = 'x'.repeat(1000).concat('\u0000').repeat(24_000);
+    const t = performance.now();
+    expect(await insertEvent(pool, ev(inst, 'big', { payload: { diff, files: [{ name: 'a' }] } }))).toBe(true);
+    expect(performance.now() - t).toBeLessThan(10_000);
+    const { rows } = await pool.query("SELECT length(payload->>'diff') AS n FROM events WHERE install_id = $1", [inst.install_id]);
+    expect(rows[0].n).toBe(24_000_000);
+  });
+
+  it('lists newest first with ISO timestamps and the contract fields', async () => {
+    const inst = await freshInstall();
+    await insertEvent(pool, ev(inst, 'e1', { occurred_at: '2024-05-01T10:00:00Z' }));
+    await insertEvent(pool, ev(inst, 'e2', { kind: 'reaction_added' }));
+    const { events, next_cursor } = await listEvents(pool, inst.tenant_id, inst.install_id);
+    expect(next_cursor).toBeNull();
+    expect(events.map((e) => e.id)).toEqual(['e2', 'e1']);
+    expect(events[1]).toEqual({
+      id: 'e1',
+      kind: 'message',
+      connector_id: 'chatapp',
+      install_id: inst.install_id,
+      tenant_id: inst.tenant_id,
+      occurred_at: '2024-05-01T10:00:00.000Z',
+      received_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      payload: { text: 'e1' },
+    });
+    expect(events[0]!.occurred_at).toBeNull();
+    const kinds = await listEvents(pool, inst.tenant_id, inst.install_id, { kind: 'reaction_added' });
+    expect(kinds.events.map((e) => e.id)).toEqual(['e2']);
+  });
+
+  it('shows nothing to another tenant or for a malformed id', async () => {
+    const inst = await freshInstall();
+    const other = await freshInstall();
+    await insertEvent(pool, ev(inst, 'e1'));
+    expect((await listEvents(pool, other.tenant_id, inst.install_id)).events).toEqual([]);
+    expect((await listEvents(pool, inst.tenant_id, 'nope')).events).toEqual([]);
+  });
+
+  it('paginates without loss or repeat while new events arrive between pages', async () => {
+    const inst = await freshInstall();
+    const original = Array.from({ length: 23 }, (_, i) => `old-${i}`);
+    for (const id of original) await insertEvent(pool, ev(inst, id));
+    let n = 0;
+    const seen = await listAll(inst, 5, async () => {
+      await insertEvent(pool, ev(inst, `new-${n++}`));
+      await insertEvent(pool, ev(inst, `new-${n++}`));
+    });
+    expect(n).toBeGreaterThan(0);
+    expect(seen).toEqual([...original].reverse());
+  });
+
+  it('orders ties in received_at by seq, across page boundaries', async () => {
+    const inst = await freshInstall();
+    await pool.query(
+      `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, received_at, payload)
+       SELECT $1, 'tie-' || g, $2, 'chatapp', 'message', '2024-01-01T00:00:00.123456Z', '{}'
+       FROM generate_series(0, 6) g ORDER BY g`,
+      [inst.install_id, inst.tenant_id],
+    );
+    expect(await listAll(inst, 2)).toEqual(['tie-6', 'tie-5', 'tie-4', 'tie-3', 'tie-2', 'tie-1', 'tie-0']);
+  });
+
+  it('keeps microseconds in the cursor (events 1 µs apart are not skipped)', async () => {
+    const inst = await freshInstall();
+    await pool.query(
+      `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, received_at, payload)
+       SELECT $1, 'us-' || g, $2, 'chatapp', 'message', '2024-01-01T00:00:00.1234Z'::timestamptz + g * interval '1 microsecond', '{}'
+       FROM generate_series(0, 4) g ORDER BY g DESC`,
+      [inst.install_id, inst.tenant_id],
+    );
+    expect(await listAll(inst, 1)).toEqual(['us-4', 'us-3', 'us-2', 'us-1', 'us-0']);
+  });
+
+  it('caps the limit at 500 and refuses a bad limit', async () => {
+    const inst = await freshInstall();
+    await pool.query(
+      `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload)
+       SELECT $1, 'bulk-' || g, $2, 'chatapp', 'message', '{}' FROM generate_series(1, 501) g`,
+      [inst.install_id, inst.tenant_id],
+    );
+    const page = await listEvents(pool, inst.tenant_id, inst.install_id, { limit: 10_000 });
+    expect(page.events).toHaveLength(500);
+    expect(page.next_cursor).not.toBeNull();
+    expect((await listEvents(pool, inst.tenant_id, inst.install_id)).events).toHaveLength(50);
+    await expect(listEvents(pool, inst.tenant_id, inst.install_id, { limit: 0 })).rejects.toMatchObject({ code: 'bad_request' });
+  });
+
+  it('refuses a malformed cursor with BadRequest', async () => {
+    const inst = await freshInstall();
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const bad = [
+      'not a cursor',
+      '!!!',
+      b64({ a: 1 }),
+      b64(['2024-02-30T00:00:00.000000Z', '1']),
+      b64(['2024-01-01T00:00:00.000000Z', '-1']),
+      b64(['2024-01-01T00:00:00.000000Z', '99999999999999999999']),
+      b64(['2024-01-01', '1']),
+      Buffer.from('{').toString('base64url'),
+    ];
+    for (const cursor of bad) {
+      await expect(listEvents(pool, inst.tenant_id, inst.install_id, { cursor }), cursor).rejects.toMatchObject({
+        code: 'bad_request',
+      });
+    }
+    const good = encodeCursor('2024-01-01T00:00:00.000001Z', '7');
+    expect(decodeCursor(good)).toEqual({ receivedAt: '2024-01-01T00:00:00.000001Z', seq: '7' });
+  });
+});
