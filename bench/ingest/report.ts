@@ -1,0 +1,58 @@
+/**
+ * Prints the bench figures: a table for people, one JSON line for the README and for
+ * comparing runs, and the verdict issue 3 asks for (the edge's acknowledgement path must
+ * not be slower than the baseline's).
+ */
+import type { LoadResult } from './load.js';
+import type { Machine } from './machine.js';
+import type { EdgeFigures } from './scenario.js';
+
+export interface BenchFigures {
+  machine: Machine;
+  settings: { durationS: number; connections: number; shards: number; installs: number };
+  baseline?: { saturated: LoadResult; peakRssMiB: number };
+  edge1?: EdgeFigures;
+  edge2?: EdgeFigures;
+  split?: EdgeFigures;
+}
+
+const f = (v: number | null | undefined, digits = 1) => (v == null ? '-' : v.toFixed(digits));
+
+export function printFigures(b: BenchFigures): void {
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const m = b.machine;
+  out(`machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`);
+  out(`settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ${b.settings.shards} shards, ${b.settings.installs} installs`);
+  out('');
+  out('(1 node, 2 nodes: serve with both roles; edge|actors: an edge-only node in front of an actors-only node)');
+  out('run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  peak RSS MiB');
+  const row = (name: string, l: LoadResult, extra: { committedPerS?: number; e2c50?: number | null; e2c99?: number | null; rss: string }) =>
+    out(
+      `${name.padEnd(25)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${extra.rss}`,
+    );
+  if (b.baseline) row('baseline (sign+publish)', b.baseline.saturated, { rss: String(b.baseline.peakRssMiB) });
+  for (const [name, e] of [['1 node', b.edge1], ['2 nodes', b.edge2], ['edge|actors', b.split]] as const) {
+    if (!e) continue;
+    const rss = Object.values(e.peakRssMiB).join(' + ');
+    row(`${name}, saturated`, e.saturated, { committedPerS: e.saturated.committedPerS, e2c50: e.saturated.e2cP50Ms, e2c99: e.saturated.e2cP99Ms, rss });
+    row(`${name}, ${e.paced.rate}/s`, e.paced, { e2c50: e.paced.e2cP50Ms, e2c99: e.paced.e2cP99Ms, rss });
+    if (e.saturated.committed < e.saturated.accepted || e.paced.committed < e.paced.accepted) {
+      out(`  ! ${name}: not every accepted event was committed within the drain timeout`);
+    }
+  }
+  if (b.baseline) {
+    const base = b.baseline.saturated;
+    out('');
+    for (const [name, e] of [['1 node', b.edge1], ['edge-only node', b.split]] as const) {
+      if (!e) continue;
+      const edge = e.saturated;
+      const slower = edge.acceptedPerS < base.acceptedPerS * 0.95 || edge.ackP99Ms > base.ackP99Ms * 1.05;
+      out(
+        `edge (${name}) vs baseline, saturated: ${f((edge.acceptedPerS / base.acceptedPerS) * 100, 0)}% of the baseline's accepted/s, ` +
+          `ack p99 ${f(edge.ackP99Ms)} vs ${f(base.ackP99Ms)} ms: ${slower ? 'SLOWER than the baseline' : 'not slower than the baseline'}`,
+      );
+    }
+  }
+  out('');
+  out(`bench ingest figures: ${JSON.stringify(b)}`);
+}

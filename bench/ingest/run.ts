@@ -1,0 +1,145 @@
+/**
+ * bench/ingest (issue 3 "Benchmark"): signed GitHub webhooks → edge → JetStream →
+ * shard consumer → Postgres, on one node and on two, against the baseline of a minimal
+ * Fastify route that verifies the signature and awaits one JetStream publish.
+ *
+ *   npm run bench -- [--duration 15] [--connections 16] [--only baseline,edge1,edge2,split]
+ *                    [--shards 16] [--keep-db]
+ *
+ * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
+ * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
+ * nats://127.0.0.1:4222; a fresh namespace, its streams deleted at the end). Prints the
+ * figures as a table and as one JSON line.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createBenchDb, seedInstalls } from './bench-db.js';
+import { describeMachine } from './machine.js';
+import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
+import { printFigures, type BenchFigures } from './report.js';
+import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '15' },
+    connections: { type: 'string', default: '16' },
+    only: { type: 'string', default: 'baseline,edge1,edge2,split' },
+    shards: { type: 'string', default: '16' },
+    'keep-db': { type: 'boolean', default: false },
+  },
+});
+const durationS = Number(args.duration);
+const connections = Number(args.connections);
+const shards = Number(args.shards);
+const only = new Set(args.only.split(','));
+if (!(durationS > 0 && durationS <= 120) || !(connections > 0 && connections <= 512) || !(shards >= 1 && shards <= 256)) {
+  throw new Error('--duration must be 1-120 s, --connections 1-512, --shards 1-256');
+}
+
+const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const runId = randomBytes(3).toString('hex');
+const masterKey = randomBytes(32).toString('base64url');
+const secret = randomBytes(20).toString('hex');
+const installationIds = Array.from({ length: 32 }, (_, i) => 91_000_001 + i);
+const settings: ScenarioSettings = { secret, installationIds, connections, durationS, drainTimeoutS: 120 };
+
+const db = await createBenchDb(adminUrl, args['keep-db']);
+const nc = await connect({ servers: natsUrl, name: 'bench-ingest' });
+const namespaces: string[] = [];
+const children: Child[] = [];
+
+function nodeEnv(namespace: string): Record<string, string> {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    DATABASE_URL: db.url,
+    NATS_URL: natsUrl,
+    SERVICE_NAMESPACE: namespace,
+    SERVICE_MASTER_KEY: masterKey,
+    SERVICE_SHARDS: String(shards),
+    LOG_LEVEL: 'warn',
+    // The five code-host settings (spec §8); the API and indexer URLs point at a closed
+    // local port: `issues` webhooks make no upstream call, and nothing may leave the host.
+    CODEHOST_CONNECTOR_ENABLED: 'true',
+    CODEHOST_APP_ID: '424242',
+    CODEHOST_APP_PRIVATE_KEY_PEM: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    CODEHOST_WEBHOOK_SECRET: secret,
+    CODEHOST_API_URL: 'http://127.0.0.1:9',
+    SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:9/indexer/{install}/{repo}',
+  };
+}
+
+/**
+ * Start one node per entry of `roles` (`edge,actors`, `edge` or `actors`), wait until the
+ * edges are ready and every shard has an owner; with several actor hosts, until the shards
+ * are evenly shared. Returns the nodes that serve HTTP (the load's targets) and all nodes.
+ */
+async function cluster(tag: string, roles: string[]): Promise<{ edges: Child[]; all: Child[] }> {
+  const namespace = `bench_${runId}_${tag}`;
+  namespaces.push(namespace);
+  const env = nodeEnv(namespace);
+  const all: Child[] = [];
+  for (const [i, r] of roles.entries()) {
+    const n = await startNode(`bench-${tag}-${i + 1}`, env, r);
+    children.push(n);
+    all.push(n);
+  }
+  const edges = all.filter((_, i) => roles[i]!.includes('edge'));
+  // /readyz: NATS and Postgres reachable and every shard of the deployment owned.
+  await Promise.all(edges.map((n) => waitFor(n, '/readyz', 60_000)));
+  const hosts = all.filter((_, i) => roles[i] === 'edge,actors');
+  const end = Date.now() + 60_000;
+  while (hosts.length > 1) {
+    const owned = await Promise.all(hosts.map(shardsOwned));
+    const known = owned.filter((o): o is number => o !== null);
+    if (known.length === hosts.length && known.reduce((a, b) => a + b, 0) === shards && Math.max(...known) - Math.min(...known) <= 1) break;
+    if (Date.now() > end) throw new Error(`shards not balanced across ${hosts.length} nodes: ${owned.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return { edges, all };
+}
+
+async function cleanup(): Promise<void> {
+  await Promise.all(children.map((c) => stop(c).catch(() => undefined)));
+  const jsm = await jetstreamManager(nc);
+  for await (const s of jsm.streams.list()) {
+    const name = s.config.name;
+    if (namespaces.some((ns) => name.startsWith(`${ns}_`) || name.startsWith(`KV_${ns}_`))) await jsm.streams.delete(name).catch(() => false);
+  }
+  await nc.close();
+  await db.drop();
+}
+
+const figures: BenchFigures = {
+  machine: await describeMachine(db.pool, (nc as NatsConnection).info?.version ?? 'unknown'),
+  settings: { durationS, connections, shards, installs: installationIds.length },
+};
+try {
+  await seedInstalls(db.pool, masterKey, installationIds);
+  if (only.has('baseline')) {
+    const namespace = `bench_${runId}_base`;
+    namespaces.push(namespace);
+    const b = await startBaseline({ NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret });
+    children.push(b);
+    await waitFor(b, '/healthz', 30_000);
+    figures.baseline = await runBaseline(settings, b);
+    await stop(b);
+  }
+  const topologies = [
+    ['edge1', ['edge,actors']],
+    ['edge2', ['edge,actors', 'edge,actors']],
+    // An edge-only node in front of an actors-only node (`serve --roles`, INTERFACE §1).
+    ['split', ['edge', 'actors']],
+  ] as const;
+  for (const [tag, roles] of topologies) {
+    if (!only.has(tag)) continue;
+    const { edges, all } = await cluster(tag, [...roles]);
+    figures[tag] = await runEdge(settings, edges, all, db.pool, tag);
+    await Promise.all(all.map((n) => stop(n)));
+  }
+  printFigures(figures);
+} finally {
+  await cleanup();
+}

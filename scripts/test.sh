@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine (README "Run the tests"; .ci/run calls exactly this).
+# Uses DATABASE_URL / NATS_URL when set; otherwise the local servers on their standard
+# ports, starting Postgres and nats-server first when they are installed but stopped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'test.sh: %s\n' "$*" >&2; }
+tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+if [ -z "${DATABASE_URL:-}" ]; then
+  if ! tcp_open 127.0.0.1 5432; then
+    if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+      say "starting the local Postgres cluster"
+      pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+    fi
+    for _ in $(seq 1 30); do tcp_open 127.0.0.1 5432 && break; sleep 1; done
+    if ! tcp_open 127.0.0.1 5432; then
+      if docker info >/dev/null 2>&1; then
+        say "no local Postgres; a Docker engine is here, so testcontainers will start Postgres and NATS"
+        export TEST_USE_CONTAINERS=1
+      else
+        say "no Postgres on 127.0.0.1:5432 and none could be started; set DATABASE_URL"; exit 1
+      fi
+    fi
+  fi
+  [ "${TEST_USE_CONTAINERS:-}" = 1 ] || export TEST_ADMIN_DATABASE_URL="${TEST_ADMIN_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
+fi
+
+if [ -z "${NATS_URL:-}" ] && [ "${TEST_USE_CONTAINERS:-}" != 1 ]; then
+  if ! tcp_open 127.0.0.1 4222; then
+    NATS_BIN="$(command -v nats-server || echo /usr/sbin/nats-server)"
+    if [ -x "$NATS_BIN" ]; then
+      say "starting nats-server with JetStream on 127.0.0.1:4222"
+      mkdir -p /var/lib/nats-server 2>/dev/null || true
+      if command -v start-stop-daemon >/dev/null 2>&1; then
+        start-stop-daemon --start --oknodo --background --exec "$NATS_BIN" -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log
+      else
+        nohup "$NATS_BIN" -a 127.0.0.1 -p 4222 -js -sd "${TMPDIR:-/tmp}/nats-js" >/dev/null 2>&1 &
+      fi
+    fi
+    for _ in $(seq 1 30); do tcp_open 127.0.0.1 4222 && break; sleep 1; done
+    if ! tcp_open 127.0.0.1 4222; then
+      if docker info >/dev/null 2>&1; then
+        say "no local NATS; a Docker engine is here, so testcontainers will start Postgres and NATS"
+        export TEST_USE_CONTAINERS=1
+      else
+        say "no NATS on 127.0.0.1:4222 and none could be started (apt-get install nats-server); set NATS_URL"; exit 1
+      fi
+    fi
+  fi
+  [ "${TEST_USE_CONTAINERS:-}" = 1 ] || export NATS_URL="nats://127.0.0.1:4222"
+fi
+
+[ -d node_modules ] || npm ci
+npm run build
+npx tsc -p tsconfig.json --noEmit
+exec npx vitest run "$@"
