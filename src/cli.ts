@@ -12,6 +12,7 @@ import { migrate } from './store/migrate.js';
 import { createTenant } from './store/tenants.js';
 import { createUser } from './store/users.js';
 import { runDev } from './dev/run-dev.js';
+import { stopSignal } from './signals.js';
 
 class UsageError extends Error {}
 
@@ -89,8 +90,9 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const roles = parseRoles(rolesArg ?? 'edge,actors');
   const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
   const log = createLogger({ level: config.logLevel, node: config.nodeId });
+  const stop = stopSignal();
   const node = await startNode(config, { roles, log });
-  await untilSignal();
+  await stop;
   await node.stop();
 }
 
@@ -100,19 +102,6 @@ export function parseRoles(v: string): Role[] {
     throw new UsageError('--roles must be a comma-separated list of edge, actors');
   }
   return [...new Set(roles)] as Role[];
-}
-
-/** Resolves on the first SIGINT/SIGTERM; a second one exits at once. */
-export function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const once = () => {
-      process.once('SIGINT', () => process.exit(130));
-      process.once('SIGTERM', () => process.exit(143));
-      resolve();
-    };
-    process.once('SIGINT', once);
-    process.once('SIGTERM', once);
-  });
 }
 
 function flags(args: string[], spec: Record<string, boolean>): Record<string, string | undefined> {

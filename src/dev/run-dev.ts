@@ -16,13 +16,16 @@ import { migrate } from '../store/migrate.js';
 import { createTenant, findTenantByApiKey } from '../store/tenants.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { startNatsChild } from './nats-child.js';
+import { stopSignal } from '../signals.js';
 
 interface DemoTenant {
   tenant_id: string;
   api_key: string;
 }
 
-export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<void> = defaultUntil): Promise<void> {
+export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknown> = stopSignal): Promise<void> {
+  // Listen for the stop signal before starting anything (see signals.ts).
+  const stopped = until();
   const dir = resolve(env.SERVICE_DEV_DIR ?? '.data/dev');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const masterKey = env.SERVICE_MASTER_KEY ?? readOrCreate(join(dir, 'master.key'), () => randomBytes(32).toString('base64url'));
@@ -47,7 +50,7 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<void> 
     const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
     const node = await startNode(config, { roles: ['edge', 'actors'], log });
     process.stdout.write(`${JSON.stringify({ url: node.url, tenant_id: tenant.tenant_id, api_key: tenant.api_key, data_dir: dir })}\n`);
-    await until();
+    await stopped;
     await node.stop();
   } finally {
     await cleanup();
@@ -75,9 +78,4 @@ function readOrCreate(file: string, make: () => string): string {
   const v = make();
   writeFileSync(file, v, { mode: 0o600 });
   return v;
-}
-
-async function defaultUntil(): Promise<void> {
-  const { untilSignal } = await import('../cli.js');
-  await untilSignal();
 }

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exited, startCli } from '../support/cli.js';
+import { BIN, exited, startCli } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connectors-dev-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,4 +48,14 @@ describe('connectors dev', () => {
     expect(await exited(again.child, 60_000)).toBe(0);
     expect(childrenOf(dir)).toEqual([]);
   }, 240_000);
+
+  it('a SIGTERM while it is still starting ends in the same clean stop', async () => {
+    const env = { SERVICE_DEV_DIR: dir, PORT: '0', SERVICE_SHARDS: '4' };
+    const child = spawn(process.execPath, [BIN, 'dev'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+    // Long enough to be past Node's start-up and into the embedded servers' start.
+    await new Promise((r) => setTimeout(r, 700));
+    child.kill('SIGTERM');
+    expect(await exited(child, 60_000)).toBe(0);
+    expect(childrenOf(dir)).toEqual([]);
+  }, 120_000);
 });
