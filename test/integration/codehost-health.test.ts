@@ -32,6 +32,17 @@ const health = async (installId: string, node = h.node, auth = t.auth) => {
   return { status: res.status, json: (await res.json()) as Record<string, any> };
 };
 
+/** The admin install starts the PR-diff backfill; let its GitHub calls finish first. */
+async function backfillSettled(installId: string): Promise<void> {
+  for (const until = Date.now() + 20_000; Date.now() < until; ) {
+    const res = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}`, { headers: t.auth });
+    const state = ((await res.json()) as { backfill?: { state?: string } }).backfill?.state;
+    if (state === 'complete' || state === 'failed') return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`backfill of ${installId} did not settle`);
+}
+
 describe('codehost health', () => {
   it('skeleton while the connector is not enabled and fully configured', async () => {
     const tenant = await off.tenant('skeleton');
@@ -54,6 +65,7 @@ describe('codehost health', () => {
   it('healthy with github_installation_id after GET /app and GET /app/installations/{id} as the App', async () => {
     const id = ++next;
     const installId = await h.install(t, id);
+    await backfillSettled(installId);
     const before = h.gh.calls.length;
     const r = await health(installId);
     expect(r).toMatchObject({ status: 200, json: { install_id: installId, connector_id: 'codehost', status: 'healthy', github_installation_id: id } });
