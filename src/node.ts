@@ -101,10 +101,18 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
 
   const feed = createChangeFeed(nc, n, log);
   const kernel = new Kernel({ log });
-  kernel.register(installActor({ pool, drivers, project: projectEvent, onCommitted: feed.publish }));
+  let runtimeMetrics: RuntimeMetrics | null = null;
+  kernel.register(
+    installActor({
+      pool,
+      drivers,
+      project: projectEvent,
+      onCommitted: feed.publish,
+      onDropped: (install, drop) => runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
+    }),
+  );
   for (const m of modules) for (const def of m.actors) kernel.register(def);
 
-  let runtimeMetrics: RuntimeMetrics | null = null;
   let shards: ShardManager | null = null;
   let host: ShardHost | null = null;
   if (roles.has('actors')) {

@@ -5,7 +5,7 @@
  * the activation only caches the install row.
  */
 import { BadConfig, Conflict, NotConfigured } from '../errors.js';
-import type { ConnectorDriver, DriverContext, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
+import type { ConnectorDriver, DriverContext, DriverRegistry, EmitReceipt, SelfEmitDrop } from '../connectors/driver.js';
 import type { IngestEvent } from '../runtime/ingest-stream.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
@@ -14,6 +14,7 @@ import { eventExists, insertEvent } from '../store/events.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
+import type { Logger } from '../log.js';
 
 export interface InstallState {
   install: Install | null;
@@ -22,10 +23,12 @@ export interface InstallState {
 export interface InstallPorts {
   pool: pg.Pool;
   drivers: DriverRegistry;
-  /** Graph projection inside the ingest transaction (INTERFACE §5); returns what changed. */
-  project?(tx: Queryable, install: Install, event: IngestEvent): Promise<GraphChange[]>;
+  /** Graph projection inside the ingest transaction (INTERFACE §5); returns what changed. Warns on `log`. */
+  project?(tx: Queryable, install: Install, event: IngestEvent, log: Logger): Promise<GraphChange[]>;
   /** After the ingest transaction committed (graph change feed). */
   onCommitted?(install: Install, changes: GraphChange[]): void;
+  /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
+  onDropped?(install: Install, drop: SelfEmitDrop): void;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
@@ -61,9 +64,10 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         }
         const driver = ports.drivers.get(install.connector_id);
         const changes: GraphChange[] = [];
-        const stored = await withTx(ports.pool, async (tx: Queryable) => {
+        const { stored, dropped } = await withTx(ports.pool, async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {
           changes.length = 0; // withTx may retry the whole transaction
-          if (driver?.ingest && !(await driver.ingest(tx, driverCtx(ctx, install), msg.event))) return false;
+          const drop = (await driver?.ingest?.(tx, driverCtx(ctx, install), msg.event)) ?? null;
+          if (drop !== null) return { stored: false, dropped: drop };
           const ev = msg.event;
           const inserted = await insertEvent(tx, {
             id: ev.id,
@@ -76,10 +80,12 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
           });
           // The event row and its projection commit together, so a replay (inserted=false)
           // finds the projection already done.
-          if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev)));
-          return inserted;
+          if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev, ctx.log)));
+          return { stored: inserted, dropped: null };
         });
         if (changes.length > 0) ports.onCommitted?.(install, changes);
+        // Counted only now: a rolled-back or retried transaction dropped nothing yet.
+        if (dropped !== null) ports.onDropped?.(install, dropped);
         // Kept events only; a dropped one (self-emit filter) has no side effects.
         if (driver?.afterCommit && (stored || (await eventExists(ports.pool, install.install_id, msg.event.id)))) {
           await driver.afterCommit(driverCtx(ctx, install), msg.event, { inserted: stored });

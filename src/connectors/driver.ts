@@ -22,6 +22,12 @@ export interface EmitReceipt {
   emitted_at: string;
 }
 
+/** Why the self-emit filter dropped an inbound event (spec §6.3): its tier and a reason for the log. */
+export interface SelfEmitDrop {
+  tier: 1 | 2;
+  reason: string;
+}
+
 export interface HealthReport {
   status: string;
   [k: string]: unknown;
@@ -37,10 +43,11 @@ export interface ConnectorDriver {
   /** Extra local steps inside the uninstall transaction (e.g. releasing a workspace claim). */
   uninstallLocally?(tx: Queryable, ctx: DriverContext): Promise<void>;
   /**
-   * Self-emit filters and projection, inside the ingest transaction. Returns false to drop
-   * the event (it is then not stored); the drop is atomic with the transaction.
+   * The self-emit filters, inside the ingest transaction: null keeps the event, a
+   * `SelfEmitDrop` drops it (it is then not stored); the drop is atomic with the
+   * transaction, and the install actor counts it once that committed (INTERFACE §8.20).
    */
-  ingest?(tx: Queryable, ctx: DriverContext, event: IngestEvent): Promise<boolean>;
+  ingest?(tx: Queryable, ctx: DriverContext, event: IngestEvent): Promise<SelfEmitDrop | null>;
   /**
    * Side effects of an inbound event (PR summary comment, slash-command reply), run by the
    * install actor after the ingest transaction committed — also for a redelivered event

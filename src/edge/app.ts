@@ -27,7 +27,12 @@ export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
 
 /** What the edge needs from the actor runtime: request/reply to an actor key. */
 export interface ActorAsk {
-  ask<T = unknown>(key: ActorKey, msg: { type: string } & Record<string, unknown>, opts?: { timeoutMs?: number }): Promise<T>;
+  /**
+   * `idempotent: true` only where running the message twice is harmless (reads, `health`,
+   * `refresh`, `resume`): a request its node never answered (it died) is resent to the
+   * shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
+   */
+  ask<T = unknown>(key: ActorKey, msg: { type: string } & Record<string, unknown>, opts?: { timeoutMs?: number; idempotent?: boolean }): Promise<T>;
 }
 
 export interface EdgeDeps {

@@ -16,6 +16,8 @@ export interface RuntimeMetrics {
   ingestCommit: Histogram;
   /** From the stream storing an event to its Postgres commit. */
   eventToCommit: Histogram;
+  /** Self-emitted events dropped by a connector's filter, counted after commit (INTERFACE §8.20). */
+  ingestDropped: Counter<'connector' | 'tier'>;
 }
 
 export function registerRuntimeMetrics(
@@ -90,5 +92,11 @@ export function registerRuntimeMetrics(
   return {
     ingestCommit: new Histogram({ name: 'service_ingest_commit_seconds', help: 'Install actor ingest handler time', buckets, registers }),
     eventToCommit: new Histogram({ name: 'service_ingest_event_to_commit_seconds', help: 'Stream store to Postgres commit', buckets, registers }),
+    ingestDropped: new Counter({
+      name: 'service_ingest_dropped_total',
+      help: 'Inbound events dropped by the self-emit filters, by connector and tier (spec §6.3)',
+      labelNames: ['connector', 'tier'],
+      registers,
+    }),
   };
 }

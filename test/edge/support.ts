@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.js';
-import { buildEdge, type ActorAsk } from '../../src/edge/app.js';
+import { buildEdge, type ActorAsk, type EdgeDeps } from '../../src/edge/app.js';
 import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
@@ -15,7 +15,7 @@ export interface Asked {
   msg: { type: string } & Record<string, unknown>;
 }
 
-export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true })) {
+export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true }), plugins?: EdgeDeps['plugins']) {
   const pool = createPool(testDatabaseUrl());
   const asked: Asked[] = [];
   const actors: ActorAsk = {
@@ -34,6 +34,7 @@ export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: t
     resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),
     ready: async () => ({ ready, checks: { nats: ready, postgres: true, shards: ready } }),
     metrics: createEdgeMetrics(createMetricsRegistry()),
+    plugins,
   });
   const tenant = async (name = 'acme') => {
     const t = await createTenant(pool, TEST_MASTER_KEY, name);

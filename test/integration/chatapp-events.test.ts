@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageChangedEvent, messageDeletedEvent, messageEvent, reactionEvent, signedHeaders } from '../fakes/slack-events.js';
 import { allEvents, emit, eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { scrapeSample } from '../support/metrics.js';
 
 let s: ChatStack;
 let team: FakeTeam;
@@ -134,6 +135,8 @@ describe('chatapp events over HTTP', () => {
   });
 
   it('never ingests our own posted message echoed back (tier 1), nor a mirror of it without author fields (tier 2)', async () => {
+    const droppedSoFar = (tier: string) => scrapeSample(s.node.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+    const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     // Tier 2 alone: a mirror tool re-posts our message with the author fields stripped and a human's user id.
     const first = await emit(s.node.url, tenant, installId, 'chatapp.message', { channel_id: ch.channel.id, text: 'mirrored' });
     expect(first.status).toBe(200);
@@ -164,6 +167,11 @@ describe('chatapp events over HTTP', () => {
       expect(all.filter((e) => [ts, mirroredTs].includes(e.payload.ts as string) || e.payload.item_ts === ts)).toEqual([]);
       expect(all.filter((e) => e.payload.text === 'ours, posted elsewhere')).toEqual([]);
       expect(s.slack.posted.some((p) => p.ts === ts)).toBe(true);
+      // INTERFACE §8.20: every drop is counted, by tier: the echo, our reaction and the three
+      // bot-authored messages (tier 1), the mirror (tier 2). The echo travels on its own, so wait for it.
+      await eventually(async () => (await droppedSoFar('1')) - before.tier1 >= 5, 10_000, 'tier-1 drops counted');
+      expect((await droppedSoFar('1')) - before.tier1).toBe(5);
+      expect((await droppedSoFar('2')) - before.tier2).toBe(1);
     } finally {
       s.slack.echo = null;
     }

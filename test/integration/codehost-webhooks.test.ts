@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../../src/connectors/codehost/sentinels.js';
 import { examplePayload, forInstallation, sign, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
 import { testNatsUrl } from '../support/env.js';
+import { scrapeSample } from '../support/metrics.js';
 
 let h: CodehostHarness;
 let nc: NatsConnection;
@@ -149,6 +150,8 @@ describe('codehost self-emit filters on the live path (spec §6.3)', () => {
     const ownId = Number(((await emitted.json()) as { provider_id: string }).provider_id);
 
     const review = forInstallation(examplePayload('pull_request_review_comment', 'created'), id) as { comment: Record<string, unknown> };
+    const droppedSoFar = (tier: string) => scrapeSample(h.node.url, 'service_ingest_dropped_total', { connector: 'codehost', tier });
+    const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     const dropped = {
       bot: await send('issue_comment', comment({ body: 'a bot wrote this' }, 'Bot')),
       summary: await send('issue_comment', comment({ body: `${PR_SUMMARY_SENTINEL}\nsummary` })),
@@ -160,6 +163,10 @@ describe('codehost self-emit filters on the live path (spec §6.3)', () => {
     const kept = await send('issue_comment', comment({ body: 'a person wrote this' }));
     await until('kept comment stored', async () => (await stored(t, installId, kept))[0]);
     for (const [what, delivery] of Object.entries(dropped)) expect(await stored(t, installId, delivery), what).toEqual([]);
+    // INTERFACE §8.20: each drop is counted. One install's events commit in order, so the
+    // kept comment being stored means every drop sent before it has been counted.
+    expect((await droppedSoFar('1')) - before.tier1).toBe(4);
+    expect((await droppedSoFar('2')) - before.tier2).toBe(1);
 
     async function send(event: string, payload: unknown): Promise<string> {
       const delivery = randomUUID();

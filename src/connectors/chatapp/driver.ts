@@ -120,16 +120,16 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
     },
 
     async ingest(tx, ctx, event) {
-      if (!CHAT_KINDS.has(event.kind) || typeof event.payload !== 'object' || event.payload === null) return true;
+      if (!CHAT_KINDS.has(event.kind) || typeof event.payload !== 'object' || event.payload === null) return null;
       const bot = await identityOf(tx, ctx.install.install_id);
       if (!bot) {
         ctx.log.warn({ eventId: event.id }, 'no bot identity for this install; the self-emit filter cannot run');
-        return true;
+        return null;
       }
       const verdict = await selfEmitVerdict(tx, ctx.install.install_id, bot, event.kind, event.payload as Record<string, unknown>);
-      if (verdict === 'keep') return true;
+      if (verdict === 'keep') return null;
       ctx.log.debug({ eventId: event.id, verdict }, 'self-emit filter dropped our own write');
-      return false;
+      return { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };
     },
   };
 }

@@ -31,11 +31,12 @@ export const chatappModule: ModuleFactory = (deps) => {
   const permits: EmitPermits = {
     take: (teamId, channelId) => deps.actors.ask<Permit>(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
     hold: async (teamId, channelId, retryAfterMs) => {
-      await deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'hold', retryAfterMs }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS });
+      // A hold keeps the later of two deadlines, so running it twice is harmless.
+      await deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'hold', retryAfterMs }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true });
     },
   };
   const startBackfill = async (installId: string) => {
-    await deps.actors.ask(chatBackfillKey(installId), { type: 'resume' }, { timeoutMs: START_BACKFILL_TIMEOUT_MS });
+    await deps.actors.ask(chatBackfillKey(installId), { type: 'resume' }, { timeoutMs: START_BACKFILL_TIMEOUT_MS, idempotent: true });
   };
   const intake: IntakeDeps = {
     pool,
@@ -43,7 +44,7 @@ export const chatappModule: ModuleFactory = (deps) => {
     publish: (event) => deps.publish(event),
     dedup: deps.dedup,
     refreshInstall: async (installId) => {
-      await deps.actors.ask(installKey(installId), { type: 'refresh' }, { timeoutMs: 5_000 });
+      await deps.actors.ask(installKey(installId), { type: 'refresh' }, { timeoutMs: 5_000, idempotent: true });
     },
   };
 

@@ -6,7 +6,7 @@
  * answer `skeleton` (INTERFACE §8.12); emits then answer 501.
  */
 import { NotConfigured } from '../../errors.js';
-import type { ConnectorDriver } from '../driver.js';
+import type { ConnectorDriver, SelfEmitDrop } from '../driver.js';
 import { parseEmit, type CodehostWrite } from './emit-schema.js';
 import { installRefOf, type GithubClients, type InstallRef } from './github-client.js';
 import { checkHealth } from './health.js';
@@ -53,10 +53,12 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
 
     async ingest(tx, ctx, event) {
       // spec §6.3, INTERFACE §8.20: dropped events are not stored.
-      const reason = tier1DropReason(event.kind, event.payload) ?? ((await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log)) ? 'emitted_by_this_install' : null);
-      if (reason === null) return true;
-      ctx.log.debug({ eventId: event.id, kind: event.kind, reason }, 'self-emit echo dropped');
-      return false;
+      let drop: SelfEmitDrop | null = null;
+      const reason = tier1DropReason(event.kind, event.payload);
+      if (reason !== null) drop = { tier: 1, reason };
+      else if (await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log)) drop = { tier: 2, reason: 'emitted_by_this_install' };
+      if (drop !== null) ctx.log.debug({ eventId: event.id, kind: event.kind, reason: drop.reason }, 'self-emit echo dropped');
+      return drop;
     },
 
     async afterCommit(ctx, event, info) {

@@ -51,6 +51,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
     if (install.status !== 'active') {
       return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
     }
-    return ctx.actors.ask(installKey(install.install_id), { type: 'health', tenantId: req.tenantId }, { timeoutMs: 15_000 });
+    // A read: resent to the next owner if its node dies mid-request (INTERFACE §8.24).
+    return ctx.actors.ask(installKey(install.install_id), { type: 'health', tenantId: req.tenantId }, { timeoutMs: 15_000, idempotent: true });
   });
 };
