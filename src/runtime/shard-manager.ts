@@ -16,9 +16,8 @@
  *   (rebalance.ts): above it releases (work first, then the lease), below it creates free
  *   leases, starting from a hash of its id.
  * - `stop()` releases every shard and deletes its lease, so others take over at once.
- *
- * Renewal and fencing run on their own timer, never behind a slow listener call or a
- * round waiting on KV, so a long drain of one shard cannot starve the leases of others.
+ * - Renewal and fencing run on their own timer (lease-keeper.ts), never behind a slow
+ *   listener call or a round waiting on KV.
  */
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -26,6 +25,7 @@ import type { Logger } from '../log.js';
 import type { Names } from './names.js';
 import { checkServerVersion, openKv } from './nats.js';
 import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
+import { keepLeases, type Lease } from './lease-keeper.js';
 import { ensureShardCount, isWrongSequence, listKeys } from './shard-kv.js';
 
 export { ShardCountMismatch } from './shard-kv.js';
@@ -60,25 +60,6 @@ export interface ShardStats {
 
 /** Work stops once this fraction of the TTL passed without a successful renew. */
 export const FENCE_FRACTION = 0.6;
-
-/**
- * starting: lease created, listener.acquire running. running: work runs (owned).
- * releasing: listener.release running, lease still renewed. dropping: work stopped, lease
- * being deleted. lost: fenced or taken; work stopped or being stopped, never renewed.
- */
-type Phase = 'starting' | 'running' | 'releasing' | 'dropping' | 'lost';
-
-interface Lease {
-  shard: number;
-  key: string;
-  value: string;
-  rev: number;
-  /** performance.now() when the last successful write of this lease was sent. */
-  renewedAt: number;
-  phase: Phase;
-  renewing: Promise<void> | null;
-  retry: boolean;
-}
 
 export class ShardManager {
   onChange?: (owned: number[]) => void;
@@ -163,7 +144,9 @@ export class ShardManager {
       this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
     }
     const tickMs = Math.max(10, Math.min(250, Math.floor(this.renewEveryMs / 4)));
-    this.timer = setInterval(() => this.tick(), tickMs);
+    // Every few ms: fence overdue leases, renew those due (lease-keeper.ts; never awaited).
+    const keep = { kv: this.leases, fenceMs: this.fenceMs, renewEveryMs: this.renewEveryMs, lose: (l: Lease, why: string) => this.lose(l, why) };
+    this.timer = setInterval(() => keepLeases(this.held.values(), keep), tickMs);
     await this.runRound();
     this.loopDone = this.loop();
   }
@@ -305,44 +288,6 @@ export class ShardManager {
 
   private async callRelease(shard: number): Promise<void> {
     await this.o.listener.release(shard).catch((err: unknown) => this.log.error({ err, shard }, 'shard release failed'));
-  }
-
-  /** Every few ms: fence overdue leases, renew those due (never awaited here). */
-  private tick(): void {
-    const now = performance.now();
-    for (const l of this.held.values()) {
-      if (l.phase !== 'starting' && l.phase !== 'running' && l.phase !== 'releasing') continue;
-      if (now - l.renewedAt > this.fenceMs) {
-        this.lose(l, 'no successful renew within the safety window; fencing before the lease can expire');
-        continue;
-      }
-      if (!l.renewing && (l.retry || now - l.renewedAt >= this.renewEveryMs)) this.renew(l);
-    }
-  }
-
-  private renew(l: Lease): void {
-    const sentAt = performance.now();
-    l.retry = false;
-    l.renewing = this.leases!.update(l.key, l.value, l.rev)
-      .then(
-        (rev) => {
-          l.rev = rev;
-          l.renewedAt = sentAt;
-        },
-        async (err: unknown) => {
-          l.retry = true;
-          if (!isWrongSequence(err)) return; // transient: retried next tick, fenced if it lasts
-          // A renew that timed out may still have landed: then the key holds our value at a
-          // newer revision. Adopt the revision but not a newer renew time (we cannot know it).
-          const e = await this.leases!.get(l.key).catch(() => undefined);
-          if (e === undefined) return;
-          if (e !== null && e.operation === 'PUT' && e.string() === l.value) l.rev = e.revision;
-          else this.lose(l, 'lease expired or taken by another node');
-        },
-      )
-      .finally(() => {
-        l.renewing = null;
-      });
   }
 
   private changed(): void {
