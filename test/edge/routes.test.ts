@@ -102,14 +102,14 @@ describe('routes', () => {
     expect(f.asked.length).toBe(n);
   });
 
-  it('refuses malformed emit bodies with bad_request', async () => {
+  it('refuses malformed emit bodies with bad_config, unparseable JSON with bad_request', async () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const url = `/api/v1/connectors/installs/${inst.install_id}/emit`;
     for (const payload of [{}, { kind: 'chatapp.message' }, { kind: 1, body: {} }, { kind: 'x', body: [] }, { kind: 'x', body: {}, extra: 1 }]) {
       const res = await f.app.inject({ method: 'POST', url, headers: t.auth, payload });
       expect(res.statusCode).toBe(400);
-      expect(res.json().error.code).toBe('bad_request');
+      expect(res.json().error.code).toBe('bad_config');
     }
     const notJson = await f.app.inject({ method: 'POST', url, headers: { ...t.auth, 'content-type': 'application/json' }, payload: '{"kind":' });
     expect(notJson.statusCode).toBe(400);

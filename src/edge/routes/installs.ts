@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CONNECTOR_IDS } from '../../connectors/catalog.js';
 import { installKey } from '../../runtime/names.js';
 import { listInstalls } from '../../store/installs.js';
+import { BadConfig } from '../../errors.js';
 import type { EdgeContext } from '../app.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
@@ -37,7 +38,13 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
 
   app.post<{ Params: { installId: string } }>('/connectors/installs/:installId/emit', async (req) => {
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
-    const body = parseOrBadRequest(EmitBody, req.body, 'body');
+    // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
+    const parsed = EmitBody.safeParse(req.body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new BadConfig(`body: ${issue.path.length ? issue.path.join('.') : 'body'}: ${issue.message}`);
+    }
+    const body = parsed.data;
     return ctx.actors.ask(
       installKey(install.install_id),
       { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
