@@ -118,7 +118,7 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
     { name: `${ns}_leases`, what: 'KV: shard leases', watch: `nats kv watch ${ns}_leases` },
     { name: `${ns}_nodes`, what: 'KV: node heartbeats', watch: `nats kv watch ${ns}_nodes` },
     { name: `${ns}_meta`, what: 'KV: shard count fixed at first start', watch: `nats kv get ${ns}_meta shards` },
-    { name: `${ns}_cursors`, what: 'KV: backfill cursors', watch: `nats kv watch ${ns}_cursors` },
+    { name: `${ns}_cursors`, what: 'KV: backfill cursors, rate gates, write holds (no expiry)', watch: `nats kv watch ${ns}_cursors` },
     { name: `${ns}_dedup`, what: 'KV: dedup keys and single-flight locks', watch: `nats kv watch ${ns}_dedup` },
     { name: `${ns}.graph.<tenant_id>.changed`, what: 'public change feed', watch: `nats sub '${ns}.graph.*.changed'` },
   ];

@@ -34,7 +34,9 @@ export const codehostModule: ModuleFactory = (deps) => {
   const clients = config.codehost.enabled ? createGithubClients({ config, log, pool, cipher }) : null;
 
   const writer = codehostWriterActor({
-    holds: deps.dedup,
+    // A primary-limit hold can last until the hourly reset: keep it where nothing expires
+    // (the dedup bucket forgets after 10 minutes), so a shard move never forgets it.
+    holds: deps.cursors,
     write: (install, w, signal, actorLog) => {
       if (clients === null) throw new NotConfigured('the code-host connector is not enabled and fully configured');
       return performWrite(clients.forInstall(install), pool, install, w, signal, actorLog);
