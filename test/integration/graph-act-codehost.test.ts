@@ -43,5 +43,21 @@ describe('node actions reach the code host', () => {
     expect(label.status).toBe(200);
     expect(await label.json()).toMatchObject({ kind: 'codehost.label', provider_id: 'Codertocat/Hello-World#2' });
     expect(h.gh.repos.labels.get('Codertocat/Hello-World#2')).toEqual(['needs-review']);
+
+    // Uninstalled: the node stays, marked, and acting on it is refused as for the install.
+    expect((await h.api(`/api/v1/connectors/installs/${installId}`, t, { method: 'DELETE' })).status).toBe(200);
+    const stale = (await (await h.api(`/api/v1/graph/nodes/${pr.id}`, t)).json()) as ApiNode & { source_status: string };
+    expect(stale.source_status).toBe('uninstalled');
+    const refused = await h.api(`/api/v1/graph/nodes/${pr.id}/actions`, t, { body: { action: 'reply', text: 'anyone?' } });
+    expect(refused.status).toBe(409);
+
+    // Reinstalled: the node, not rewritten since, acts through the tenant's new install.
+    const again = await h.install(t, installationId);
+    expect(again).not.toBe(installId);
+    const reply2 = await h.api(`/api/v1/graph/nodes/${pr.id}/actions`, t, { body: { action: 'reply', text: 'back again' } });
+    const receipt2 = (await reply2.json()) as { provider_id: string; install_id: string };
+    expect(reply2.status, JSON.stringify(receipt2)).toBe(200);
+    expect(receipt2.install_id).toBe(again);
+    expect(h.gh.repos.comments.get(Number(receipt2.provider_id))).toMatchObject({ repo: 'Codertocat/Hello-World', issue_number: 2, body: 'back again' });
   });
 });

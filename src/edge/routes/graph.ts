@@ -12,6 +12,7 @@ import { emitForAction, NodeAction } from '../../graph/node-actions.js';
 import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '../../graph/queries.js';
 import { installKey } from '../../runtime/names.js';
 import type { Queryable } from '../../store/db.js';
+import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../app.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
@@ -52,7 +53,7 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     const action = parseOrBadRequest(NodeAction, req.body, 'body');
     const emit = emitForAction(node, action);
     return ctx.actors.ask(
-      installKey(node.install_id),
+      installKey(await actingInstall(ctx.db, req.tenantId, node)),
       { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
       { timeoutMs: ACTION_TIMEOUT_MS },
     );
@@ -63,4 +64,18 @@ async function ownNode(db: Queryable, tenantId: string, nodeId: string): Promise
   const node = await getNode(db, tenantId, nodeId);
   if (!node) throw new NotFound('node not found');
   return node;
+}
+
+/**
+ * The install an action goes through: the node's own (the install that last wrote it)
+ * while it is active; after an uninstall and a reinstall of the same workspace or App
+ * installation, the tenant's active install of it, so a node nobody rewrote yet still
+ * acts. Otherwise the node's own, whose actor answers 409 `install_not_active`.
+ */
+async function actingInstall(db: Queryable, tenantId: string, node: GraphNode): Promise<string> {
+  if (node.source_status === 'active') return node.install_id;
+  const own = await getInstall(db, tenantId, node.install_id);
+  if (!own) return node.install_id;
+  const successor = (await findActiveInstalls(db, own.connector_id, own.external_id)).find((i) => i.tenant_id === tenantId);
+  return successor?.install_id ?? node.install_id;
 }
