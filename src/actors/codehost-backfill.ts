@@ -9,14 +9,23 @@
  *
  * The walker ticks itself through the router (runtime/ticker.ts) and works only while the
  * install is active (spec §3.1). It is started by the admin install and resumed on every
- * shard acquisition for unfinished walks.
+ * shard acquisition for unfinished walks. Repos added to the installation later join the
+ * walk (`addRepos`); a finished walk reopens for them.
  */
 import type pg from 'pg';
 import { AppError, Internal, RateLimited } from '../errors.js';
 import type { ActorAsk } from '../edge/app.js';
 import type { Logger } from '../log.js';
 import type { KvPort } from '../connectors/module.js';
-import { initialCursor, progressOf, SPEC_CAPS, type BackfillCaps, type BackfillCursor } from '../connectors/codehost/backfill/backfill-cursor.js';
+import {
+  finishedCursor,
+  initialCursor,
+  progressOf,
+  queueAddedRepos,
+  SPEC_CAPS,
+  type BackfillCaps,
+  type BackfillCursor,
+} from '../connectors/codehost/backfill/backfill-cursor.js';
 import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
 import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
@@ -198,6 +207,39 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     return { retryInMs: Math.round(wait), code: e.code };
   };
 
+  /**
+   * Repos added to the installation (`installation_repositories.added`): their PRs join the
+   * walk. A walk under way queues them (its listing may have passed them); a finished walk
+   * reopens for them alone; a walk with no committed step lists them anyway; a failed walk
+   * stays failed (its reason stays on the record). Replays queue nothing twice.
+   */
+  const addRepos = async (ctx: ActorContext<State>, msg: { repoIds?: unknown }): Promise<Record<string, unknown>> => {
+    const installId = ctx.key.id[0]!;
+    const install = await getInstallById(ports.pool, installId);
+    if (!install || install.connector_id !== 'codehost' || install.status !== 'active') return { queued: 0, reason: 'install not active' };
+    const ids = (Array.isArray(msg.repoIds) ? msg.repoIds : []).filter((id): id is number => Number.isSafeInteger(id) && (id as number) > 0);
+    const state = install.backfill.state;
+    if (state === 'failed') return { queued: 0, reason: 'the walk failed' };
+    const reopen = state === 'complete';
+    if (!reopen && ctx.state.cursor === null) return { queued: 0, reason: 'no step committed yet; the listing includes them' };
+    const { cursor, queued, dropped } = queueAddedRepos(reopen ? finishedCursor(install.backfill) : ctx.state.cursor!, ids, caps);
+    if (dropped.length > 0) ctx.log.warn({ dropped: dropped.length }, 'pending-repo queue full; added repos not queued for the PR-diff backfill');
+    if (queued.length === 0) return { queued: 0 };
+    if (reopen) {
+      // The state first: a crash before the cursor is written leaves a running walk with no
+      // cursor, which a resume walks from the start (added repos included; ids absorb repeats).
+      await setBackfill(ports.pool, installId, 'running', progress(cursor));
+      await ports.cursors.delete(storeKey(installId));
+      ctx.state.cursor = null;
+      ctx.state.revision = null;
+    }
+    // Another activation committed meanwhile (a lease overlap): the caller's redelivery retries on the reloaded cursor.
+    if (!(await save(ctx, cursor))) throw new Internal('the backfill cursor changed while adding repos; retry');
+    await setBackfill(ports.pool, installId, 'running', progress(cursor));
+    if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
+    return { queued: queued.length };
+  };
+
   return {
     kind: CODEHOST_BACKFILL_KIND,
     // Longer than the ticker's longest sleep (5 min), so an unfinished walk never idles out.
@@ -217,6 +259,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
         if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
         return { ok: true };
       },
+      addRepos,
       async tick(ctx) {
         try {
           return await tick(ctx);

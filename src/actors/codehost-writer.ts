@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimited } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KvPort } from '../connectors/module.js';
-import { parseEmit, type CodehostWrite } from '../connectors/codehost/emit-schema.js';
+import { parseWrite, type CodehostWrite } from '../connectors/codehost/emit-schema.js';
 import type { InstallRef } from '../connectors/codehost/github-client.js';
 import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
 import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../connectors/codehost/write-pacer.js';
@@ -69,7 +69,7 @@ export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition
       async write(ctx, msg: CodehostWriteMessage): Promise<WriteOutcome> {
         // Re-validated: the message crossed NATS from a node that may run another version.
         const { kind, ...body } = msg.write;
-        const w = parseEmit(kind, body);
+        const w = parseWrite(kind, body);
         const now = Date.now();
         const budget = Math.min(maxWaitMs, ctx.deadline - now - upstreamBudgetMs);
         const slot = ctx.state.pacer.reserve(now, budget);

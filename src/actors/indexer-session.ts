@@ -14,6 +14,13 @@
  *   lock that lapses between successful polls marks the index `failed`. The actor itself is
  *   single-activation cluster-wide (shard leases); the lock is about the daemon's liveness,
  *   and a new owner after a shard move takes it over on its first poll.
+ * - A failed index (daemon error, refused URL, no token, lapsed lock, `failed` status) is
+ *   retried on the ticker with backoff (`index-outcome.ts`), its schedule on the row so a
+ *   shard move resumes it; bounded, and never for an install that is no longer active.
+ * - An install that is no longer active (uninstalled) is not followed: the first tick that
+ *   sees it releases the lock, drops the retry and stops the ticker, without a daemon call
+ *   (INTERFACE §6 has no stop call). A repo removed from the installation has no row and
+ *   is refused admission (`repo-index-state.ts`), so its ticks find nothing to do.
  */
 import type pg from 'pg';
 import type { ActorAsk } from '../edge/app.js';
@@ -21,12 +28,14 @@ import type { Logger } from '../log.js';
 import { callTool, indexStatus, syncIndex, type ToolName } from '../connectors/codehost/indexer/daemon-client.js';
 import { daemonUrl } from '../connectors/codehost/indexer/daemon-url.js';
 import type { RpcFailureKind } from '../connectors/codehost/indexer/json-rpc.js';
+import { DEFAULT_RETRY_POLICY, failedPatch, readyPatch, UNFOLLOWED_PATCH } from '../connectors/codehost/indexer/index-outcome.js';
+import { describeUpstream } from '../connectors/codehost/upstream-error.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
 import { createTicker, type Ticker } from '../runtime/ticker.js';
 import { getListedRepo } from '../store/backfill-repos.js';
 import { getInstallById, type Install } from '../store/installs.js';
-import { admitRepo, getIndexState, updateIndexState, type RepoIndexState } from '../store/repo-index-state.js';
+import { admitRepo, getIndexState, updateIndexState, type IndexStatePatch, type RepoIndexState } from '../store/repo-index-state.js';
 
 export const INDEXER_SESSION_KIND = 'indexer';
 
@@ -43,6 +52,12 @@ export interface IndexerTimings {
   maxPollMs: number;
   /** spec §8: the 5-minute default lock, extended on every poll while indexing. */
   lockMs: number;
+  /** First automatic retry of a failed index (doubling from there). */
+  retryBaseMs: number;
+  /** Longest wait between automatic retries. */
+  retryMaxMs: number;
+  /** Automatic retries in a row before the session waits for a push or slash command. */
+  maxRetries: number;
 }
 
 export const DEFAULT_INDEXER_TIMINGS: IndexerTimings = {
@@ -51,6 +66,9 @@ export const DEFAULT_INDEXER_TIMINGS: IndexerTimings = {
   firstPollMs: 2_000,
   maxPollMs: 30_000,
   lockMs: 5 * 60_000,
+  retryBaseMs: DEFAULT_RETRY_POLICY.baseMs,
+  retryMaxMs: DEFAULT_RETRY_POLICY.maxMs,
+  maxRetries: DEFAULT_RETRY_POLICY.maxRetries,
 };
 
 export interface IndexerSessionPorts {
@@ -77,12 +95,12 @@ export interface RepoHint {
 
 export type SyncAnswer =
   | { status: 'indexing' | 'ready' | 'failed'; error?: string }
-  | { status: 'unchanged' | 'inactive' }
+  | { status: 'unchanged' | 'inactive' | 'removed' }
   | { status: 'capped'; used: number; cap: number };
 
 export type ToolAnswer =
   | { ok: true; text: string }
-  | { ok: false; kind: RpcFailureKind | 'capped' | 'no_daemon' | 'inactive'; message: string };
+  | { ok: false; kind: RpcFailureKind | 'capped' | 'removed' | 'no_daemon' | 'inactive'; message: string };
 
 interface State {
   ticker: Ticker;
@@ -92,6 +110,7 @@ interface State {
 export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition<State> {
   const t: IndexerTimings = { ...DEFAULT_INDEXER_TIMINGS, ...ports.timings };
   const now = ports.now ?? Date.now;
+  const retryPolicy = { baseMs: t.retryBaseMs, maxMs: t.retryMaxMs, maxRetries: t.maxRetries };
   const ids = (ctx: ActorContext<State>) => ({ installId: ctx.key.id[0]!, repoId: Number(ctx.key.id[1]) });
 
   const activeInstall = async (ctx: ActorContext<State>): Promise<Install | null> => {
@@ -115,28 +134,43 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
 
   const sync = async (ctx: ActorContext<State>, msg: { sha?: string | null; repo?: RepoHint }): Promise<SyncAnswer> => {
     const { installId, repoId } = ids(ctx);
-    const install = await activeInstall(ctx);
-    if (!install) return { status: 'inactive' };
-    const sha = typeof msg.sha === 'string' ? msg.sha : null;
     const row = await getIndexState(ports.pool, installId, repoId);
+    const install = await activeInstall(ctx);
+    if (!install) return stopFollowing(ctx, row);
+    const sha = typeof msg.sha === 'string' ? msg.sha : null;
     if (row && unchanged(row, sha)) return { status: 'unchanged' };
     const repo = await repoOf(installId, repoId, msg.repo, row);
     if (!repo) return { status: 'failed', error: 'the repository is not known to this install yet' };
     const admission = row ? { admitted: true as const, state: row } : await admit(install, repoId, repo);
-    if (!admission.admitted) return { status: 'capped', used: admission.used, cap: admission.cap };
+    if (!admission.admitted) return admission.reason === 'capped' ? { status: 'capped', used: admission.used, cap: admission.cap } : { status: 'removed' };
+    const retries = admission.state.retries;
 
     const url = urlFor(installId, repoId);
-    if (!url.ok) return markFailed(installId, repoId, `daemon URL refused: ${url.reason}`, null);
-    const token = await ports.accessToken(install, ctx.signal);
-    await updateIndexState(ports.pool, installId, repoId, { repo_full_name: repo.full_name, clone_url: repo.clone_url, daemon_url: url.url, target_sha: sha, sync_requested_at: now() });
+    if (!url.ok) return markFailed(ctx, retries, `daemon URL refused: ${url.reason}`, {});
+    let token: string;
+    try {
+      token = await ports.accessToken(install, ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      return markFailed(ctx, retries, `no installation token for the clone: ${describeUpstream(err).message}`, { daemon_url: url.url });
+    }
+    await updateIndexState(ports.pool, installId, repoId, {
+      repo_full_name: repo.full_name,
+      clone_url: repo.clone_url,
+      daemon_url: url.url,
+      target_sha: sha,
+      sync_requested_at: now(),
+      retry_at: null,
+      retry_owner: null,
+    });
     const res = await syncIndex(url.url, { repo_full_name: repo.full_name, clone_url: repo.clone_url, access_token: token, sha }, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
-    if (!res.ok) return markFailed(installId, repoId, res.failure.message, url.url);
+    if (!res.ok) return markFailed(ctx, retries, res.failure.message, { daemon_url: url.url });
     if (res.status === 'indexing') {
       await updateIndexState(ports.pool, installId, repoId, { status: 'indexing', error: null, lock_owner: ports.lockOwner, lock_expires_at: now() + t.lockMs });
       ctx.state.polls = 0;
       ctx.state.ticker.arm(t.firstPollMs);
     } else {
-      await settle(installId, repoId, res.status, res.sha ?? sha, null);
+      await settle(ctx, retries, res.status, res.sha ?? sha, null);
     }
     return { status: res.status };
   };
@@ -145,13 +179,13 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     const { installId, repoId } = ids(ctx);
     const row = await getIndexState(ports.pool, installId, repoId);
     if (!row || row.status !== 'indexing') return { status: row?.status ?? 'none' };
-    if (!(await activeInstall(ctx))) return { status: 'inactive' };
+    if (!(await activeInstall(ctx))) return stopFollowing(ctx, row);
     const url = urlFor(installId, repoId);
-    if (!url.ok) return markFailed(installId, repoId, `daemon URL refused: ${url.reason}`, null);
+    if (!url.ok) return markFailed(ctx, row.retries, `daemon URL refused: ${url.reason}`, {});
     const res = await indexStatus(url.url, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
     if (!res.ok) {
       const lapsed = row.lock_expires_at === null || Date.parse(row.lock_expires_at) <= now();
-      if (lapsed) return markFailed(installId, repoId, `the indexer daemon stopped reporting progress: ${res.failure.message}`, url.url);
+      if (lapsed) return markFailed(ctx, row.retries, `the indexer daemon stopped reporting progress: ${res.failure.message}`, { daemon_url: url.url });
       ctx.state.ticker.arm(nextPoll(ctx));
       return { status: 'indexing', error: res.failure.message };
     }
@@ -161,24 +195,31 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       ctx.state.ticker.arm(nextPoll(ctx));
       return { status: 'indexing' };
     }
-    await settle(installId, repoId, res.status, res.lastIndexedSha, res.progress);
+    await settle(ctx, row.retries, res.status, res.lastIndexedSha, res.progress);
     return { status: res.status };
   };
 
-  const settle = async (installId: string, repoId: number, status: 'ready' | 'failed', sha: string | null, progress: unknown) => {
-    await updateIndexState(ports.pool, installId, repoId, {
-      status,
-      error: status === 'failed' ? 'the indexer daemon reported a failed index' : null,
-      lock_owner: null,
-      lock_expires_at: null,
-      ...(status === 'ready' ? { last_indexed_sha: sha, indexed_at: now() } : {}),
-      ...(progress !== null && progress !== undefined ? { progress } : {}),
-    });
+  const settle = async (ctx: ActorContext<State>, retries: number, status: 'ready' | 'failed', sha: string | null, progress: unknown) => {
+    const extra: IndexStatePatch = progress !== null && progress !== undefined ? { progress } : {};
+    if (status === 'failed') await markFailed(ctx, retries, 'the indexer daemon reported a failed index', extra);
+    else await updateIndexState(ports.pool, ids(ctx).installId, ids(ctx).repoId, { ...extra, ...readyPatch(sha, now()) });
   };
 
-  const markFailed = async (installId: string, repoId: number, error: string, url: string | null): Promise<SyncAnswer & { status: 'failed' }> => {
-    await updateIndexState(ports.pool, installId, repoId, { status: 'failed', error, lock_owner: null, lock_expires_at: null, ...(url ? { daemon_url: url } : {}) });
+  /** The index failed: the next automatic retry is scheduled unless the policy gave up (issue #6). */
+  const markFailed = async (ctx: ActorContext<State>, retriesBefore: number, error: string, extra: IndexStatePatch): Promise<SyncAnswer & { status: 'failed' }> => {
+    const { installId, repoId } = ids(ctx);
+    const { patch, retryInMs } = failedPatch(retriesBefore, error, { policy: retryPolicy, owner: ports.lockOwner, nowMs: now() });
+    await updateIndexState(ports.pool, installId, repoId, { ...extra, ...patch });
+    if (retryInMs !== null) ctx.state.ticker.arm(retryInMs);
+    else ctx.log.warn({ retries: patch.retries, error }, 'index failed again; no more automatic retries until a push or a slash command');
     return { status: 'failed', error };
+  };
+
+  /** The install is no longer active: release the lock, drop any retry, tick no more. */
+  const stopFollowing = async (ctx: ActorContext<State>, row: RepoIndexState | null): Promise<SyncAnswer> => {
+    ctx.state.ticker.cancel();
+    if (row && (row.lock_owner !== null || row.retry_at !== null)) await updateIndexState(ports.pool, row.install_id, row.repo_id, UNFOLLOWED_PATCH);
+    return { status: 'inactive' };
   };
 
   const nextPoll = (ctx: ActorContext<State>) => Math.min(t.maxPollMs, t.firstPollMs * 2 ** Math.min(ctx.state.polls++, 16));
@@ -192,12 +233,16 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       const repo = await repoOf(installId, repoId, msg.repo, null);
       if (!repo) return { ok: false, kind: 'no_daemon', message: 'the repository is not known to this install yet' };
       const admission = await admit(install, repoId, repo);
+      if (!admission.admitted && admission.reason === 'removed') {
+        return { ok: false, kind: 'removed', message: 'the repository was removed from the GitHub App installation' };
+      }
       if (!admission.admitted) {
         return { ok: false, kind: 'capped', message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)` };
       }
       row = admission.state;
     }
     // A repo never synced (or whose sync failed) gets one now, after this answer.
+    if (row.status === 'failed') await updateIndexState(ports.pool, installId, repoId, { retry_at: now(), retry_owner: ports.lockOwner });
     if (row.status === 'pending' || row.status === 'failed') ctx.state.ticker.arm(0);
     const url = urlFor(installId, repoId);
     if (!url.ok) return { ok: false, kind: 'no_daemon', message: `the indexer daemon URL was refused: ${url.reason}` };
@@ -220,15 +265,22 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     handlers: {
       sync,
       tool,
-      /** Due work: a pending (or failed, after a slash command) repo syncs; an indexing one polls. */
+      /** Due work: a pending repo syncs, a failed one whose retry is due syncs again, an indexing one polls. */
       async tick(ctx) {
         const { installId, repoId } = ids(ctx);
         const row = await getIndexState(ports.pool, installId, repoId);
         if (row?.status === 'indexing') return poll(ctx);
-        if (row?.status === 'pending' || row?.status === 'failed') return sync(ctx, { sha: row.target_sha, repo: undefined });
+        if (row?.status === 'pending') return sync(ctx, { sha: row.target_sha, repo: undefined });
+        if (row?.status === 'failed' && row.retry_at !== null) {
+          // The ticker sleeps at most 5 minutes; a longer backoff wakes up early and waits on.
+          const wait = Date.parse(row.retry_at) - now();
+          if (wait <= 0) return sync(ctx, { sha: row.target_sha, repo: undefined });
+          ctx.state.ticker.arm(wait);
+          return { status: 'failed', retryInMs: wait };
+        }
         return { status: row?.status ?? 'none' };
       },
-      /** On shard acquisition: pick up pending and indexing sessions. */
+      /** On shard acquisition: pick up pending and indexing sessions, and failed ones with a retry scheduled. */
       async resume(ctx) {
         if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
         return { ok: true };

@@ -1,7 +1,8 @@
 /**
  * The repository endpoints of the fake GitHub (see github.ts): issue comments (create,
- * edit, list with Link pagination), review comments, labels, commit statuses and the PR
- * files list, with GitHub's shapes and its 404 / 422 answers.
+ * edit, list with Link pagination), review comments (create, reply in a thread, list with
+ * `since`), labels, commit statuses and the PR files list, with GitHub's shapes and its
+ * 404 / 422 answers.
  */
 export interface Reply {
   status: number;
@@ -20,6 +21,27 @@ export interface FakeComment {
   updated_at: string;
 }
 
+/** A PR review comment; replies carry `in_reply_to_id` (their thread's first comment). */
+export interface FakeReviewComment {
+  id: number;
+  repo: string;
+  pull_number: number;
+  body: string;
+  in_reply_to_id?: number;
+  user: { login: string; type: string };
+  created_at: string;
+  updated_at: string;
+  [field: string]: unknown;
+}
+
+/** A person's review comment, as if posted on GitHub (a webhook test then delivers its event). */
+export function seedReviewComment(s: RepoState, c: { id: number; repo: string; pull_number: number; body: string; in_reply_to_id?: number }): FakeReviewComment {
+  const now = new Date().toISOString();
+  const comment: FakeReviewComment = { ...c, path: 'README.md', line: 1, side: 'RIGHT', user: { login: 'octocat', type: 'User' }, created_at: now, updated_at: now };
+  s.reviewComments.set(c.id, comment);
+  return comment;
+}
+
 export interface FakeFile {
   filename: string;
   status: string;
@@ -31,7 +53,7 @@ export interface FakeFile {
 
 export interface RepoState {
   comments: Map<number, FakeComment>;
-  reviewComments: Map<number, Record<string, unknown>>;
+  reviewComments: Map<number, FakeReviewComment>;
   labels: Map<string, string[]>;
   statuses: Array<Record<string, unknown>>;
   prFiles: Map<string, FakeFile[]>;
@@ -95,7 +117,49 @@ export function repoRoutes(s: RepoState, req: Req): Reply {
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/comments$/.exec(path)) && method === 'POST') {
     for (const f of ['body', 'commit_id', 'path', 'line'] as const) if (b[f] === undefined) return invalid(f);
     if (b.side !== undefined && b.side !== 'LEFT' && b.side !== 'RIGHT') return invalid('side', 'invalid');
-    const c = { id: ++s.nextId, pull_request_url: `${req.baseUrl}/repos/${m[1]}/pulls/${m[2]}`, body: b.body, commit_id: b.commit_id, path: b.path, line: b.line, side: b.side ?? 'RIGHT', user: bot, created_at: now, updated_at: now };
+    const c: FakeReviewComment = {
+      id: ++s.nextId,
+      repo: m[1]!,
+      pull_number: Number(m[2]),
+      pull_request_url: `${req.baseUrl}/repos/${m[1]}/pulls/${m[2]}`,
+      body: String(b.body),
+      commit_id: b.commit_id,
+      path: b.path,
+      line: b.line,
+      side: b.side ?? 'RIGHT',
+      user: bot,
+      created_at: now,
+      updated_at: now,
+    };
+    s.reviewComments.set(c.id, c);
+    return { status: 201, body: c };
+  }
+  if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/comments$/.exec(path)) && method === 'GET') {
+    // GitHub's `since` filters on updated_at.
+    const since = req.url.searchParams.get('since');
+    const all = [...s.reviewComments.values()].filter((c) => c.repo === m![1] && c.pull_number === Number(m![2]) && (since === null || c.updated_at >= since));
+    return page(all.sort((x, y) => x.id - y.id), req);
+  }
+  if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/comments\/(\d+)\/replies$/.exec(path)) && method === 'POST') {
+    const parent = s.reviewComments.get(Number(m[3]));
+    if (!parent || parent.repo !== m[1] || parent.pull_number !== Number(m[2])) return notFound;
+    if (typeof b.body !== 'string' || b.body.length === 0) return invalid('body');
+    if (b.body.length > 65_536) return invalid('body', 'custom');
+    const c: FakeReviewComment = {
+      id: ++s.nextId,
+      repo: parent.repo,
+      pull_number: parent.pull_number,
+      pull_request_url: `${req.baseUrl}/repos/${m[1]}/pulls/${m[2]}`,
+      body: b.body,
+      // A reply to a reply joins the same thread (GitHub threads hang off their first comment).
+      in_reply_to_id: parent.in_reply_to_id ?? parent.id,
+      path: parent.path,
+      line: parent.line,
+      side: parent.side,
+      user: bot,
+      created_at: now,
+      updated_at: now,
+    };
     s.reviewComments.set(c.id, c);
     return { status: 201, body: c };
   }

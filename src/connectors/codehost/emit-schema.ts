@@ -71,10 +71,22 @@ const schemas = {
     .strict(),
 };
 
+/**
+ * Writes the service makes on its own behalf, never emit kinds (the emit route refuses
+ * them): a slash-command reply in a PR review thread (spec §4.4), which GitHub takes only
+ * as `POST /repos/{o}/{r}/pulls/{n}/comments/{comment_id}/replies`.
+ */
+const ownSchemas = {
+  'codehost.review_comment_reply': z.object({ repo_full_name: repoFullName, pr_number: number, comment_id: number, body: commentBody }).strict(),
+};
+type OwnKind = keyof typeof ownSchemas;
+
 type Parsed<K extends CodehostEmitKind> = z.output<(typeof schemas)[K]>;
 
 /** One validated write, tagged by kind. */
-export type CodehostWrite = { [K in CodehostEmitKind]: { kind: K } & Parsed<K> }[CodehostEmitKind];
+export type CodehostWrite =
+  | { [K in CodehostEmitKind]: { kind: K } & Parsed<K> }[CodehostEmitKind]
+  | { [K in OwnKind]: { kind: K } & z.output<(typeof ownSchemas)[K]> }[OwnKind];
 
 export function isCodehostEmitKind(kind: string): kind is CodehostEmitKind {
   return (CODEHOST_EMIT_KINDS as readonly string[]).includes(kind);
@@ -85,11 +97,20 @@ export function parseEmit(kind: string, body: unknown): CodehostWrite {
   if (!isCodehostEmitKind(kind)) {
     throw new BadConfig(`unknown code-host emit kind ${JSON.stringify(kind)}; expected one of ${CODEHOST_EMIT_KINDS.join(', ')}`);
   }
-  const r = schemas[kind].safeParse(body);
+  return validated(kind, schemas[kind], body);
+}
+
+/** Validates a write handed to the write actor: an emit kind, or one of the service's own. */
+export function parseWrite(kind: string, body: unknown): CodehostWrite {
+  return Object.hasOwn(ownSchemas, kind) ? validated(kind, ownSchemas[kind as OwnKind], body) : parseEmit(kind, body);
+}
+
+function validated(kind: string, schema: z.ZodType, body: unknown): CodehostWrite {
+  const r = schema.safeParse(body);
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const field = issue.path.length > 0 ? issue.path.join('.') : 'body';
     throw new BadConfig(`${kind}: ${field}: ${issue.message}`, { details: { field } });
   }
-  return { kind, ...r.data } as CodehostWrite;
+  return { kind, ...(r.data as object) } as CodehostWrite;
 }

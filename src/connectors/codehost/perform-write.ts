@@ -24,6 +24,8 @@ interface Done {
   providerId: string;
   number: number;
   byActorLogin: string | null;
+  /** The record's kind when it is not the write's (a review-thread reply is a review comment, for Tier 2). */
+  recordAs?: string;
 }
 
 async function call(octokit: Octokit, w: CodehostWrite, signal: AbortSignal): Promise<Done> {
@@ -55,6 +57,10 @@ async function call(octokit: Octokit, w: CodehostWrite, signal: AbortSignal): Pr
         request,
       });
       return { providerId: String(data.id), number: w.pr_number, byActorLogin: data.user?.login ?? null };
+    }
+    case 'codehost.review_comment_reply': {
+      const { data } = await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: w.pr_number, comment_id: w.comment_id, body: w.body, request });
+      return { providerId: String(data.id), number: w.pr_number, byActorLogin: data.user?.login ?? null, recordAs: 'codehost.review_comment' };
     }
     case 'codehost.label': {
       await octokit.rest.issues.addLabels({ owner, repo, issue_number: w.issue_number, labels: w.labels, request });
@@ -95,7 +101,7 @@ export async function performWrite(
     await recordEmitted(db, {
       installId: install.installId,
       tenantId: install.tenantId,
-      kind: w.kind,
+      kind: done.recordAs ?? w.kind,
       repoFullName: w.repo_full_name,
       issueOrPrNumber: done.number,
       providerId: done.providerId,

@@ -2,7 +2,8 @@
  * Issue 6's part of the code-host module: the PR-diff backfill walker, the installation
  * rate gate and the repo indexer sessions (actors), the backfill starter the admin install
  * calls, the `afterCommit` reactions (slash commands, index sync after a push to the
- * default branch) and the resume of unfinished walks and sessions on shard acquisition.
+ * default branch, repos added to or removed from the installation) and the resume of
+ * unfinished walks and sessions on shard acquisition.
  * `codehost/module.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
 import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../../../actors/codehost-backfill.js';
@@ -24,13 +25,14 @@ import type { WriteOutcome } from '../perform-write.js';
 import { answerSlashCommand } from '../slash/answer-slash.js';
 import { replyExists } from '../slash/find-reply.js';
 import type { ListedRepo } from './codehost-api.js';
+import { applyRepositoryChanges } from './installation-repos.js';
 import { octokitApi } from './octokit-api.js';
 
 export interface WalkerParts {
   actors: Array<ActorDefinition<any>>;
   /** The admin install's hook (INTERFACE §3: "the PR-diff backfill starts"). */
   startBackfill(install: Install): Promise<void>;
-  /** Slash-command replies and index syncs after pushes, after the ingest transaction. */
+  /** Slash-command replies, index syncs after pushes and repo changes, after the ingest transaction. */
   afterCommit(ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void>;
   onShardAcquired(shard: number): Promise<void>;
 }
@@ -66,9 +68,10 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
   }
 
   /** Listed repos get an indexer session each, up to the tenant's cap (spec §8); the rest are not indexed. */
-  const startSessions = async (install: Install, repos: ListedRepo[]) => {
+  const startSessions = async (install: Install, repos: Array<Pick<ListedRepo, 'id' | 'full_name' | 'clone_url'>>) => {
     for (const r of repos) {
       const a = await admitRepo(pool, { installId: install.install_id, tenantId: install.tenant_id, repoId: r.id, repoFullName: r.full_name, cloneUrl: r.clone_url, cap: config.codehost.repoCapPerTenant });
+      if (!a.admitted && a.reason === 'removed') continue;
       if (!a.admitted) {
         log.info({ installId: install.install_id, used: a.used, cap: a.cap }, 'tenant repo cap reached; further repos are not indexed');
         return;
@@ -126,13 +129,24 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
           actors: deps.actors,
           write: w.write,
           toolTimeoutMs: timings.toolTimeoutMs,
-          replyExists: (_ref, repo, issue, marker, since, signal) => replyExists(octokit(), appId, repo, issue, marker, since, signal),
+          replyExists: (_ref, place, marker, since, signal) => replyExists(octokit(), appId, place, marker, since, signal),
         },
         ctx,
         event,
         info,
       );
       await syncOnPush(deps.actors, ctx, event, timings.rpcTimeoutMs * 2 + ASK_TIMEOUT_MS);
+      await applyRepositoryChanges(
+        {
+          pool,
+          startSessions,
+          queueInBackfill: async (install, repoIds) => {
+            await deps.actors.ask(codehostBackfillKey(install.install_id), { type: 'addRepos', repoIds }, { timeoutMs: ASK_TIMEOUT_MS });
+          },
+        },
+        ctx,
+        event,
+      );
     },
     async onShardAcquired(shard) {
       if (!config.codehost.enabled) return;
@@ -145,7 +159,7 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
       }
       const ours = `${config.namespace}/`;
       const sessions = (await listUnsettledSessions(pool))
-        .filter((s) => s.lock_owner?.startsWith(ours) || stale(s.updated_at))
+        .filter((s) => (s.lock_owner ?? s.retry_owner)?.startsWith(ours) || stale(s.updated_at))
         .map((s) => indexerSessionKey(s.install_id, s.repo_id))
         .filter((k) => deps.shardOf(k) === shard);
       await resume('backfill walkers', walks);

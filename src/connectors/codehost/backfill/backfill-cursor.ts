@@ -94,3 +94,40 @@ export function progressOf(c: BackfillCursor): Record<string, unknown> {
     current_repo: c.repo?.full_name ?? null,
   };
 }
+
+/**
+ * Repos added to the installation after the walk began (`installation_repositories.added`),
+ * queued behind the pending ones within the repo cap (spec §2.3). A repo already queued or
+ * being walked is not queued twice; repos past the cap are returned as `dropped`. A walk
+ * that was `Done` goes on to enumerate them.
+ */
+export function queueAddedRepos(c: BackfillCursor, repoIds: number[], caps: BackfillCaps): { cursor: BackfillCursor; queued: number[]; dropped: number[] } {
+  const next = structuredClone(c);
+  const seen = new Set(next.repo ? [next.repo.id, ...next.pending_repos] : next.pending_repos);
+  const queued: number[] = [];
+  const dropped: number[] = [];
+  for (const id of repoIds) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    if (next.pending_repos.length >= caps.pendingRepos) dropped.push(id);
+    else {
+      next.pending_repos.push(id);
+      queued.push(id);
+    }
+  }
+  next.counts.repos_listed += queued.length;
+  if (next.phase === 'Done' && next.pending_repos.length > 0) next.phase = 'PrEnumerating';
+  return { cursor: next, queued, dropped };
+}
+
+/** A finished walk, to reopen for repos added since: nothing left to list, counts carried on from its progress. */
+export function finishedCursor(progress: Record<string, unknown>): BackfillCursor {
+  const c = initialCursor();
+  c.phase = 'Done';
+  c.repos_listed = true;
+  for (const k of Object.keys(c.counts) as Array<keyof BackfillCounts>) {
+    const v = progress[k];
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) c.counts[k] = v;
+  }
+  return c;
+}
