@@ -4,6 +4,7 @@
  */
 import { expect } from 'vitest';
 import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import type { LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 import { FakeSlack } from './slack-fake.js';
 
@@ -26,9 +27,9 @@ export function chatEnv(slack: FakeSlack, extra: Record<string, string> = {}): R
   };
 }
 
-export async function startChatStack(extra: Record<string, string> = {}, slack?: FakeSlack): Promise<ChatStack> {
+export async function startChatStack(extra: Record<string, string> = {}, slack?: FakeSlack, opts: { logs?: LogCapture } = {}): Promise<ChatStack> {
   const fake = slack ?? (await new FakeSlack().start());
-  const node = await startTestNode(chatEnv(fake, extra));
+  const node = await startTestNode(chatEnv(fake, extra), undefined, opts);
   fake.eventsUrl = `${node.url}${EVENTS_PATH}`;
   return {
     slack: fake,

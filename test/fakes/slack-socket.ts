@@ -2,7 +2,8 @@
  * The fake Slack's Socket Mode endpoint (`ws` server): `apps.connections.open` issues a
  * one-time ticket URL, the socket greets with `hello`, `events_api` envelopes go out and
  * their acks (`{envelope_id}`) come back. `drop()` cuts every connection as a network
- * failure would; `connections` records when each socket opened (reconnect timing).
+ * failure would; `connections` records when each socket opened and `refusals` when an
+ * upgrade was refused (reconnect timing).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -13,6 +14,7 @@ import { eventEnvelope } from './slack-events.js';
 
 export class FakeSocketMode {
   readonly connections: Array<{ openedAt: number }> = [];
+  readonly refusals: number[] = [];
   readonly acks = new Set<string>();
   /** Refuse this many upgrades (a flapping edge), to exercise the backoff. */
   refuseNext = 0;
@@ -33,7 +35,10 @@ export class FakeSocketMode {
     const url = new URL(req.url ?? '/', 'http://fake');
     const ticket = url.searchParams.get('ticket') ?? '';
     if (url.pathname !== '/link/' || !this.tickets.delete(ticket) || this.refuseNext > 0) {
-      if (this.refuseNext > 0) this.refuseNext--;
+      if (this.refuseNext > 0) {
+        this.refuseNext--;
+        this.refusals.push(Date.now());
+      }
       socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }
@@ -62,13 +67,23 @@ export class FakeSocketMode {
 
   /** Sends one `events_api` envelope; resolves with whether it was acked within `timeoutMs`. */
   async push(teamId: string, event: Record<string, unknown>, o: { retryAttempt?: number; eventId?: string; timeoutMs?: number } = {}): Promise<{ envelopeId: string; acked: boolean }> {
+    const sent = this.send(teamId, event, o);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), o.timeoutMs ?? 5_000)));
+    const ok = await Promise.race([sent.acked, late]);
+    clearTimeout(timer);
+    if (!ok) this.waiting.delete(sent.envelopeId);
+    return { envelopeId: sent.envelopeId, acked: ok };
+  }
+
+  /** Sends one `events_api` envelope and returns at once; `acked` resolves when its ack comes back. */
+  send(teamId: string, event: Record<string, unknown>, o: { retryAttempt?: number; eventId?: string } = {}): { envelopeId: string; acked: Promise<true> } {
     const ws = [...this.open][0];
     if (!ws) throw new Error('fake slack: no Socket Mode connection');
     const envelopeId = randomBytes(8).toString('hex');
-    const acked = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), o.timeoutMs ?? 5_000);
+    const acked = new Promise<true>((resolve) => {
       this.waiting.set(envelopeId, () => {
-        clearTimeout(timer);
+        this.waiting.delete(envelopeId);
         resolve(true);
       });
     });
@@ -82,9 +97,7 @@ export class FakeSocketMode {
         payload: eventEnvelope(this.fake, teamId, event, o.eventId),
       }),
     );
-    const ok = await acked;
-    this.waiting.delete(envelopeId);
-    return { envelopeId, acked: ok };
+    return { envelopeId, acked };
   }
 
   /** Cut every connection without a close handshake. */

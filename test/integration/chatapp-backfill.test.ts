@@ -2,8 +2,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import { allEvents, chatEnv, eventually, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { allEvents, chatEnv, emit, eventually, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model.js';
+import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
+import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
 import { createPool } from '../../src/store/db.js';
@@ -29,13 +31,18 @@ function fill(ch: FakeChannel, n: number, threads: Record<number, number> = {}):
   return ids;
 }
 
-async function node(slack: FakeSlack, extra: Record<string, string> = {}): Promise<TestNode> {
-  const n = await startTestNode(chatEnv(slack, extra));
+async function node(slack: FakeSlack, extra: Record<string, string> = {}, logs?: LogCapture): Promise<TestNode> {
+  const n = await startTestNode(chatEnv(slack, extra), undefined, { logs });
   slack.eventsUrl = `${n.url}${EVENTS_PATH}`;
   return n;
 }
 
 const installOf = async (url: string, tenant: Tenant, id: string) => json(await fetch(`${url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
+const backfillDone = (url: string, tenant: Tenant, id: string, timeoutMs = 15_000) =>
+  eventually(async () => {
+    const i = await installOf(url, tenant, id);
+    return i.backfill.state === 'complete' ? i.backfill : undefined;
+  }, timeoutMs, 'backfill complete');
 
 describe('chatapp backfill', () => {
   it('walks channels, history pages and threads; killed mid-way, it resumes on another node and ends with every message exactly once', async () => {
@@ -126,9 +133,12 @@ describe('chatapp backfill', () => {
     expect(pages.length - new Set(pages).size).toBeLessThanOrEqual(1);
     // A thread of 20 replies at limit 15 took two pages.
     expect(replies.filter((c) => c.params.ts === pub.messages[3]!.ts)).toHaveLength(2);
-    // Newest history first.
-    const firstPub = history.find((c) => c.params.channel === pub.id && !c.params.cursor);
-    expect(firstPub).toBeDefined();
+    // Newest history first (spec §1, backfill-walk.ts): the walk stored the channel's top-level
+    // messages from its newest back to its oldest, page after page and within each page.
+    // (The listing is newest-stored first, so it shows them reversed.)
+    const pubTop = pub.messages.map((m) => `message:${pub.id}:${m.ts}`);
+    const storedOrder = ids.filter((id) => pubTop.includes(id)).reverse();
+    expect(storedOrder).toEqual([...pubTop].reverse());
     // A second process, a lease expiry and a takeover: generous on a loaded 2-core machine.
   }, 60_000);
 
@@ -143,14 +153,16 @@ describe('chatapp backfill', () => {
     fill(gdm, 6);
     slack.rateLimit('conversations.history', 1, 1);
 
-    const n = await node(slack, { CHATAPP_APP_TIER: 'marketplace' });
+    const logs = new LogCapture();
+    const n = await node(slack, { CHATAPP_APP_TIER: 'marketplace' }, logs);
     cleanups.push(() => n.stop());
     const tenant = await n.tenant();
     const { install_id } = await installOk({ slack, node: n } as ChatStack, tenant, team.id);
-    const done = await eventually(async () => {
-      const i = await installOf(n.url, tenant, install_id);
-      return i.backfill.state === 'complete' ? i.backfill : undefined;
-    }, 15_000, 'backfill complete');
+    // spec §6.1 rule 2: the missing scope is logged at install time, once, for this install.
+    const warned = logs.find('mpim:history', LOG_LEVEL.warn);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ installId: install_id, teamId: team.id });
+    const done = await backfillDone(n.url, tenant, install_id);
     expect(done.group_dms_excluded).toBe(true);
     expect(slack.callsOf('conversations.list').map((c) => c.params.types)).toEqual(['public_channel,private_channel,im']);
     const history = slack.callsOf('conversations.history');
@@ -163,5 +175,53 @@ describe('chatapp backfill', () => {
       return evs.length >= expected.length ? evs : undefined;
     }, 10_000, 'messages');
     expect(new Set(ids)).toEqual(new Set(expected));
+  });
+
+  it('drops our own messages on the backfill path too: bot-authored (tier 1) and posted by this install (tier 2)', async () => {
+    const slack = await new FakeSlack().start();
+    cleanups.push(() => slack.close());
+    const team = slack.addTeam();
+    const ch = slack.addChannel(team.id, { type: 'channel' });
+    const humans = fill(ch, 4, { 1: 2 });
+    // INTERFACE §8.23: ours by bot_id, by app_id, by the bot user, and a reply of ours in a thread.
+    const ours: FakeMessage[] = [
+      { ts: nextTs(), bot_id: team.botId, subtype: 'bot_message', text: 'ours by bot_id' },
+      { ts: nextTs(), app_id: slack.appId, user: 'U0SOMEONE', text: 'ours by app_id' },
+      { ts: nextTs(), user: team.botUserId, text: 'ours by bot user' },
+    ];
+    ch.messages.push(...ours);
+    const thread = ch.messages[1]!;
+    const ourReply: FakeMessage = { ts: nextTs(), user: team.botUserId, text: 'ours in a thread', thread_ts: thread.ts };
+    thread.replies!.push(ourReply);
+
+    const n = await node(slack);
+    cleanups.push(() => n.stop());
+    const tenant = await n.tenant();
+    // Hold the walk at its first history page until this install has posted into the channel.
+    const stall = slack.stall('conversations.history');
+    const { install_id } = await installOk({ slack, node: n } as ChatStack, tenant, team.id);
+    await stall.reached;
+    const res = await emit(n.url, tenant, install_id, 'chatapp.message', { channel_id: ch.id, text: 'posted by the graph' });
+    expect(res.status).toBe(200);
+    const postedTs = (await json(res)).provider_id as string;
+    // Tier 2 alone: in history our post shows up re-attributed to a person (a mirror tool), author fields gone.
+    const mirrored = ch.messages.find((m) => m.ts === postedTs)!;
+    delete mirrored.bot_id;
+    delete mirrored.app_id;
+    mirrored.user = 'U0MIRROR';
+    stall.release();
+
+    await backfillDone(n.url, tenant, install_id);
+    const dropped = (tier: string) => scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+    await eventually(async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, 10_000, 'drops counted');
+    const ids = await eventually(async () => {
+      const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
+      return evs.length >= humans.length ? evs : undefined;
+    }, 10_000, 'human messages ingested');
+    expect(new Set(ids)).toEqual(new Set(humans));
+    for (const m of [...ours, ourReply, mirrored]) expect(ids).not.toContain(`message:${ch.id}:${m.ts}`);
+    // INTERFACE §8.20: each drop counted once, by tier.
+    expect(await dropped('1')).toBe(4);
+    expect(await dropped('2')).toBe(1);
   });
 });

@@ -4,17 +4,20 @@ import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
 import { allEvents, emit, eventually, installOk, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { ingestOutage } from '../support/ingest-outage.js';
+import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 
 let s: ChatStack;
 let team: FakeTeam;
 let chan: FakeChannel;
 let tenant: Tenant;
 let installId: string;
+const logs = new LogCapture();
 
 beforeAll(async () => {
   const slack = await new FakeSlack().start();
   // Socket Mode on with a signing secret also set: Socket Mode wins (INTERFACE §8.18).
-  s = await startChatStack({ CHATAPP_USE_SOCKET_MODE: 'true', CHATAPP_APP_TOKEN: slack.appToken }, slack);
+  s = await startChatStack({ CHATAPP_USE_SOCKET_MODE: 'true', CHATAPP_APP_TOKEN: slack.appToken }, slack, { logs });
   team = s.slack.addTeam();
   chan = s.slack.addChannel(team.id);
   tenant = await s.node.tenant();
@@ -26,6 +29,8 @@ afterAll(() => s?.stop());
 const message = (text: string): FakeMessage => ({ ts: nextTs(), user: 'U0HUMAN', text });
 const idOf = (m: FakeMessage) => `message:${chan.id}:${m.ts}`;
 const ingested = async (id: string) => (await allEvents(s.node.url, tenant, installId)).some((e) => e.id === id);
+const storedCount = async (id: string): Promise<number> =>
+  (await s.node.pool.query('SELECT count(*)::int AS n FROM events WHERE install_id = $1 AND id = $2', [installId, id])).rows[0].n;
 
 describe('chatapp Socket Mode', () => {
   it('does not mount the HTTP events route', async () => {
@@ -72,14 +77,49 @@ describe('chatapp Socket Mode', () => {
 
   it('reconnects after the connection drops, through refused attempts, with backoff', async () => {
     const before = s.slack.socket.connections.length;
+    const refusedBefore = s.slack.socket.refusals.length;
     s.slack.socket.refuseNext = 1;
     const dropped = Date.now();
     s.slack.socket.drop();
-    await eventually(async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0, 10_000, 'reconnected');
-    // Full jitter from 1 s, then 2 s: at most about 3 s for one refusal and the retry after it.
-    expect(s.slack.socket.connections.at(-1)!.openedAt - dropped).toBeLessThan(4_000);
+    await eventually(async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0, 20_000, 'reconnected');
+    // One attempt refused, then one connection: it kept trying after a failed attempt.
+    expect(s.slack.socket.refusals.length - refusedBefore).toBe(1);
+    expect(s.slack.socket.connections.length - before).toBe(1);
+    expect(s.slack.socket.connections.at(-1)!.openedAt).toBeGreaterThan(s.slack.socket.refusals.at(-1)!);
+    // spec §5: backoff from 1 s (full jitter): one refusal and the retry after it wait at most
+    // 1 s + 2 s. The one upper bound, wide for a loaded machine; a backoff starting near the 60 s
+    // cap would fail it (the jitter itself is unit-tested in chatapp-misc.test.ts).
+    expect(s.slack.socket.connections.at(-1)!.openedAt - dropped).toBeLessThan(10_000);
     const m = message('after reconnect');
     expect((await s.slack.socket.push(team.id, messageEvent(team, chan, m))).acked).toBe(true);
     await eventually(() => ingested(idOf(m)), 10_000, 'ingested after reconnect');
+  });
+
+  it('leaves an envelope unacknowledged when its event cannot be stored; the redelivery is stored once', async () => {
+    await eventually(async () => s.slack.socket.openCount > 0, 20_000, 'socket connected');
+    const m = message('refused by the stream');
+    const outage = await ingestOutage(s.node.namespace, 'refuse');
+    let sent: { envelopeId: string; acked: Promise<true> };
+    try {
+      sent = s.slack.socket.send(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCKFAIL' });
+      // The node gave up on this envelope (socket-mode.ts): that, not a clock, says the ack is not coming.
+      await eventually(async () => logs.find('chat event not stored', LOG_LEVEL.warn).some((l) => l.envelopeId === sent.envelopeId), 10_000, 'envelope given up');
+    } finally {
+      await outage.restore();
+    }
+    expect(s.slack.socket.acks.has(sent.envelopeId)).toBe(false);
+    // Nothing of it was stored: an event sent after it is ingested, it is not.
+    const after = message('after the outage');
+    expect((await s.slack.socket.push(team.id, messageEvent(team, chan, after))).acked).toBe(true);
+    await eventually(() => ingested(idOf(after)), 10_000, 'control message');
+    expect(await storedCount(idOf(m))).toBe(0);
+    // Slack redelivers the unacknowledged envelope: acknowledged now, and stored once.
+    for (const retryAttempt of [1, 2]) {
+      const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCKFAIL', retryAttempt });
+      expect(again.acked).toBe(true);
+    }
+    await eventually(() => ingested(idOf(m)), 10_000, 'redelivery ingested');
+    expect(await storedCount(idOf(m))).toBe(1);
+    expect(s.slack.socket.acks.has(sent.envelopeId)).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
@@ -109,6 +110,17 @@ function ownershipChecker(nodes: () => Node[]): { stop(): string[] } {
   };
 }
 
+/** Each shard's lease as the KV bucket holds it (null: absent, deleted or expired). */
+async function leaseTable(nc: NatsConnection, names: Names): Promise<Array<{ node: string; value: string; revision: number } | null>> {
+  const kv = await new Kvm(nc).open(names.leaseBucket);
+  const out: Array<{ node: string; value: string; revision: number } | null> = [];
+  for (let s = 0; s < S; s++) {
+    const e = await kv.get(names.leaseKey(s));
+    out.push(e !== null && e.operation === 'PUT' ? { node: e.json<{ node: string }>().node, value: e.string(), revision: e.revision } : null);
+  }
+  return out;
+}
+
 const ownedBy = (nodes: Node[]) => nodes.flatMap((n) => n.m.owned());
 const allOwnedOnce = (nodes: Node[]) => {
   const o = ownedBy(nodes);
@@ -144,11 +156,17 @@ describe('integration: shard leases', () => {
     const a = await startNode(names, 'a', ledger.listener('a'));
     expect(a.m.owned()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(a.m.stats()).toMatchObject({ owned: S, liveNodes: 1, target: S });
-    expect(a.m.stats().lastRenewAgeMs).toBeLessThan(TTL * 0.6);
-    // Renewals keep it: still all owned after more than a TTL.
+    const first = await leaseTable(a.nc, names);
+    expect(first.map((l) => l?.node)).toEqual(Array(S).fill('a'));
+    // Renewals keep it: still all owned after more than a TTL, every lease the same one (same
+    // value, so not expired and created again) at a later revision (renewed by CAS updates).
     await sleep(TTL + RENEW);
     expect(a.m.owned()).toHaveLength(S);
-    expect(a.m.stats().lastRenewAgeMs).toBeLessThan(RENEW * 1.5);
+    const later = await leaseTable(a.nc, names);
+    for (let s = 0; s < S; s++) {
+      expect(later[s]?.value).toBe(first[s]!.value);
+      expect(later[s]!.revision).toBeGreaterThan(first[s]!.revision);
+    }
     expect(ledger.violations).toEqual([]);
   });
 
@@ -198,10 +216,11 @@ describe('integration: shard leases', () => {
     }
     for (const i of [0, 1, 2]) if (!slots[i]) await spawnSlot(i);
     const nodes = slots as Node[];
-    // Zombies' heartbeats expire by TTL; then the three live nodes settle on 3/3/2.
-    await until('every shard owned exactly once', () => allOwnedOnce(nodes), TTL + 4 * RENEW);
+    // Zombies' heartbeats expire by TTL; then the three live nodes settle on 3/3/2. The waits are
+    // wide: INTERFACE §8.24 gives a dead node's shards 15 s to answer again; the rest is rebalancing.
+    await until('every shard owned exactly once', () => allOwnedOnce(nodes), 15_000);
     const even = () => nodes.map((n) => n.m.owned().length).sort().join() === '2,3,3' && allOwnedOnce(nodes);
-    await until('an even share', even, 2 * TTL + 6 * RENEW);
+    await until('an even share', even, 20_000);
     const violations = checker.stop();
     expect(stops + crashes).toBeGreaterThan(5);
     expect(crashes).toBeGreaterThan(0);
@@ -219,12 +238,11 @@ describe('integration: shard leases', () => {
     const checker = ownershipChecker(() => nodes);
     const b = await startNode(names, 'b', ledger.listener('b'));
     nodes.push(b);
-    const took = await until(
-      'a 4/4 split',
-      () => a.m.owned().length === S / 2 && b.m.owned().length === S / 2,
-      5 * RENEW + 1_000,
-    );
-    expect(took).toBeLessThan(5 * RENEW + 1_000);
+    // How fast is the benchmarks' business; here: it happens, and without overlap.
+    await until('a 4/4 split', () => a.m.owned().length === S / 2 && b.m.owned().length === S / 2, 20 * RENEW);
+    const holders = (await leaseTable(a.nc, names)).map((l) => l?.node);
+    expect(holders.filter((h) => h === 'a')).toHaveLength(S / 2);
+    expect(holders.filter((h) => h === 'b')).toHaveLength(S / 2);
     expect(checker.stop()).toEqual([]);
     expect(ledger.violations).toEqual([]);
     expect(a.m.stats()).toMatchObject({ liveNodes: 2, target: S / 2 });
@@ -257,12 +275,14 @@ describe('integration: shard leases', () => {
     const killedAt = performance.now();
     const ledger = new Ledger();
     const b = await startNode(names, 'survivor', ledger.listener('survivor'));
-    await until('the survivor to own every shard', () => b.m.owned().length === S, TTL + RENEW + 2_000);
+    await until('the survivor to own every shard', () => b.m.owned().length === S, 30_000);
     const takeoverMs = performance.now() - killedAt;
     console.log(`takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(2)} s (TTL ${TTL / 1000} s, renew ${RENEW / 1000} s)`);
     // Not before the victim's last renew could have expired: its leases were respected.
     expect(takeoverMs).toBeGreaterThan(TTL - RENEW - 250);
-    expect(takeoverMs).toBeLessThan(TTL + RENEW + 1_000);
+    // INTERFACE §8.24: after a node dies its actors answer again within 15 s (lease expiry plus
+    // takeover). The only upper bound here, and a wide one: a 3 s TTL makes it about 4 s.
+    expect(takeoverMs).toBeLessThan(15_000);
   }, 60_000);
 
   it('checks the server version and binds an existing bucket as it is', async () => {
@@ -290,12 +310,13 @@ describe('integration: shard leases', () => {
     const a = await startNode(names, 'a', ledger.listener('a'));
     const b = await startNode(names, 'b', ledger.listener('b'));
     const checker = ownershipChecker(() => [a, b]);
-    const t0 = performance.now();
+    expect((await leaseTable(b.nc, names)).filter((l) => l?.node === 'a').length).toBeGreaterThan(0);
     await a.m.stop();
     expect(a.m.owned()).toEqual([]);
-    await until('b to own every shard', () => b.m.owned().length === S, TTL);
-    const handover = performance.now() - t0;
-    expect(handover).toBeLessThan(RENEW + 700); // one round of b, far below the TTL
+    // Handed over, not left to expire: once stop() resolved, no lease in the bucket names a
+    // (each was deleted, or b has created it since), so b needs no TTL to pass to take them.
+    expect((await leaseTable(b.nc, names)).filter((l) => l?.node === 'a')).toEqual([]);
+    await until('b to own every shard', () => b.m.owned().length === S, 20 * RENEW);
     expect(checker.stop()).toEqual([]);
     expect(ledger.violations).toEqual([]);
   });

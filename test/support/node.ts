@@ -11,6 +11,7 @@ import { startNode, type RunningNode, type Role } from '../../src/node.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from './env.js';
+import type { LogCapture } from './log-capture.js';
 
 export interface TestNode {
   node: RunningNode;
@@ -23,7 +24,8 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-export async function startTestNode(env: Record<string, string> = {}, roles: Role[] = ['edge', 'actors']): Promise<TestNode> {
+/** `logs`: keep the node's log lines (info and above, or LOG_LEVEL if lower) in memory instead of printing them. */
+export async function startTestNode(env: Record<string, string> = {}, roles: Role[] = ['edge', 'actors'], opts: { logs?: LogCapture } = {}): Promise<TestNode> {
   const namespace = env.SERVICE_NAMESPACE ?? freshNamespace('node');
   const config = loadConfig(
     {
@@ -39,7 +41,9 @@ export async function startTestNode(env: Record<string, string> = {}, roles: Rol
     },
     { requireDatabase: true, requireMasterKey: true },
   );
-  const log = pino({ level: config.logLevel });
+  const log = opts.logs
+    ? pino({ level: pino.levels.values[config.logLevel]! < pino.levels.values.info! ? config.logLevel : 'info' }, opts.logs.stream)
+    : pino({ level: config.logLevel });
   const node = await startNode(config, { roles, log });
   const pool = createPool(testDatabaseUrl(), { max: 4 });
   return {
