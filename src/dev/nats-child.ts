@@ -21,6 +21,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import { freePort } from './free-port.js';
+import { isAlive } from './is-alive.js';
 
 export interface NatsChildOptions {
   storeDir: string;
@@ -220,15 +221,6 @@ async function waitGone(pid: number, timeoutMs: number): Promise<void> {
   }
 }
 
-/** ESRCH means gone; EPERM means the pid now belongs to someone else, so ours is gone too. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `unref` for a timer that only bounds a wait, so it never holds the process open. */
 function sleep(ms: number, opts: { unref?: boolean } = {}): Promise<void> {
