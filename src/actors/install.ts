@@ -62,6 +62,13 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
           return { stored: false };
         }
+        if (install.status !== 'active') {
+          // An uninstalled source no longer syncs (spec §3.1): what was still in flight when
+          // it was uninstalled (a backfill page, a late webhook, an edge that has not heard
+          // of an uninstall made elsewhere yet) is not stored or projected.
+          ctx.log.info({ eventId: msg.event.id, kind: msg.event.kind, status: install.status }, 'event for an install that is not active; dropped');
+          return { stored: false };
+        }
         const driver = ports.drivers.get(install.connector_id);
         const changes: GraphChange[] = [];
         const { stored, dropped } = await withTx(ports.pool, async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {

@@ -140,4 +140,22 @@ describe('graph change feed on a real node', () => {
     const after = (await (await fetch(`${node.url}/api/v1/graph/nodes/${msg!.id}`, { headers: t.auth })).json()) as { source_status: string };
     expect(after.source_status).toBe('uninstalled');
   });
+
+  it('stores and projects nothing for an install that is no longer active', async () => {
+    const t = await node.tenant('gone');
+    const chat = await chatInstall(t.tenant_id, 'T0GONE');
+    const notices = listen(names.graphChanged(t.tenant_id));
+    await sub.flush();
+    const msg = (ts: string) => ({ channel_id: 'C0GONE', channel_type: 'channel', ts, user: 'U0GONE', text: `late ${ts}` });
+    expect(await ingest(event(chat, 'Ev0KEPT', 'message', msg('1700000000.000100')))).toEqual({ stored: true });
+    const before = notices.length;
+    expect(before).toBeGreaterThan(0);
+    await node.pool.query(`UPDATE installs SET status = 'uninstalled' WHERE install_id = $1`, [chat.install_id]);
+    await router.ask(installKey(chat.install_id), { type: 'refresh' }, { timeoutMs: 10_000 });
+    // A backfill page or webhook still in flight when the install went away.
+    expect(await ingest(event(chat, 'Ev0LATE', 'message', msg('1700000001.000100')))).toEqual({ stored: false });
+    const rows = await node.pool.query('SELECT id FROM events WHERE install_id = $1 ORDER BY id', [chat.install_id]);
+    expect(rows.rows.map((r) => r.id)).toEqual(['Ev0KEPT']);
+    expect(notices.length).toBe(before);
+  });
 });
