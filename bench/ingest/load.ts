@@ -30,6 +30,8 @@ export interface LoadResult {
   ackP50Ms: number;
   ackP99Ms: number;
   statusCodes: Record<string, number>;
+  /** CPU the server process(es) used per accepted request, in µs (set by the scenario). */
+  serverCpuUsPerAccepted?: number;
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {

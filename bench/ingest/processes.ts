@@ -55,14 +55,17 @@ function launch(name: string, args: string[], env: Record<string, string>, port:
   return { name, url: `http://127.0.0.1:${port}`, proc, logTail: () => lines.slice(-40).join('\n') };
 }
 
-/** `roles` as `connectors serve --roles` takes them (INTERFACE §1); default both. */
-export async function startNode(nodeId: string, env: Record<string, string>, roles = 'edge,actors'): Promise<Child> {
+/**
+ * `roles` as `connectors serve --roles` takes them (INTERFACE §1); default both.
+ * `nodeFlags` go to node itself (e.g. `--cpu-prof --cpu-prof-dir=…`).
+ */
+export async function startNode(nodeId: string, env: Record<string, string>, roles = 'edge,actors', nodeFlags: string[] = []): Promise<Child> {
   if (!existsSync(`${ROOT}dist/cli.js`)) throw new Error('dist/cli.js is missing: run `npm run build` (npm run bench does)');
-  return launch(nodeId, [BIN, 'serve', '--roles', roles], { ...env, NODE_ID: nodeId }, await freePort());
+  return launch(nodeId, [...nodeFlags, BIN, 'serve', '--roles', roles], { ...env, NODE_ID: nodeId }, await freePort());
 }
 
-export async function startBaseline(env: Record<string, string>): Promise<Child> {
-  return launch('baseline', ['--import', 'tsx', 'bench/ingest/baseline-server.ts'], env, await freePort());
+export async function startBaseline(env: Record<string, string>, nodeFlags: string[] = []): Promise<Child> {
+  return launch('baseline', [...nodeFlags, '--import', 'tsx', 'bench/ingest/baseline-server.ts'], env, await freePort());
 }
 
 /** Until GET `path` answers 200 (readiness, or the metrics of a node). */
@@ -96,6 +99,20 @@ export async function peakRssMiB(c: Child): Promise<number> {
   const kb = Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? NaN);
   return Math.round(kb / 1024);
 }
+
+/**
+ * CPU time (user + system, all threads) the process has used so far, in ms: on a shared
+ * 2-vCPU machine, CPU per accepted request is steadier than requests per second.
+ */
+export async function cpuMs(c: Child): Promise<number> {
+  const stat = await readFile(`/proc/${c.proc.pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start at field 3, `state`.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  return (ticks * 1000) / CLOCK_TICKS_PER_S;
+}
+/** USER_HZ: 100 on Linux on every architecture we run on (`getconf CLK_TCK`). */
+const CLOCK_TICKS_PER_S = 100;
 
 /** SIGTERM (graceful), SIGKILL after `timeoutMs`. */
 export async function stop(c: Child, timeoutMs = 20_000): Promise<void> {

@@ -1,9 +1,12 @@
 /**
  * Prints the bench figures: a table for people, one JSON line for the README and for
  * comparing runs, and the verdict issue 3 asks for (the edge's acknowledgement path must
- * not be slower than the baseline's).
+ * not be slower than the baseline's). The verdict compares the edge alone (no consumer
+ * sharing the CPUs, like the baseline); the edges of the other topologies are shown
+ * against the baseline too, for information.
  */
 import type { LoadResult } from './load.js';
+import type { AloneFigures } from './edge-alone.js';
 import type { Machine } from './machine.js';
 import type { EdgeFigures } from './scenario.js';
 
@@ -11,6 +14,7 @@ export interface BenchFigures {
   machine: Machine;
   settings: { durationS: number; connections: number; shards: number; installs: number };
   baseline?: { saturated: LoadResult; peakRssMiB: number };
+  alone?: AloneFigures;
   edge1?: EdgeFigures;
   edge2?: EdgeFigures;
   split?: EdgeFigures;
@@ -24,13 +28,22 @@ export function printFigures(b: BenchFigures): void {
   out(`machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`);
   out(`settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ${b.settings.shards} shards, ${b.settings.installs} installs`);
   out('');
-  out('(1 node, 2 nodes: serve with both roles; edge|actors: an edge-only node in front of an actors-only node)');
-  out('run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  peak RSS MiB');
+  out('(edge alone: an edge-only node, no consumer until its backlog drains; 1 node, 2 nodes: serve with both roles;');
+  out(' edge|actors: an edge-only node in front of an actors-only node)');
+  out('(cpu µs/req: CPU the serving process used per accepted request, user + system; steadier than req/s on a shared machine)');
+  out('run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB');
   const row = (name: string, l: LoadResult, extra: { committedPerS?: number; e2c50?: number | null; e2c99?: number | null; rss: string }) =>
     out(
-      `${name.padEnd(25)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${extra.rss}`,
+      `${name.padEnd(25)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${f(l.serverCpuUsPerAccepted, 0).padStart(10)}  ${extra.rss}`,
     );
   if (b.baseline) row('baseline (sign+publish)', b.baseline.saturated, { rss: String(b.baseline.peakRssMiB) });
+  const alone = b.alone;
+  if (alone) {
+    const rss = Object.values(alone.peakRssMiB).join(' + ');
+    row('edge alone, saturated', alone.saturated, { committedPerS: alone.backlog.committedPerS, rss });
+    const k = alone.backlog;
+    out(`  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node in ${f(k.drainS)} s (start-up included)`);
+  }
   for (const [name, e] of [['1 node', b.edge1], ['2 nodes', b.edge2], ['edge|actors', b.split]] as const) {
     if (!e) continue;
     const rss = Object.values(e.peakRssMiB).join(' + ');
@@ -42,15 +55,19 @@ export function printFigures(b: BenchFigures): void {
   }
   if (b.baseline) {
     const base = b.baseline.saturated;
-    out('');
-    for (const [name, e] of [['1 node', b.edge1], ['edge-only node', b.split]] as const) {
-      if (!e) continue;
-      const edge = e.saturated;
+    const versus = (name: string, edge: LoadResult) => {
       const slower = edge.acceptedPerS < base.acceptedPerS * 0.95 || edge.ackP99Ms > base.ackP99Ms * 1.05;
-      out(
+      return (
         `edge (${name}) vs baseline, saturated: ${f((edge.acceptedPerS / base.acceptedPerS) * 100, 0)}% of the baseline's accepted/s, ` +
-          `ack p99 ${f(edge.ackP99Ms)} vs ${f(base.ackP99Ms)} ms: ${slower ? 'SLOWER than the baseline' : 'not slower than the baseline'}`,
+        `ack p50 ${f(edge.ackP50Ms)} vs ${f(base.ackP50Ms)} ms, p99 ${f(edge.ackP99Ms)} vs ${f(base.ackP99Ms)} ms, ` +
+        `cpu/req ${f(edge.serverCpuUsPerAccepted, 0)} vs ${f(base.serverCpuUsPerAccepted, 0)} µs: ` +
+        (slower ? 'SLOWER than the baseline' : 'not slower than the baseline')
       );
+    };
+    out('');
+    if (alone) out(`verdict: ${versus('alone', alone.saturated)}`);
+    for (const [name, e] of [['1 node', b.edge1], ['edge-only node, consumer running', b.split]] as const) {
+      if (e) out(`for information, sharing the machine with the consumers: ${versus(name, e.saturated)}`);
     }
   }
   out('');

@@ -1,10 +1,16 @@
 /**
  * bench/ingest (issue 3 "Benchmark"): signed GitHub webhooks → edge → JetStream →
  * shard consumer → Postgres, on one node and on two, against the baseline of a minimal
- * Fastify route that verifies the signature and awaits one JetStream publish.
+ * Fastify route that verifies the signature and awaits one JetStream publish. `alone` is
+ * the edge-only node with no consumer running, the apples-to-apples comparison with the
+ * baseline (edge-alone.ts).
  *
- *   npm run bench -- [--duration 15] [--connections 16] [--only baseline,edge1,edge2,split]
- *                    [--shards 16] [--keep-db]
+ *   npm run bench -- [--duration 15] [--connections 16] [--only baseline,alone,edge1,edge2,split]
+ *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N]
+ *
+ * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
+ * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and the baseline under `node --cpu-prof`, writing
+ * `.cpuprofile` files into DIR when they stop (open them in Chrome DevTools).
  *
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
@@ -12,10 +18,12 @@
  * figures as a table and as one JSON line.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createBenchDb, seedInstalls } from './bench-db.js';
+import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
 import { printFigures, type BenchFigures } from './report.js';
@@ -25,11 +33,14 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '16' },
-    only: { type: 'string', default: 'baseline,edge1,edge2,split' },
+    only: { type: 'string', default: 'baseline,alone,edge1,edge2,split' },
     shards: { type: 'string', default: '16' },
     'keep-db': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+    rate: { type: 'string' },
   },
 });
+const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [];
 const durationS = Number(args.duration);
 const connections = Number(args.connections);
 const shards = Number(args.shards);
@@ -44,12 +55,27 @@ const runId = randomBytes(3).toString('hex');
 const masterKey = randomBytes(32).toString('base64url');
 const secret = randomBytes(20).toString('hex');
 const installationIds = Array.from({ length: 32 }, (_, i) => 91_000_001 + i);
-const settings: ScenarioSettings = { secret, installationIds, connections, durationS, drainTimeoutS: 120 };
+const pacedRate = args.rate === undefined ? undefined : Number(args.rate);
+if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000)) throw new Error('--rate must be 1-100000 per second');
+const settings: ScenarioSettings = { secret, installationIds, connections, durationS, drainTimeoutS: 120, ...(pacedRate === undefined ? {} : { pacedRate }) };
 
 const db = await createBenchDb(adminUrl, args['keep-db']);
 const nc = await connect({ servers: natsUrl, name: 'bench-ingest' });
 const namespaces: string[] = [];
 const children: Child[] = [];
+
+/** A fresh namespace (streams, buckets) for one topology, and its nodes' environment. */
+function deployment(tag: string): Record<string, string> {
+  const namespace = `bench_${runId}_${tag}`;
+  namespaces.push(namespace);
+  return nodeEnv(namespace);
+}
+
+async function node(name: string, env: Record<string, string>, roles: string): Promise<Child> {
+  const n = await startNode(name, env, roles, nodeFlags);
+  children.push(n);
+  return n;
+}
 
 function nodeEnv(namespace: string): Record<string, string> {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -77,15 +103,9 @@ function nodeEnv(namespace: string): Record<string, string> {
  * are evenly shared. Returns the nodes that serve HTTP (the load's targets) and all nodes.
  */
 async function cluster(tag: string, roles: string[]): Promise<{ edges: Child[]; all: Child[] }> {
-  const namespace = `bench_${runId}_${tag}`;
-  namespaces.push(namespace);
-  const env = nodeEnv(namespace);
+  const env = deployment(tag);
   const all: Child[] = [];
-  for (const [i, r] of roles.entries()) {
-    const n = await startNode(`bench-${tag}-${i + 1}`, env, r);
-    children.push(n);
-    all.push(n);
-  }
+  for (const [i, r] of roles.entries()) all.push(await node(`bench-${tag}-${i + 1}`, env, r));
   const edges = all.filter((_, i) => roles[i]!.includes('edge'));
   // /readyz: NATS and Postgres reachable and every shard of the deployment owned.
   await Promise.all(edges.map((n) => waitFor(n, '/readyz', 60_000)));
@@ -121,11 +141,25 @@ try {
   if (only.has('baseline')) {
     const namespace = `bench_${runId}_base`;
     namespaces.push(namespace);
-    const b = await startBaseline({ NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret });
+    const b = await startBaseline({ NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret }, nodeFlags);
     children.push(b);
     await waitFor(b, '/healthz', 30_000);
     figures.baseline = await runBaseline(settings, b);
     await stop(b);
+  }
+  if (only.has('alone')) {
+    const env = deployment('alone');
+    const edge = await node('bench-alone-edge', env, 'edge');
+    // /readyz wants every shard owned, and no actors node runs yet: liveness is what is left.
+    await waitFor(edge, '/healthz', 60_000);
+    const started: Child[] = [edge];
+    const startActors = async () => {
+      const a = await node('bench-alone-actors', env, 'actors');
+      started.push(a);
+      return a;
+    };
+    figures.alone = await runEdgeAlone(settings, edge, startActors, db.pool, 'alone');
+    await Promise.all(started.map((n) => stop(n)));
   }
   const topologies = [
     ['edge1', ['edge,actors']],

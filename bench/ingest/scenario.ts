@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
-import { peakRssMiB, type Child } from './processes.js';
+import { cpuMs, peakRssMiB, type Child } from './processes.js';
 
 export const WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
 
@@ -20,6 +20,8 @@ export interface ScenarioSettings {
   durationS: number;
   /** Longest wait for a run's accepted events to be committed. */
   drainTimeoutS: number;
+  /** The paced run's rate; default half of what both sides sustain (to compare versions at one rate). */
+  pacedRate?: number;
 }
 
 export interface EdgeFigures {
@@ -28,9 +30,9 @@ export interface EdgeFigures {
   peakRssMiB: Record<string, number>;
 }
 
-const WARMUP_S = 2;
+export const WARMUP_S = 2;
 
-function load(s: ScenarioSettings, urls: string[], prefix: string, extra: Partial<LoadOptions> = {}): Promise<LoadResult> {
+export function load(s: ScenarioSettings, urls: string[], prefix: string, extra: Partial<LoadOptions> = {}): Promise<LoadResult> {
   return runLoad({
     urls,
     path: WEBHOOK_PATH,
@@ -56,8 +58,17 @@ async function drain(pool: pg.Pool, prefix: string, accepted: number, timeoutS: 
 
 export async function runBaseline(s: ScenarioSettings, baseline: Child): Promise<{ saturated: LoadResult; peakRssMiB: number }> {
   await load(s, [baseline.url], 'bw-', { durationS: WARMUP_S });
-  const saturated = await load(s, [baseline.url], 'bs-');
+  const saturated = await withServerCpu([baseline], () => load(s, [baseline.url], 'bs-'));
   return { saturated, peakRssMiB: await peakRssMiB(baseline) };
+}
+
+/** Runs `run` and adds the CPU the `servers` used per accepted request. */
+export async function withServerCpu(servers: Child[], run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const used = async () => (await Promise.all(servers.map(cpuMs))).reduce((a, b) => a + b, 0);
+  const before = await used();
+  const r = await run();
+  const ms = (await used()) - before;
+  return r.accepted > 0 ? { ...r, serverCpuUsPerAccepted: (ms * 1000) / r.accepted } : r;
 }
 
 /** Load goes to the `edges`; peak RSS is read from `all` nodes. */
@@ -66,13 +77,13 @@ export async function runEdge(s: ScenarioSettings, edges: Child[], all: Child[],
   const warm = await load(s, urls, `${tag}w-`, { durationS: WARMUP_S });
   await drain(pool, `${tag}w-`, warm.accepted, s.drainTimeoutS);
 
-  const sat = await load(s, urls, `${tag}s-`);
+  const sat = await withServerCpu(edges, () => load(s, urls, `${tag}s-`));
   const d = await drain(pool, `${tag}s-`, sat.accepted, s.drainTimeoutS);
   const spanS = d.stats.firstCommit && d.stats.lastCommit ? (d.stats.lastCommit.getTime() - d.stats.firstCommit.getTime()) / 1000 : 0;
   const committedPerS = spanS > 0 ? d.stats.committed / spanS : 0;
 
   // Below saturation: half of the slower of accepting and committing.
-  const rate = Math.max(1, Math.floor(0.5 * Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS)));
+  const rate = s.pacedRate ?? Math.max(1, Math.floor(0.5 * Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS)));
   const paced = await load(s, urls, `${tag}p-`, { rate });
   const p = await drain(pool, `${tag}p-`, paced.accepted, s.drainTimeoutS);
 

@@ -27,6 +27,12 @@ export interface IngestEvent {
   kind: string;
   occurredAt: string | null;
   payload: unknown;
+  /**
+   * Optional: `payload` as UTF-8 JSON text, exactly as received (a webhook body). The
+   * publisher writes it into the message as it is instead of encoding `payload` again;
+   * it must parse to `payload`. It is not part of the stored event.
+   */
+  payloadJson?: Uint8Array;
 }
 
 /**
@@ -101,6 +107,22 @@ async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamCo
   }
 }
 
+const PAYLOAD_KEY = Buffer.from(',"payload":');
+const CLOSE = Buffer.from('}}');
+
+/**
+ * The message body: `encodeEvent`'s envelope. With `payloadJson`, the payload's text is
+ * spliced in as received (`{"type":"event","event":{…,"payload":<text>}}`), which the
+ * consumer decodes to the same event, at the cost of one copy instead of a re-encoding.
+ */
+export function encodeIngestMessage(ev: IngestEvent): Uint8Array {
+  if (ev.payloadJson === undefined) return encodeEvent(ev);
+  const { payloadJson, payload: _parsed, ...rest } = ev;
+  // `rest` always has fields, so its envelope ends in `}}`: the payload goes before them.
+  const head = JSON.stringify({ type: 'event', event: rest });
+  return Buffer.concat([Buffer.from(head.slice(0, -2)), PAYLOAD_KEY, payloadJson, CLOSE]);
+}
+
 /** `Nats-Msg-Id` of an event: `<install_id>:<event id>`, digested when long. */
 export function ingestMsgId(installId: string, id: string): string {
   const raw = `${installId}:${id}`;
@@ -114,6 +136,8 @@ export class IngestPublisher {
   private readonly shards: number;
   private readonly blobs: BlobPort;
   private readonly maxBody: number;
+  /** Resolves in the check phase of the current turn of the event loop (see `publish`). */
+  private turn: Promise<void> | null = null;
 
   constructor(opts: { js: JetStreamClient; names: Names; shards: number; blobs: BlobPort; maxPayload: number }) {
     this.js = opts.js;
@@ -127,15 +151,22 @@ export class IngestPublisher {
    * Publish one event and wait for the stream's ack. `duplicate: true` means JetStream
    * already holds this event (same install and id within the window): the caller answers
    * 2xx all the same. Throws `Unavailable` (retryable) when the ack does not come.
+   *
+   * Batching: every publish asked during one turn of the event loop (e.g. the webhooks read
+   * from many sockets in one poll phase) is handed to the client together, in the check
+   * phase, so they leave in one socket write (nats.js flushes its outbound buffer once per
+   * microtask checkpoint). Each still awaits its own ack: nothing is acknowledged upstream
+   * before its own message is durable.
    */
   async publish(ev: IngestEvent): Promise<{ seq: number; duplicate: boolean }> {
     const subject = this.names.ingestSubject(shardOf(installKey(ev.installId), this.shards), ev.connectorId, ev.installId);
-    let body = encodeEvent(ev);
+    let body = encodeIngestMessage(ev);
     let ref: string | null = null;
     if (body.length > this.maxBody) {
       ref = await this.putBlob(body);
       body = encodeBlobRef(ref);
     }
+    await this.nextTurn();
     let ack;
     try {
       ack = await this.js.publish(subject, body, { msgID: ingestMsgId(ev.installId, ev.id) });
@@ -148,6 +179,15 @@ export class IngestPublisher {
       await this.blobs.delete(ref).catch(() => undefined);
     }
     return { seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  private nextTurn(): Promise<void> {
+    return (this.turn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.turn = null;
+        resolve();
+      }),
+    ));
   }
 
   private async putBlob(body: Uint8Array): Promise<string> {

@@ -86,6 +86,18 @@ describe('codehost webhooks: in, fanned out, once', () => {
     expect(await stored(a, ya, delivery)).toHaveLength(1);
   });
 
+  it('a tenant that installs an installation already delivering gets its very next delivery', async () => {
+    const warm = await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), X));
+    expect(await warm.json()).toMatchObject({ installs: 2 });
+    // The fan-out list of X is now cached on the node; installing drops it before the 201.
+    const c = await h.tenant('c');
+    const xc = await h.install(c, X);
+    const delivery = randomUUID();
+    const res = await h.deliver('issues', forInstallation(examplePayload('issues', 'reopened'), X), { delivery });
+    expect(await res.json()).toEqual({ ok: true, installs: 3 });
+    await until('C stores it', async () => (await stored(c, xc, delivery))[0]);
+  });
+
   it('forged or missing signatures answer 401 and publish nothing', async () => {
     const payload = forInstallation(examplePayload('issues', 'opened'), X);
     const raw = JSON.stringify(payload);
@@ -118,6 +130,9 @@ describe('codehost webhooks: installation deleted or suspended', () => {
       const two = await h.install(b, id);
       const res = await h.deliver('installation', forInstallation(examplePayload('installation', action), id));
       expect(res.status).toBe(202);
+      // The next delivery of that installation reaches no install.
+      const next = await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), id));
+      expect(await next.json()).toEqual({ ok: true, installs: 0 });
       for (const [t, installId] of [[a, one], [b, two]] as const) {
         const install = (await (await h.api(`/api/v1/connectors/installs/${installId}`, t)).json()) as { status: string };
         expect(install.status).toBe('uninstalled');

@@ -127,6 +127,22 @@ describe('integration: ingest stream and shard consumer', () => {
     await waitFor(async () => (await streamMessages()) === 0);
   });
 
+  it('a payload given as received JSON text arrives parsed, inline and (over max_payload) by blob ref', async () => {
+    const { publisher, consumer, blobs } = await setup();
+    const small = '{ "action": "opened",  "n": 1 }';
+    const big = JSON.stringify({ action: 'edited', text: 'ü'.repeat(nc.info!.max_payload) }, null, 1);
+    for (const [id, text] of [['raw-small', small], ['raw-big', big]] as const) {
+      await publisher.publish({ ...event('i1', id, JSON.parse(text)), payloadJson: Buffer.from(text) });
+    }
+    expect(blobs.size()).toBe(1);
+    const got: IngestEvent[] = [];
+    const c = consumer(0, async (ev) => void got.push(ev));
+    await c.start();
+    await waitFor(() => got.length === 2);
+    expect(got).toEqual([event('i1', 'raw-small', JSON.parse(small)), event('i1', 'raw-big', JSON.parse(big))]);
+    await waitFor(() => blobs.size() === 0);
+  });
+
   it('retries a failing delivery with backoff, keeping the install order', async () => {
     const { publisher, consumer } = await setup();
     await publisher.publish(event('i1', 'flaky'));

@@ -37,6 +37,8 @@ export interface AdminInstallDeps {
   cipher: CredentialCipher;
   clients: GithubClients | null;
   startBackfill: BackfillStarter;
+  /** Committed a new install: cached webhook fan-out lists must be looked up again. */
+  installsChanged(): void;
 }
 
 // INTERFACE §8.11: all five fields are required. The enums are GitHub's own values.
@@ -115,6 +117,7 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
           await putCredentials(tx, cipher, { tenantId, installId: created.install_id, secret: { ...secret } });
           return created;
         });
+        deps.installsChanged();
         log.info({ installId: install.install_id, tenantId, installationId, userId: body.user_id }, 'code-host install created');
         await deps.startBackfill(install).catch((err: unknown) => {
           // The install stands; its backfill state says it has not started.

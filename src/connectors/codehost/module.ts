@@ -15,8 +15,10 @@ import type { ModuleFactory } from '../module.js';
 import { abortable } from './abortable.js';
 import { adminInstallRoutes } from './admin-install-route.js';
 import { attachWalkers } from './backfill/attach-walkers.js';
+import { BoundInstallsCache } from './bound-installs-cache.js';
 import { codehostDriver } from './driver.js';
 import type { CodehostWrite } from './emit-schema.js';
+import { boundInstallsFinder } from './find-bound-installs.js';
 import { createGithubClients, type InstallRef } from './github-client.js';
 import { performWrite, type WriteOutcome } from './perform-write.js';
 import { webhookRoutes } from './webhook-route.js';
@@ -68,12 +70,14 @@ export const codehostModule: ModuleFactory = (deps) => {
     },
   };
 
+  // The webhook fan-out lists; the admin install forgets them before it answers 201.
+  const installs = new BoundInstallsCache({ find: boundInstallsFinder(pool) });
   const routes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     await app.register(
-      adminInstallRoutes({ config, log, pool, cipher, clients, startBackfill: walkers.startBackfill }),
+      adminInstallRoutes({ config, log, pool, cipher, clients, startBackfill: walkers.startBackfill, installsChanged: () => installs.invalidate() }),
       ctx,
     );
-    await app.register(webhookRoutes({ config, log, pool, publish: deps.publish }), ctx);
+    await app.register(webhookRoutes({ config, log, pool, publish: deps.publish, installs }), ctx);
   };
 
   return { id: 'codehost', driver, actors: [writer, ...walkers.actors], routes, onShardAcquired: walkers.onShardAcquired };

@@ -14,7 +14,12 @@ import { setInstallStatus, type Install } from '../../store/installs.js';
 
 const REFRESH_TIMEOUT_MS = 5_000;
 
-export async function uninstallLocally(pool: pg.Pool, actors: ActorAsk, installs: Install[], log: Logger): Promise<void> {
+export async function uninstallLocally(
+  pool: pg.Pool,
+  actors: ActorAsk,
+  installs: ReadonlyArray<Pick<Install, 'install_id' | 'tenant_id'>>,
+  log: Logger,
+): Promise<void> {
   for (const install of installs) {
     await withTx(pool, async (tx) => {
       await setInstallStatus(tx, install.install_id, 'uninstalled');

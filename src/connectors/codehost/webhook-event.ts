@@ -12,6 +12,8 @@ export interface WebhookDelivery {
   /** `X-GitHub-Delivery`: the same for a redelivery, so it is the dedup id. */
   deliveryId: string;
   payload: Record<string, unknown>;
+  /** `payload`'s JSON text as delivered, when known (see `IngestEvent.payloadJson`). */
+  json?: Uint8Array;
 }
 
 export function ingestKind(event: string, payload: Record<string, unknown>): string {
@@ -25,17 +27,21 @@ export function installationIdOf(payload: Record<string, unknown>): number | nul
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : null;
 }
 
-const isTime = (v: unknown): v is string => typeof v === 'string' && !Number.isNaN(Date.parse(v));
+/** `v` as an ISO 8601 UTC timestamp, or null when it is not a time (parsed once: hot path). */
+function isoOf(v: unknown): string | null {
+  if (typeof v !== 'string') return null;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
 
 /** When it happened upstream: the touched object's `updated_at`, a push's head commit time. */
 export function occurredAtOf(payload: Record<string, unknown>): string | null {
   for (const field of ['comment', 'review', 'pull_request', 'issue', 'installation']) {
     const o = payload[field] as { updated_at?: unknown; submitted_at?: unknown } | undefined;
-    if (isTime(o?.updated_at)) return new Date(o.updated_at).toISOString();
-    if (isTime(o?.submitted_at)) return new Date(o.submitted_at).toISOString();
+    const at = isoOf(o?.updated_at) ?? isoOf(o?.submitted_at);
+    if (at !== null) return at;
   }
-  const head = (payload.head_commit as { timestamp?: unknown } | null | undefined)?.timestamp;
-  return isTime(head) ? new Date(head).toISOString() : null;
+  return isoOf((payload.head_commit as { timestamp?: unknown } | null | undefined)?.timestamp);
 }
 
 export function toIngestEvent(d: WebhookDelivery, install: Pick<Install, 'install_id' | 'tenant_id'>): IngestEvent {
@@ -47,5 +53,6 @@ export function toIngestEvent(d: WebhookDelivery, install: Pick<Install, 'instal
     kind: ingestKind(d.event, d.payload),
     occurredAt: occurredAtOf(d.payload),
     payload: d.payload,
+    ...(d.json === undefined ? {} : { payloadJson: d.json }),
   };
 }

@@ -10,6 +10,9 @@
  *
  * A redelivery carries the same `X-GitHub-Delivery`, which is the event id: JetStream's
  * duplicate window and the events table's unique key each absorb it.
+ *
+ * The fan-out list comes from `installs` (bound-installs-cache.ts); while the connector is
+ * on, this plugin keeps that cache hearing install changes, from start to `close()`.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
@@ -18,7 +21,8 @@ import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
 import { BadRequest, NotConfigured, Unauthorized } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { IngestEvent } from '../../runtime/ingest-stream.js';
-import { findActiveInstalls } from '../../store/installs.js';
+import type { BoundInstallsCache } from './bound-installs-cache.js';
+import { listenInstallChanges } from './listen-install-changes.js';
 import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from './verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from './webhook-event.js';
@@ -31,6 +35,7 @@ export interface WebhookRouteDeps {
   log: Logger;
   pool: pg.Pool;
   publish(event: IngestEvent): Promise<unknown>;
+  installs: BoundInstallsCache;
 }
 
 const EVENT_NAME = /^[a-z_]{1,100}$/;
@@ -41,9 +46,19 @@ function header(v: string | string[] | undefined): string | undefined {
 }
 
 export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeContext> {
-  const { config, pool } = deps;
+  const { config, pool, installs: bound } = deps;
   const log = deps.log.child({ component: 'codehost-webhooks' });
   return async (app, ctx) => {
+    if (config.codehost.enabled) {
+      const listener = listenInstallChanges(pool, log, {
+        changed: (connectorId) => {
+          if (connectorId === 'codehost') bound.invalidate();
+        },
+        live: (listening) => bound.setLive(listening),
+      });
+      app.addHook('onClose', () => listener.stop());
+    }
+
     // Encapsulated: JSON parsing stays as it is for every other route.
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -66,22 +81,23 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         const deliveryId = header(req.headers['x-github-delivery']);
         if (!event || !EVENT_NAME.test(event)) throw new BadRequest('X-GitHub-Event header is missing or malformed');
         if (!deliveryId || !DELIVERY_ID.test(deliveryId)) throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
-        const payload = parseWebhookPayload(raw, header(req.headers['content-type']));
+        const { payload, json } = parseWebhookPayload(raw, header(req.headers['content-type']));
         // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
         if (event === 'ping') return reply.code(200).send({ ok: true });
 
         const installationId = installationIdOf(payload);
-        const installs = installationId === null ? [] : await findActiveInstalls(pool, 'codehost', String(installationId));
+        const installs = installationId === null ? [] : await bound.lookup(installationId);
         if (installs.length === 0) {
           log.info({ event, deliveryId, installationId }, 'webhook for an installation with no active install; not stored');
           return reply.code(202).send({ ok: true, installs: 0 });
         }
-        const delivery: WebhookDelivery = { event, deliveryId, payload };
+        const delivery: WebhookDelivery = { event, deliveryId, payload, json };
         await Promise.all(installs.map((install) => deps.publish(toIngestEvent(delivery, install))));
 
         const action = payload.action;
         if (event === 'installation' && (action === 'deleted' || action === 'suspend')) {
           await uninstallLocally(pool, ctx.actors, installs, log);
+          bound.invalidate(); // at once here; the announcement reaches the other edges
         }
         return reply.code(202).send({ ok: true, installs: installs.length });
       },
