@@ -56,6 +56,8 @@ interface State {
 const TICK_TIMEOUT_MS = 60_000;
 /** After a failure of our own side (NATS, Postgres), try the step again after this. */
 const RETRY_MS = 5_000;
+/** The `last_error` of a walk its install's uninstall ended. */
+const UNINSTALLED = 'install uninstalled';
 
 export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<State> {
   const now = ports.now ?? Date.now;
@@ -86,12 +88,26 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     ctx.log[ending.state === 'complete' ? 'info' : 'warn']({ installId: install.install_id, ...cursor.progress, reason: ending.state === 'failed' ? ending.reason : undefined }, `chat backfill ${ending.state}`);
   };
 
+  /**
+   * An uninstall is final (a reinstall is a new install, and shard resumes skip inactive
+   * installs), so an unfinished walk would otherwise show `running` for ever: it ends
+   * `failed` with the reason, its last progress kept. The state goes first, as in `end`.
+   */
+  const markAbandoned = async (ctx: ActorContext<State>, install: Install) => {
+    if (install.backfill.state !== 'pending' && install.backfill.state !== 'running') return;
+    const { state: _state, updated_at: _at, ...recorded } = install.backfill;
+    const progress = ctx.state.cursor ? progressOf(ctx.state.cursor, UNINSTALLED) : { ...recorded, last_error: UNINSTALLED };
+    await setBackfill(ports.pool, install.install_id, 'failed', progress);
+    ctx.log.info({ installId: install.install_id }, 'chat backfill stopped: the install was uninstalled');
+  };
+
   const step = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;
     const install = await getInstallById(ports.pool, installId);
     if (!install || install.connector_id !== 'chatapp' || install.status !== 'active') {
       // spec §3.1: the walker works only while the install is active.
       ctx.state.ticker.cancel();
+      if (install?.connector_id === 'chatapp') await markAbandoned(ctx, install);
       if (ctx.state.revision !== null) await ports.cursors.delete(storeKey(installId));
       ctx.state.cursor = null;
       ctx.state.revision = null;

@@ -81,6 +81,8 @@ const TICK_TIMEOUT_MS = 60_000;
 const RATE_ASK_TIMEOUT_MS = 10_000;
 const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
+/** The `reason` of a walk its install's uninstall ended. */
+const UNINSTALLED = 'install uninstalled';
 
 export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State> {
   const now = ports.now ?? Date.now;
@@ -118,6 +120,18 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     ctx.log[failure === null ? 'info' : 'warn']({ installId: install.install_id, ...cursor.counts, reason: failure ?? undefined }, `code-host backfill ${failure === null ? 'complete' : 'failed'}`);
   };
 
+  /** An uninstall is final (a reinstall is a new install; resumes skip it): an unfinished walk ends `failed`, not `running` for ever. */
+  const abandon = async (ctx: ActorContext<State>, install: Install) => {
+    if (install.backfill.state === 'pending' || install.backfill.state === 'running') {
+      const { state: _state, updated_at: _at, ...recorded } = install.backfill;
+      await setBackfill(ports.pool, install.install_id, 'failed', ctx.state.cursor ? progress(ctx.state.cursor, { reason: UNINSTALLED }) : { ...recorded, reason: UNINSTALLED });
+      ctx.log.info({ installId: install.install_id }, 'code-host backfill stopped: the install was uninstalled');
+    }
+    if (ctx.state.revision !== null) await ports.cursors.delete(storeKey(install.install_id));
+    ctx.state.cursor = null;
+    ctx.state.revision = null;
+  };
+
   const backoff = (ctx: ActorContext<State>) => {
     const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** Math.min(ctx.state.failures, 20));
     ctx.state.failures++;
@@ -130,6 +144,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     if (!install || install.connector_id !== 'codehost' || install.status !== 'active') {
       // spec §3.1: the walker works only while the install is active.
       ctx.state.ticker.cancel();
+      if (install?.connector_id === 'codehost') await abandon(ctx, install);
       return { stopped: 'install not active' };
     }
     if (install.backfill.state === 'complete' || install.backfill.state === 'failed') {
@@ -195,6 +210,15 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       await setBackfill(ports.pool, install.install_id, 'running', progress(cursor, { last_error: e.message, resumes_at: new Date(now() + wait).toISOString() }));
       ctx.state.ticker.arm(wait);
       return { rateLimitedMs: wait };
+    }
+    if (e.code === 'install_not_active') {
+      // The uninstall committed during this step (the credentials went with the status).
+      const current = await getInstallById(ports.pool, install.install_id);
+      if (current && current.status !== 'active') {
+        ctx.state.ticker.cancel();
+        await abandon(ctx, current);
+        return { stopped: 'install not active' };
+      }
     }
     if (!e.retryable) {
       await finish(ctx, install, cursor, e.message);
