@@ -93,4 +93,21 @@ describe('installs', () => {
     expect(got?.backfill.updated_at).toMatch(ISO);
     expect(await setBackfill(pool, 'nope', 'complete')).toBe(false);
   });
+
+  it('an uninstall ends an unfinished backfill as failed, keeping its progress; a finished one stays', async () => {
+    const { tenant_id } = await createTenant(pool, TEST_MASTER_KEY, 'T');
+    const running = await createInstall(pool, { tenantId: tenant_id, connectorId: 'codehost', externalId: uniq() });
+    await setBackfill(pool, running.install_id, 'running', { prs_done: 7 });
+    await setInstallStatus(pool, running.install_id, 'uninstalled');
+    expect((await getInstall(pool, tenant_id, running.install_id))?.backfill).toMatchObject({ state: 'failed', prs_done: 7, reason: 'install uninstalled' });
+
+    const chat = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq() });
+    await setInstallStatus(pool, chat.install_id, 'uninstalled');
+    expect((await getInstall(pool, tenant_id, chat.install_id))?.backfill).toMatchObject({ state: 'failed', last_error: 'install uninstalled' });
+
+    const done = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq() });
+    await setBackfill(pool, done.install_id, 'complete', { messages: 3 });
+    await setInstallStatus(pool, done.install_id, 'uninstalled');
+    expect((await getInstall(pool, tenant_id, done.install_id))?.backfill).toMatchObject({ state: 'complete', messages: 3 });
+  });
 });
