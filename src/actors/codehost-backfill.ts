@@ -17,15 +17,7 @@ import { AppError, Internal, RateLimited } from '../errors.js';
 import type { ActorAsk } from '../edge/app.js';
 import type { Logger } from '../log.js';
 import type { KvPort } from '../connectors/module.js';
-import {
-  finishedCursor,
-  initialCursor,
-  progressOf,
-  queueAddedRepos,
-  SPEC_CAPS,
-  type BackfillCaps,
-  type BackfillCursor,
-} from '../connectors/codehost/backfill/backfill-cursor.js';
+import { finishedCursor, initialCursor, progressOf, queueAddedRepos, SPEC_CAPS, type BackfillCaps, type BackfillCursor } from '../connectors/codehost/backfill/backfill-cursor.js';
 import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
 import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';

@@ -51,6 +51,9 @@ export async function connectNats({ servers, name, log }: ConnectNatsOptions): P
       servers: list,
       name,
       maxReconnectAttempts: -1,
+      // nats.js otherwise captures a stack for every request and publish (about 15% of the
+      // edge's CPU per webhook, bench/ingest --cpu-prof); its errors keep their messages.
+      noAsyncTraces: true,
       reconnectDelayHandler: () => {
         outageStart ??= Date.now();
         const grown = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS + (Date.now() - outageStart) / 4);
