@@ -52,8 +52,11 @@ describe('connectors dev', () => {
   it('a SIGTERM while it is still starting ends in the same clean stop', async () => {
     const env = { SERVICE_DEV_DIR: dir, PORT: '0', SERVICE_SHARDS: '4' };
     const child = spawn(process.execPath, [BIN, 'dev'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
-    // Long enough to be past Node's start-up and into the embedded servers' start.
-    await new Promise((r) => setTimeout(r, 700));
+    // Once its embedded Postgres is starting (a process on the data dir), it is mid-start.
+    for (const until = Date.now() + 60_000; childrenOf(dir).length === 0; ) {
+      if (Date.now() > until || child.exitCode !== null) throw new Error('dev never started its embedded servers');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     child.kill('SIGTERM');
     expect(await exited(child, 60_000)).toBe(0);
     expect(childrenOf(dir)).toEqual([]);
