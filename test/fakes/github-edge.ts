@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { Unavailable } from '../../src/errors.js';
 import { codehostModule } from '../../src/connectors/codehost/module.js';
 import type { KvPort, ModuleDeps } from '../../src/connectors/module.js';
 import { buildEdge, type ActorAsk } from '../../src/edge/app.js';
@@ -50,6 +51,8 @@ export interface CodehostEdge {
   config: Readonly<Config>;
   pool: ReturnType<typeof createPool>;
   published: IngestEvent[];
+  /** While set, a publish of an event for these installs fails as the real publisher does (no stream ack). */
+  failPublishFor: Set<string>;
   asked: Array<{ key: ActorKey; msg: { type: string } & Record<string, unknown> }>;
   close(): Promise<void>;
 }
@@ -59,6 +62,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
   const pool = createPool(testDatabaseUrl(), { max: 4 });
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const published: IngestEvent[] = [];
+  const failPublishFor = new Set<string>();
   const asked: CodehostEdge['asked'] = [];
   const actors: ActorAsk = {
     async ask<T>(key: ActorKey, msg: { type: string } & Record<string, unknown>) {
@@ -73,6 +77,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
     cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY),
     actors,
     publish: async (event) => {
+      if (failPublishFor.has(event.installId)) throw new Unavailable('the ingest stream did not acknowledge the event');
       published.push(event);
       return { duplicate: false };
     },
@@ -96,6 +101,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
     config,
     pool,
     published,
+    failPublishFor,
     asked,
     async close() {
       await app.close();

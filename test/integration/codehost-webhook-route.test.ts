@@ -130,6 +130,29 @@ describe('codehost webhook route', () => {
     }
   });
 
+  it('answers 503 when a publish is not acknowledged, so GitHub redelivers; the redelivery is published', async () => {
+    const { id, installs } = await boundInstalls(2);
+    const payload = JSON.stringify(forInstallation(examplePayload('issues', 'opened'), id));
+    const delivery = randomUUID();
+    // One of the two fan-out publishes fails: no 2xx until every install's copy is durable.
+    e.failPublishFor.add(installs[1]!.install_id);
+    try {
+      const res = await post(e, payload, { 'x-github-delivery': delivery });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error.code).toBe('unavailable');
+      expect(e.published.filter((p) => p.id === delivery && p.installId === installs[1]!.install_id)).toEqual([]);
+    } finally {
+      e.failPublishFor.clear();
+    }
+    // GitHub's redelivery carries the same X-GitHub-Delivery: now every copy is published
+    // (a second copy of the one that got through is absorbed by its Nats-Msg-Id and the
+    // events table's key on the real path).
+    const again = await post(e, payload, { 'x-github-delivery': delivery });
+    expect(again.statusCode).toBe(202);
+    const copies = e.published.filter((p) => p.id === delivery).map((p) => p.installId);
+    expect(new Set(copies)).toEqual(new Set(installs.map((i) => i.install_id)));
+  });
+
   it('accepts GitHub’s form encoding, and 25 MiB bodies; more is 413', async () => {
     const { id } = await boundInstalls(1);
     const payload = forInstallation(examplePayload('push', undefined, 3), id);
