@@ -80,7 +80,17 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const js = jetstream(nc);
   await ensureIngestStream(jsm, n);
   const blobs = pgBlobPort(pool);
-  const publisher = new IngestPublisher({ js, names: n, shards: config.shards, blobs, maxPayload: nc.info?.max_payload ?? 1024 * 1024 });
+  const publisher = new IngestPublisher({
+    js,
+    names: n,
+    shards: config.shards,
+    blobs,
+    maxPayload: nc.info?.max_payload ?? 1024 * 1024,
+    observe: (connector, seconds, acked) => {
+      if (acked) runtimeMetrics?.ingestPublish.observe({ connector }, seconds);
+      else runtimeMetrics?.ingestPublishFailures.inc({ connector });
+    },
+  });
   const registry = createMetricsRegistry({ defaults: true });
   const router = new Router({ nc, names: n, shards: config.shards, log });
 

@@ -139,7 +139,18 @@ export class IngestPublisher {
   /** Resolves in the check phase of the current turn of the event loop (see `publish`). */
   private turn: Promise<void> | null = null;
 
-  constructor(opts: { js: JetStreamClient; names: Names; shards: number; blobs: BlobPort; maxPayload: number }) {
+  /** Publish → stream ack time of each publish, and whether it was acknowledged (metrics). */
+  private readonly observe: ((connectorId: string, seconds: number, acked: boolean) => void) | undefined;
+
+  constructor(opts: {
+    js: JetStreamClient;
+    names: Names;
+    shards: number;
+    blobs: BlobPort;
+    maxPayload: number;
+    observe?: (connectorId: string, seconds: number, acked: boolean) => void;
+  }) {
+    this.observe = opts.observe;
     this.js = opts.js;
     this.names = opts.names;
     this.shards = opts.shards;
@@ -166,14 +177,17 @@ export class IngestPublisher {
       ref = await this.putBlob(body);
       body = encodeBlobRef(ref);
     }
+    const started = performance.now();
     await this.nextTurn();
     let ack;
     try {
       ack = await this.js.publish(subject, body, { msgID: ingestMsgId(ev.installId, ev.id) });
     } catch (err) {
+      this.observe?.(ev.connectorId, (performance.now() - started) / 1000, false);
       // The blob stays: the message may have been stored with only its ack lost.
       throw new Unavailable('JetStream did not acknowledge the event; retry', { cause: err });
     }
+    this.observe?.(ev.connectorId, (performance.now() - started) / 1000, true);
     if (ack.duplicate && ref !== null) {
       // The stored original carries its own ref (refs are never shared, see BlobPort).
       await this.blobs.delete(ref).catch(() => undefined);

@@ -16,6 +16,9 @@ export interface RuntimeMetrics {
   ingestCommit: Histogram;
   /** From the stream storing an event to its Postgres commit. */
   eventToCommit: Histogram;
+  /** Edge side: publish to JetStream ack, per connector. */
+  ingestPublish: Histogram<'connector'>;
+  ingestPublishFailures: Counter<'connector'>;
   /** Self-emitted events dropped by a connector's filter, counted after commit (INTERFACE §8.20). */
   ingestDropped: Counter<'connector' | 'tier'>;
 }
@@ -92,6 +95,19 @@ export function registerRuntimeMetrics(
   return {
     ingestCommit: new Histogram({ name: 'service_ingest_commit_seconds', help: 'Install actor ingest handler time', buckets, registers }),
     eventToCommit: new Histogram({ name: 'service_ingest_event_to_commit_seconds', help: 'Stream store to Postgres commit', buckets, registers }),
+    ingestPublish: new Histogram({
+      name: 'service_ingest_publish_seconds',
+      help: 'Edge publish to JetStream ack (the wait before a webhook is answered), by connector',
+      labelNames: ['connector'],
+      buckets,
+      registers,
+    }),
+    ingestPublishFailures: new Counter({
+      name: 'service_ingest_publish_failures_total',
+      help: 'Publishes JetStream did not acknowledge (answered 503 upstream, which retries), by connector',
+      labelNames: ['connector'],
+      registers,
+    }),
     ingestDropped: new Counter({
       name: 'service_ingest_dropped_total',
       help: 'Inbound events dropped by the self-emit filters, by connector and tier (spec §6.3)',
