@@ -3,27 +3,50 @@
  * the installs table (migration 007's trigger → NOTIFY → listener), whoever made it: an
  * install of a second tenant and an uninstall written straight to the database, as
  * another node would, reach a cache that would otherwise keep its list for an hour.
+ *
+ * Its own database: the NOTIFY channel is per database, and other test files create
+ * installs in the run's shared one at the same time, which would be heard here too.
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BoundInstallsCache } from '../../src/connectors/codehost/bound-installs-cache.js';
 import { boundInstallsFinder } from '../../src/connectors/codehost/find-bound-installs.js';
 import { listenInstallChanges } from '../../src/connectors/codehost/listen-install-changes.js';
 import { createPool, withTx } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
 import { createInstall, setBackfill, setInstallStatus } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { until } from '../fakes/github-harness.js';
-import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testAdminDatabaseUrl, testDatabaseUrl } from '../support/env.js';
 
-const pool = createPool(testDatabaseUrl(), { max: 4 });
-const cache = new BoundInstallsCache({ find: boundInstallsFinder(pool), ttlMs: 3_600_000 });
+const dbName = `${new URL(testDatabaseUrl()).pathname.slice(1)}_notify`.slice(0, 63);
+let pool: ReturnType<typeof createPool>;
+let cache: BoundInstallsCache;
 const heard: string[] = [];
 let live = false;
 let listener: ReturnType<typeof listenInstallChanges>;
 const installation = 6_100_000 + Math.floor(Math.random() * 100_000);
 
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: testAdminDatabaseUrl() });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
 beforeAll(async () => {
+  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${dbName}`);
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${dbName}`;
+  pool = createPool(url.toString(), { max: 4 });
+  await migrate(pool);
+  cache = new BoundInstallsCache({ find: boundInstallsFinder(pool), ttlMs: 3_600_000 });
   listener = listenInstallChanges(pool, pino({ level: 'silent' }), {
     changed: (connectorId) => {
       heard.push(connectorId);
@@ -38,7 +61,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await listener?.stop();
-  await pool.end();
+  await pool?.end();
+  await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
 });
 
 const tenant = async (name: string) => (await createTenant(pool, TEST_MASTER_KEY, name)).tenant_id;
