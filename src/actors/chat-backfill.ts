@@ -18,6 +18,7 @@ import type { Logger } from '../log.js';
 import type { KvPort } from '../connectors/module.js';
 import type { BotCredentials } from '../connectors/chatapp/bot-token.js';
 import { callWalkMethod } from '../connectors/chatapp/backfill-call.js';
+import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
 import { decodeCursor, encodeCursor, initialCursor, phaseOf, type BackfillCursor } from '../connectors/chatapp/backfill-cursor.js';
 import { applyOutcome, nextCall, pacingFor, type Ending } from '../connectors/chatapp/backfill-walk.js';
 import { missingGroupDmHistory, walkableTypes } from '../connectors/chatapp/scopes.js';
@@ -25,7 +26,6 @@ import type { IngestEvent } from '../runtime/ingest-stream.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { kvKey } from '../runtime/kv-port.js';
 import type { ActorKey } from '../runtime/names.js';
-import { createTicker, type Ticker } from '../runtime/ticker.js';
 import { getBotIdentity } from '../store/chat-claims.js';
 import { getInstallById, setBackfill, type Install } from '../store/installs.js';
 
@@ -46,14 +46,8 @@ export interface ChatBackfillPorts {
   now?: () => number;
 }
 
-interface State {
-  cursor: BackfillCursor | null;
-  revision: number | null;
-  ticker: Ticker;
-}
+type State = WalkerSlot<BackfillCursor>;
 
-/** A step is one Slack call plus at most one page of publishes. */
-const TICK_TIMEOUT_MS = 60_000;
 /** After a failure of our own side (NATS, Postgres), try the step again after this. */
 const RETRY_MS = 5_000;
 /** The `last_error` of a walk its install's uninstall ended. */
@@ -64,19 +58,10 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
   const pacing = pacingFor(ports.config.chatapp.appTier, ports.config.chatapp.backfillPacingDivisor);
   const storeKey = (installId: string) => kvKey([CHAT_BACKFILL_KIND, installId]);
 
+  const walker = walkerCursors({ cursors: ports.cursors, key: storeKey, encode: encodeCursor, decode: decodeCursor });
   const save = async (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<void> => {
-    const key = storeKey(ctx.key.id[0]!);
-    const bytes = encodeCursor(cursor);
-    const rev = ctx.state.revision === null ? await ports.cursors.create(key, bytes) : await ports.cursors.update(key, bytes, ctx.state.revision);
-    if (rev === null) {
-      // Someone else wrote the cursor (a stale activation elsewhere): continue from theirs.
-      const stored = await ports.cursors.get(key);
-      ctx.state.cursor = stored ? decodeCursor(stored.value) : null;
-      ctx.state.revision = stored?.revision ?? null;
-      throw new Internal('backfill cursor changed under this walker; reloaded');
-    }
-    ctx.state.cursor = cursor;
-    ctx.state.revision = rev;
+    // Someone else wrote the cursor (a stale activation elsewhere): continue from theirs.
+    if (!(await walker.save(ctx.state, ctx.key.id[0]!, cursor))) throw new Internal('backfill cursor changed under this walker; reloaded');
   };
 
   const end = async (ctx: ActorContext<State>, install: Install, ending: Exclude<Ending, null>, cursor: BackfillCursor) => {
@@ -163,23 +148,9 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     kind: CHAT_BACKFILL_KIND,
     // Longer than the ticker's longest sleep, so an unfinished walk never idles out.
     idleMs: 15 * 60_000,
-    async hydrate(key) {
-      const log = ports.log.child({ actor: `${CHAT_BACKFILL_KIND}/${key.id[0]}` });
-      const ticker = createTicker({
-        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: TICK_TIMEOUT_MS }),
-        onError: (err) => log.warn({ err }, 'backfill tick failed; the next tick or a shard resume picks the walk up'),
-      });
-      const stored = await ports.cursors.get(storeKey(key.id[0]!));
-      // An unreadable cursor (another version's) restarts the walk; its revision is kept so the
-      // first save replaces it instead of failing to create it. Ids make the restart harmless.
-      return { cursor: stored ? decodeCursor(stored.value) : null, revision: stored?.revision ?? null, ticker };
-    },
+    hydrate: (key) => walker.load(key, ports),
     handlers: {
-      /** Start or continue the walk (after install, on shard acquisition): arms a tick unless one is pending. */
-      async resume(ctx) {
-        if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
-        return { ok: true };
-      },
+      resume: resumeWalk,
       async tick(ctx) {
         try {
           return await step(ctx);

@@ -13,6 +13,7 @@
  * walk (`addRepos`); a finished walk reopens for them.
  */
 import type pg from 'pg';
+import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
 import { AppError, Internal, RateLimited } from '../errors.js';
 import type { ActorAsk } from '../edge/app.js';
 import type { Logger } from '../log.js';
@@ -27,7 +28,6 @@ import type { IngestEvent } from '../runtime/ingest-stream.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { kvKey } from '../runtime/kv-port.js';
 import type { ActorKey } from '../runtime/names.js';
-import { createTicker, type Ticker } from '../runtime/ticker.js';
 import { getListedRepo, saveListedRepos } from '../store/backfill-repos.js';
 import { getInstallById, setBackfill, type Install } from '../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate.js';
@@ -58,18 +58,13 @@ export interface CodehostBackfillPorts {
   now?: () => number;
 }
 
-interface State {
-  cursor: BackfillCursor | null;
-  revision: number | null;
-  ticker: Ticker;
+interface State extends WalkerSlot<BackfillCursor> {
   /** What the last call observed, handed to the rate gate with the next charge. */
   report: RateReport | null;
   /** Consecutive retryable failures, for the backoff. */
   failures: number;
 }
 
-/** A step is one upstream call (10 s timeout), one publish and a few KV/Postgres writes. */
-const TICK_TIMEOUT_MS = 60_000;
 const RATE_ASK_TIMEOUT_MS = 10_000;
 const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
@@ -84,21 +79,9 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
   }
   const storeKey = backfillCursorKey;
 
-  const save = async (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> => {
-    const key = storeKey(ctx.key.id[0]!);
-    const bytes = encodeCursor(cursor);
-    const rev = ctx.state.revision === null ? await ports.cursors.create(key, bytes) : await ports.cursors.update(key, bytes, ctx.state.revision);
-    if (rev === null) {
-      // Another activation wrote it (a lease overlap): continue from what is committed.
-      const stored = await ports.cursors.get(key);
-      ctx.state.cursor = stored ? decodeCursor(stored.value) : null;
-      ctx.state.revision = stored?.revision ?? null;
-      return false;
-    }
-    ctx.state.cursor = cursor;
-    ctx.state.revision = rev;
-    return true;
-  };
+  const walker = walkerCursors({ cursors: ports.cursors, key: storeKey, encode: encodeCursor, decode: decodeCursor });
+  // False: another activation wrote it (a lease overlap); the state then holds what is committed.
+  const save = (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> => walker.save(ctx.state, ctx.key.id[0]!, cursor);
 
   const progress = (c: BackfillCursor, extra: Record<string, unknown> = {}) => ({ ...progressOf(c), ...extra });
 
@@ -261,20 +244,10 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     // Longer than the ticker's longest sleep (5 min), so an unfinished walk never idles out.
     idleMs: 15 * 60_000,
     async hydrate(key) {
-      const log = ports.log.child({ actor: `${CODEHOST_BACKFILL_KIND}/${key.id[0]}` });
-      const ticker = createTicker({
-        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: TICK_TIMEOUT_MS }),
-        onError: (err) => log.warn({ err }, 'backfill tick failed; the next tick or a shard resume picks the walk up'),
-      });
-      const stored = await ports.cursors.get(storeKey(key.id[0]!));
-      return { cursor: stored ? decodeCursor(stored.value) : null, revision: stored?.revision ?? null, ticker, report: null, failures: 0 };
+      return { ...(await walker.load(key, ports)), report: null, failures: 0 };
     },
     handlers: {
-      /** Start or continue the walk (after the admin install, on shard acquisition): a tick unless one is pending. */
-      async resume(ctx) {
-        if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
-        return { ok: true };
-      },
+      resume: resumeWalk,
       addRepos,
       async tick(ctx) {
         try {
