@@ -7,9 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/dev/free-port.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = `${ROOT}bin/connectors.js`;
@@ -26,16 +26,6 @@ process.once('exit', () => {
   for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
-      const addr = s.address();
-      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function launch(name: string, args: string[], env: Record<string, string>, port: number): Child {
   const proc = spawn(process.execPath, args, {

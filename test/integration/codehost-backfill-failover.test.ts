@@ -10,7 +10,6 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codehostBackfillKey } from '../../src/actors/codehost-backfill.js';
 import { names as makeNames, shardOf } from '../../src/runtime/names.js';
@@ -23,20 +22,10 @@ import { seedRepos } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import { assertBuilt, freePort, kill9, killAll, startServe, waitReady, type ServeProcess } from './helpers/failover-cluster.js';
+import { assertBuilt, freePort, until, kill9, killAll, startServe, waitReady, type ServeProcess } from './helpers/failover-cluster.js';
 
 const SHARDS = 4;
 const P = 8_600_000 + Math.floor(Math.random() * 100_000);
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null>): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('integration: backfill walker survives kill -9 of its node', () => {
   let namespace: string;

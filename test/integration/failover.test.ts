@@ -22,7 +22,7 @@ import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import { assertBuilt, freePort, kill9, killAll, startServe, terminate, waitReady, type ServeProcess } from './helpers/failover-cluster.js';
+import { assertBuilt, freePort, until, kill9, killAll, startServe, terminate, waitReady, type ServeProcess } from './helpers/failover-cluster.js';
 import { AskLoad, SteadyPublisher, type LoadInstall } from './helpers/failover-load.js';
 import { describeBacklog, LeaseWatcher, MetricsScraper, waitForEventsInHand } from './helpers/failover-observe.js';
 
@@ -35,16 +35,6 @@ const INSTALLS_PER_SHARD = 2;
  */
 const RATE_PER_INSTALL = 6;
 const ASK_TIMEOUT_MS = 15_000;
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null> | T | null): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 describe('integration: failover with real node processes', () => {
   let namespace: string;

@@ -8,11 +8,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { BIN } from '../../support/cli.js';
+import { freePort } from '../../../src/dev/free-port.js';
+
+export { freePort };
 
 export interface ServeProcess {
   readonly nodeId: string;
@@ -37,17 +39,6 @@ function installExitHook(): void {
   });
 }
 
-/** A port nobody listens on now (the kernel picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
-      const addr = s.address();
-      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 export function assertBuilt(): void {
   if (!existsSync(fileURLToPath(new URL('../../../dist/cli.js', import.meta.url)))) {
@@ -137,4 +128,15 @@ export async function killAll(): Promise<void> {
     c.kill('SIGKILL');
   }
   await Promise.all(waits);
+}
+
+/** Polls `probe` every 50 ms until it answers non-null; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null> | T | null): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== null) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
