@@ -8,5 +8,8 @@ const rows = describeNames()
 const s = readFileSync('README.md', 'utf8');
 writeFileSync(
   'README.md',
-  s.replace(/(<!-- names:start -->\n\| Name \| What \| Watch \|\n\|---\|---\|---\|\n)[\s\S]*?(<!-- names:end -->)/, (_m, a: string, b: string) => `${a}${rows}\n${b}`),
+  s.replace(
+    /(<!-- names:start -->\n\| Name \| What \| Watch \|\n\|---\|---\|---\|\n)[\s\S]*?(<!-- names:end -->)/,
+    (_m, a: string, b: string) => `${a}${rows}\n${b}`,
+  ),
 );

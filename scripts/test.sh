@@ -53,6 +53,7 @@ if [ -z "${NATS_URL:-}" ] && [ "${TEST_USE_CONTAINERS:-}" != 1 ]; then
 fi
 
 [ -d node_modules ] || npm ci
+npm run format:check
 npm run build
 npx tsc -p tsconfig.json --noEmit
 exec npx vitest run "$@"

@@ -42,7 +42,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const [cmd, sub, ...rest] = argv;
   switch (cmd) {
     case 'serve':
-      return serve([sub, ...rest].filter((a): a is string => a !== undefined), env);
+      return serve(
+        [sub, ...rest].filter((a): a is string => a !== undefined),
+        env,
+      );
     case 'migrate': {
       noArgs([sub, ...rest]);
       const config = loadConfig(env, { requireDatabase: true });
@@ -55,7 +58,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
     case 'tenants': {
-      if (sub !== 'create') throw new UsageError(`unknown tenants command ${JSON.stringify(sub ?? '')}; expected: tenants create --name NAME`);
+      if (sub !== 'create')
+        throw new UsageError(
+          `unknown tenants command ${JSON.stringify(sub ?? '')}; expected: tenants create --name NAME`,
+        );
       const { name } = flags(rest, { name: true }) as { name: string };
       if (name.trim().length === 0 || name.length > 200) throw new UsageError('--name must be 1-200 characters');
       const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
@@ -63,9 +69,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
     case 'users': {
-      if (sub !== 'create') throw new UsageError(`unknown users command ${JSON.stringify(sub ?? '')}; expected: users create --tenant ID --email EMAIL`);
+      if (sub !== 'create')
+        throw new UsageError(
+          `unknown users command ${JSON.stringify(sub ?? '')}; expected: users create --tenant ID --email EMAIL`,
+        );
       const f = flags(rest, { tenant: true, email: true }) as { tenant: string; email: string };
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(f.tenant)) throw new UsageError('--tenant must be a tenant id (uuid)');
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(f.tenant))
+        throw new UsageError('--tenant must be a tenant id (uuid)');
       const config = loadConfig(env, { requireDatabase: true });
       await withPool(config, async (pool) => print(await createUser(pool, f.tenant.toLowerCase(), f.email)));
       return;
@@ -97,7 +107,10 @@ async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
 }
 
 export function parseRoles(v: string): Role[] {
-  const roles = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const roles = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (roles.length === 0 || roles.some((r) => r !== 'edge' && r !== 'actors')) {
     throw new UsageError('--roles must be a comma-separated list of edge, actors');
   }
@@ -127,7 +140,10 @@ function noArgs(args: Array<string | undefined>): void {
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
 }
 
-async function withPool(config: Readonly<Config>, fn: (pool: ReturnType<typeof createPool>) => Promise<void>): Promise<void> {
+async function withPool(
+  config: Readonly<Config>,
+  fn: (pool: ReturnType<typeof createPool>) => Promise<void>,
+): Promise<void> {
   const pool = createPool(config.databaseUrl!);
   try {
     // Nothing to provision by hand: the schema is brought up to date first (idempotent).

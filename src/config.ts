@@ -119,14 +119,23 @@ const intIn = (min: number, max: number) =>
       .string()
       .regex(/^\d+$/, { message: 'must be a whole number' })
       .transform(Number)
-      .pipe(z.number().int().min(min, { message: `must be at least ${min}` }).max(max, { message: `must be at most ${max}` }))
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(min, { message: `must be at least ${min}` })
+          .max(max, { message: `must be at most ${max}` }),
+      )
       .optional(),
   );
 
 const schema = z.object({
   DATABASE_URL: z.preprocess(
     empty,
-    z.string().regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' }).optional(),
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
+      .optional(),
   ),
   NATS_URL: z.preprocess(empty, z.string().optional()),
   SERVICE_NAMESPACE: z.preprocess(
@@ -140,7 +149,10 @@ const schema = z.object({
   PORT: intIn(0, 65535),
   NODE_ID: z.preprocess(
     empty,
-    z.string().regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'must be 1-100 letters, digits, "_", ".", ":" or "-"' }).optional(),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'must be 1-100 letters, digits, "_", ".", ":" or "-"' })
+      .optional(),
   ),
   LOG_LEVEL: z.preprocess(empty, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional()),
   SERVICE_MASTER_KEY: opt,
@@ -152,7 +164,10 @@ const schema = z.object({
   CHATAPP_CLIENT_SECRET: opt,
   CHATAPP_SIGNING_SECRET: opt,
   CHATAPP_APP_TOKEN: opt,
-  CHATAPP_APP_TIER: z.preprocess(empty, z.enum(['non_marketplace', 'marketplace'], { message: 'must be non_marketplace or marketplace' }).optional()),
+  CHATAPP_APP_TIER: z.preprocess(
+    empty,
+    z.enum(['non_marketplace', 'marketplace'], { message: 'must be non_marketplace or marketplace' }).optional(),
+  ),
   CHATAPP_USE_SOCKET_MODE: bool,
   CHATAPP_API_URL: z.preprocess(empty, httpUrl.optional()),
   CHATAPP_AUTHORIZE_URL: z.preprocess(empty, httpUrl.optional()),
@@ -202,7 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
 
   let transport: ChatTransport = 'none';
   if (e.CHATAPP_USE_SOCKET_MODE) {
-    if (!e.CHATAPP_APP_TOKEN) throw new ConfigError('CHATAPP_APP_TOKEN', 'is required when CHATAPP_USE_SOCKET_MODE=true');
+    if (!e.CHATAPP_APP_TOKEN)
+      throw new ConfigError('CHATAPP_APP_TOKEN', 'is required when CHATAPP_USE_SOCKET_MODE=true');
     transport = 'socket';
   } else if (e.CHATAPP_SIGNING_SECRET) {
     transport = 'http';
@@ -234,7 +250,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     namespace: e.SERVICE_NAMESPACE ?? 'svc',
     host: e.HOST ?? '127.0.0.1',
     port: e.PORT ?? 8080,
-    nodeId: e.NODE_ID ?? `${hostname().replace(/[^A-Za-z0-9_.:-]/g, '-').slice(0, 80)}-${process.pid}`,
+    nodeId:
+      e.NODE_ID ??
+      `${hostname()
+        .replace(/[^A-Za-z0-9_.:-]/g, '-')
+        .slice(0, 80)}-${process.pid}`,
     logLevel: e.LOG_LEVEL ?? 'info',
     masterKey,
     shards: e.SERVICE_SHARDS ?? 64,
@@ -278,7 +298,8 @@ function normalisePem(v: string): string {
 
 function checkIndexerTemplate(t: string): void {
   const name = 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE';
-  if (!t.includes('{install}') || !t.includes('{repo}')) throw new ConfigError(name, 'must contain {install} and {repo}');
+  if (!t.includes('{install}') || !t.includes('{repo}'))
+    throw new ConfigError(name, 'must contain {install} and {repo}');
   const probe = t.replace('{install}', 'install').replace('{repo}', 'repo');
   if (!httpUrl.safeParse(probe).success) throw new ConfigError(name, 'must be an absolute http(s) URL template');
 }

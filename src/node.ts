@@ -68,7 +68,10 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
 
   if (config.codehost.enabledFlag && config.codehost.missing.length > 0) {
     // INTERFACE §8.12: start, answer 501 on the webhook route, and say what is missing.
-    log.warn({ missing: config.codehost.missing }, 'CODEHOST_CONNECTOR_ENABLED=true but settings are missing; the code-host connector stays off');
+    log.warn(
+      { missing: config.codehost.missing },
+      'CODEHOST_CONNECTOR_ENABLED=true but settings are missing; the code-host connector stays off',
+    );
   }
 
   const pool = createPool(config.databaseUrl);
@@ -118,7 +121,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       drivers,
       project: projectEvent,
       onCommitted: feed.publish,
-      onDropped: (install, drop) => runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
+      onDropped: (install, drop) =>
+        runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
     }),
   );
   for (const m of modules) for (const def of m.actors) kernel.register(def);
@@ -137,7 +141,11 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
       deliver: async (event, meta) => {
         const started = performance.now();
-        await kernel.dispatch(installKey(event.installId), { type: 'ingest', event }, { deadline: Date.now() + INGEST_DEADLINE_MS });
+        await kernel.dispatch(
+          installKey(event.installId),
+          { type: 'ingest', event },
+          { deadline: Date.now() + INGEST_DEADLINE_MS },
+        );
         runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
         runtimeMetrics?.eventToCommit.observe(Math.max(0, Date.now() - meta.storedAtMs) / 1000);
       },
@@ -146,7 +154,15 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
         for (const m of modules) await m.onShardAcquired?.(shard);
       },
     });
-    shards = new ShardManager({ nc, names: n, nodeId: config.nodeId, shards: config.shards, leaseTtlMs: config.leaseTtlMs, log, listener: host });
+    shards = new ShardManager({
+      nc,
+      names: n,
+      nodeId: config.nodeId,
+      shards: config.shards,
+      leaseTtlMs: config.leaseTtlMs,
+      log,
+      listener: host,
+    });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
   await shards?.start();

@@ -23,7 +23,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const containers: TestServices | null = process.env.TEST_USE_CONTAINERS === '1' ? await startContainers() : null;
   if (containers) process.env.NATS_URL = containers.natsUrl;
   const adminUrl =
-    containers?.adminDatabaseUrl ?? process.env.TEST_ADMIN_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    containers?.adminDatabaseUrl ??
+    process.env.TEST_ADMIN_DATABASE_URL ??
+    process.env.DATABASE_URL ??
+    'postgres://postgres@127.0.0.1:5432/postgres';
   const dbName = `connectors_${runId}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -34,7 +34,8 @@ app.post('/api/v1/connectors/codehost/webhooks', async (req, reply) => {
   const raw = req.body as Buffer;
   const given = Buffer.from(String(req.headers['x-hub-signature-256'] ?? ''));
   const want = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`);
-  if (given.length !== want.length || !timingSafeEqual(given, want)) return reply.code(401).send({ error: { code: 'unauthorized', message: 'bad signature' } });
+  if (given.length !== want.length || !timingSafeEqual(given, want))
+    return reply.code(401).send({ error: { code: 'unauthorized', message: 'bad signature' } });
   const delivery = String(req.headers['x-github-delivery'] ?? '');
   await js.publish(subject, raw, { msgID: delivery });
   return reply.code(202).send({ ok: true });

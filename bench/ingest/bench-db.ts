@@ -51,7 +51,12 @@ export async function createBenchDb(adminUrl: string, keep: boolean): Promise<Be
 export async function seedInstalls(pool: pg.Pool, masterKey: string, installationIds: number[]): Promise<void> {
   for (const id of installationIds) {
     const tenant = await createTenant(pool, masterKey, `bench-${id}`);
-    const inst = await createInstall(pool, { tenantId: tenant.tenant_id, connectorId: 'codehost', externalId: String(id), displayName: `bench-${id}` });
+    const inst = await createInstall(pool, {
+      tenantId: tenant.tenant_id,
+      connectorId: 'codehost',
+      externalId: String(id),
+      displayName: `bench-${id}`,
+    });
     // The bench measures live webhooks only; a pending backfill would call the (absent) API.
     await setBackfill(pool, inst.install_id, 'complete');
   }

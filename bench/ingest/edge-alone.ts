@@ -41,7 +41,8 @@ export async function runEdgeAlone(
   const saturated = await withServerCpu([edge], () => load(s, [edge.url], `${tag}s-`));
   const rss: Record<string, number> = { [edge.name]: await peakRssMiB(edge) };
   const before = await commitStats(pool, tag);
-  if (before.committed !== 0) throw new Error(`${tag}: ${before.committed} events were committed with no actors node running`);
+  if (before.committed !== 0)
+    throw new Error(`${tag}: ${before.committed} events were committed with no actors node running`);
 
   // autocannon counts answers; requests cut off at the end may have been published too.
   const events = warm.accepted + saturated.accepted;
@@ -54,7 +55,8 @@ export async function runEdgeAlone(
     stats = await commitStats(pool, tag);
   }
   const drainS = (Date.now() - t0) / 1000;
-  const spanS = stats.firstCommit && stats.lastCommit ? (stats.lastCommit.getTime() - stats.firstCommit.getTime()) / 1000 : 0;
+  const spanS =
+    stats.firstCommit && stats.lastCommit ? (stats.lastCommit.getTime() - stats.firstCommit.getTime()) / 1000 : 0;
   rss[actors.name] = await peakRssMiB(actors);
   return {
     saturated,

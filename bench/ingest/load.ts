@@ -53,7 +53,12 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         method: 'POST',
         setupRequest: (req) => {
           const i = n++;
-          const d = signedDelivery({ secret: o.secret, installationId: o.installationIds[i % o.installationIds.length]!, n: i, deliveryPrefix: o.deliveryPrefix });
+          const d = signedDelivery({
+            secret: o.secret,
+            installationId: o.installationIds[i % o.installationIds.length]!,
+            n: i,
+            deliveryPrefix: o.deliveryPrefix,
+          });
           return { ...req, method: 'POST', body: d.body, headers: d.headers };
         },
       },

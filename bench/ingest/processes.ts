@@ -26,7 +26,6 @@ process.once('exit', () => {
   for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-
 function launch(name: string, args: string[], env: Record<string, string>, port: number): Child {
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -49,17 +48,33 @@ function launch(name: string, args: string[], env: Record<string, string>, port:
  * `roles` as `connectors serve --roles` takes them (INTERFACE §1); default both.
  * `nodeFlags` go to node itself (e.g. `--cpu-prof --cpu-prof-dir=…`).
  */
-export async function startNode(nodeId: string, env: Record<string, string>, roles = 'edge,actors', nodeFlags: string[] = []): Promise<Child> {
-  if (!existsSync(`${ROOT}dist/cli.js`)) throw new Error('dist/cli.js is missing: run `npm run build` (npm run bench does)');
+export async function startNode(
+  nodeId: string,
+  env: Record<string, string>,
+  roles = 'edge,actors',
+  nodeFlags: string[] = [],
+): Promise<Child> {
+  if (!existsSync(`${ROOT}dist/cli.js`))
+    throw new Error('dist/cli.js is missing: run `npm run build` (npm run bench does)');
   return launch(nodeId, [...nodeFlags, BIN, 'serve', '--roles', roles], { ...env, NODE_ID: nodeId }, await freePort());
 }
 
 export async function startBaseline(env: Record<string, string>, nodeFlags: string[] = []): Promise<Child> {
-  return launch('baseline', [...nodeFlags, '--import', 'tsx', 'bench/ingest/baseline-server.ts'], env, await freePort());
+  return launch(
+    'baseline',
+    [...nodeFlags, '--import', 'tsx', 'bench/ingest/baseline-server.ts'],
+    env,
+    await freePort(),
+  );
 }
 
 /** Until GET `path` answers 200 (readiness, or the metrics of a node). */
-export async function waitFor(c: Child, path: string, timeoutMs: number, ok: (body: string) => boolean = () => true): Promise<void> {
+export async function waitFor(
+  c: Child,
+  path: string,
+  timeoutMs: number,
+  ok: (body: string) => boolean = () => true,
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (c.proc.exitCode !== null) throw new Error(`${c.name} exited:\n${c.logTail()}`);

@@ -25,14 +25,26 @@ const f = (v: number | null | undefined, digits = 1) => (v == null ? '-' : v.toF
 export function printFigures(b: BenchFigures): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const m = b.machine;
-  out(`machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`);
-  out(`settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ${b.settings.shards} shards, ${b.settings.installs} installs`);
+  out(
+    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`,
+  );
+  out(
+    `settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ${b.settings.shards} shards, ${b.settings.installs} installs`,
+  );
   out('');
   out('(edge alone: an edge-only node, no consumer until its backlog drains; 1 node, 2 nodes: serve with both roles;');
   out(' edge|actors: an edge-only node in front of an actors-only node)');
-  out('(cpu µs/req: CPU the serving process used per accepted request, user + system; steadier than req/s on a shared machine)');
-  out('run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB');
-  const row = (name: string, l: LoadResult, extra: { committedPerS?: number; e2c50?: number | null; e2c99?: number | null; rss: string }) =>
+  out(
+    '(cpu µs/req: CPU the serving process used per accepted request, user + system; steadier than req/s on a shared machine)',
+  );
+  out(
+    'run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB',
+  );
+  const row = (
+    name: string,
+    l: LoadResult,
+    extra: { committedPerS?: number; e2c50?: number | null; e2c99?: number | null; rss: string },
+  ) =>
     out(
       `${name.padEnd(25)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${f(l.serverCpuUsPerAccepted, 0).padStart(10)}  ${extra.rss}`,
     );
@@ -42,12 +54,23 @@ export function printFigures(b: BenchFigures): void {
     const rss = Object.values(alone.peakRssMiB).join(' + ');
     row('edge alone, saturated', alone.saturated, { committedPerS: alone.backlog.committedPerS, rss });
     const k = alone.backlog;
-    out(`  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node in ${f(k.drainS)} s (start-up included)`);
+    out(
+      `  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node in ${f(k.drainS)} s (start-up included)`,
+    );
   }
-  for (const [name, e] of [['1 node', b.edge1], ['2 nodes', b.edge2], ['edge|actors', b.split]] as const) {
+  for (const [name, e] of [
+    ['1 node', b.edge1],
+    ['2 nodes', b.edge2],
+    ['edge|actors', b.split],
+  ] as const) {
     if (!e) continue;
     const rss = Object.values(e.peakRssMiB).join(' + ');
-    row(`${name}, saturated`, e.saturated, { committedPerS: e.saturated.committedPerS, e2c50: e.saturated.e2cP50Ms, e2c99: e.saturated.e2cP99Ms, rss });
+    row(`${name}, saturated`, e.saturated, {
+      committedPerS: e.saturated.committedPerS,
+      e2c50: e.saturated.e2cP50Ms,
+      e2c99: e.saturated.e2cP99Ms,
+      rss,
+    });
     row(`${name}, ${e.paced.rate}/s`, e.paced, { e2c50: e.paced.e2cP50Ms, e2c99: e.paced.e2cP99Ms, rss });
     if (e.saturated.committed < e.saturated.accepted || e.paced.committed < e.paced.accepted) {
       out(`  ! ${name}: not every accepted event was committed within the drain timeout`);
@@ -66,7 +89,10 @@ export function printFigures(b: BenchFigures): void {
     };
     out('');
     if (alone) out(`verdict: ${versus('alone', alone.saturated)}`);
-    for (const [name, e] of [['1 node', b.edge1], ['edge-only node, consumer running', b.split]] as const) {
+    for (const [name, e] of [
+      ['1 node', b.edge1],
+      ['edge-only node, consumer running', b.split],
+    ] as const) {
       if (e) out(`for information, sharing the machine with the consumers: ${versus(name, e.saturated)}`);
     }
   }

@@ -45,7 +45,11 @@ const durationS = Number(args.duration);
 const connections = Number(args.connections);
 const shards = Number(args.shards);
 const only = new Set(args.only.split(','));
-if (!(durationS > 0 && durationS <= 120) || !(connections > 0 && connections <= 512) || !(shards >= 1 && shards <= 256)) {
+if (
+  !(durationS > 0 && durationS <= 120) ||
+  !(connections > 0 && connections <= 512) ||
+  !(shards >= 1 && shards <= 256)
+) {
   throw new Error('--duration must be 1-120 s, --connections 1-512, --shards 1-256');
 }
 
@@ -56,8 +60,16 @@ const masterKey = randomBytes(32).toString('base64url');
 const secret = randomBytes(20).toString('hex');
 const installationIds = Array.from({ length: 32 }, (_, i) => 91_000_001 + i);
 const pacedRate = args.rate === undefined ? undefined : Number(args.rate);
-if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000)) throw new Error('--rate must be 1-100000 per second');
-const settings: ScenarioSettings = { secret, installationIds, connections, durationS, drainTimeoutS: 120, ...(pacedRate === undefined ? {} : { pacedRate }) };
+if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000))
+  throw new Error('--rate must be 1-100000 per second');
+const settings: ScenarioSettings = {
+  secret,
+  installationIds,
+  connections,
+  durationS,
+  drainTimeoutS: 120,
+  ...(pacedRate === undefined ? {} : { pacedRate }),
+};
 
 const db = await createBenchDb(adminUrl, args['keep-db']);
 const nc = await connect({ servers: natsUrl, name: 'bench-ingest' });
@@ -114,7 +126,12 @@ async function cluster(tag: string, roles: string[]): Promise<{ edges: Child[]; 
   while (hosts.length > 1) {
     const owned = await Promise.all(hosts.map(shardsOwned));
     const known = owned.filter((o): o is number => o !== null);
-    if (known.length === hosts.length && known.reduce((a, b) => a + b, 0) === shards && Math.max(...known) - Math.min(...known) <= 1) break;
+    if (
+      known.length === hosts.length &&
+      known.reduce((a, b) => a + b, 0) === shards &&
+      Math.max(...known) - Math.min(...known) <= 1
+    )
+      break;
     if (Date.now() > end) throw new Error(`shards not balanced across ${hosts.length} nodes: ${owned.join(', ')}`);
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -126,7 +143,8 @@ async function cleanup(): Promise<void> {
   const jsm = await jetstreamManager(nc);
   for await (const s of jsm.streams.list()) {
     const name = s.config.name;
-    if (namespaces.some((ns) => name.startsWith(`${ns}_`) || name.startsWith(`KV_${ns}_`))) await jsm.streams.delete(name).catch(() => false);
+    if (namespaces.some((ns) => name.startsWith(`${ns}_`) || name.startsWith(`KV_${ns}_`)))
+      await jsm.streams.delete(name).catch(() => false);
   }
   await nc.close();
   await db.drop();
@@ -141,7 +159,10 @@ try {
   if (only.has('baseline')) {
     const namespace = `bench_${runId}_base`;
     namespaces.push(namespace);
-    const b = await startBaseline({ NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret }, nodeFlags);
+    const b = await startBaseline(
+      { NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret },
+      nodeFlags,
+    );
     children.push(b);
     await waitFor(b, '/healthz', 30_000);
     figures.baseline = await runBaseline(settings, b);

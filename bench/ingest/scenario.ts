@@ -25,14 +25,25 @@ export interface ScenarioSettings {
 }
 
 export interface EdgeFigures {
-  saturated: LoadResult & { committed: number; committedPerS: number; drainS: number; e2cP50Ms: number | null; e2cP99Ms: number | null };
+  saturated: LoadResult & {
+    committed: number;
+    committedPerS: number;
+    drainS: number;
+    e2cP50Ms: number | null;
+    e2cP99Ms: number | null;
+  };
   paced: LoadResult & { rate: number; committed: number; e2cP50Ms: number | null; e2cP99Ms: number | null };
   peakRssMiB: Record<string, number>;
 }
 
 export const WARMUP_S = 2;
 
-export function load(s: ScenarioSettings, urls: string[], prefix: string, extra: Partial<LoadOptions> = {}): Promise<LoadResult> {
+export function load(
+  s: ScenarioSettings,
+  urls: string[],
+  prefix: string,
+  extra: Partial<LoadOptions> = {},
+): Promise<LoadResult> {
   return runLoad({
     urls,
     path: WEBHOOK_PATH,
@@ -46,7 +57,12 @@ export function load(s: ScenarioSettings, urls: string[], prefix: string, extra:
 }
 
 /** Wait (bounded) until `accepted` events of the run are in Postgres. */
-async function drain(pool: pg.Pool, prefix: string, accepted: number, timeoutS: number): Promise<{ stats: CommitStats; waitedS: number }> {
+async function drain(
+  pool: pg.Pool,
+  prefix: string,
+  accepted: number,
+  timeoutS: number,
+): Promise<{ stats: CommitStats; waitedS: number }> {
   const t0 = Date.now();
   for (;;) {
     const stats = await commitStats(pool, prefix);
@@ -56,7 +72,10 @@ async function drain(pool: pg.Pool, prefix: string, accepted: number, timeoutS: 
   }
 }
 
-export async function runBaseline(s: ScenarioSettings, baseline: Child): Promise<{ saturated: LoadResult; peakRssMiB: number }> {
+export async function runBaseline(
+  s: ScenarioSettings,
+  baseline: Child,
+): Promise<{ saturated: LoadResult; peakRssMiB: number }> {
   await load(s, [baseline.url], 'bw-', { durationS: WARMUP_S });
   const saturated = await withServerCpu([baseline], () => load(s, [baseline.url], 'bs-'));
   return { saturated, peakRssMiB: await peakRssMiB(baseline) };
@@ -72,25 +91,42 @@ export async function withServerCpu(servers: Child[], run: () => Promise<LoadRes
 }
 
 /** Load goes to the `edges`; peak RSS is read from `all` nodes. */
-export async function runEdge(s: ScenarioSettings, edges: Child[], all: Child[], pool: pg.Pool, tag: string): Promise<EdgeFigures> {
+export async function runEdge(
+  s: ScenarioSettings,
+  edges: Child[],
+  all: Child[],
+  pool: pg.Pool,
+  tag: string,
+): Promise<EdgeFigures> {
   const urls = edges.map((n) => n.url);
   const warm = await load(s, urls, `${tag}w-`, { durationS: WARMUP_S });
   await drain(pool, `${tag}w-`, warm.accepted, s.drainTimeoutS);
 
   const sat = await withServerCpu(edges, () => load(s, urls, `${tag}s-`));
   const d = await drain(pool, `${tag}s-`, sat.accepted, s.drainTimeoutS);
-  const spanS = d.stats.firstCommit && d.stats.lastCommit ? (d.stats.lastCommit.getTime() - d.stats.firstCommit.getTime()) / 1000 : 0;
+  const spanS =
+    d.stats.firstCommit && d.stats.lastCommit
+      ? (d.stats.lastCommit.getTime() - d.stats.firstCommit.getTime()) / 1000
+      : 0;
   const committedPerS = spanS > 0 ? d.stats.committed / spanS : 0;
 
   // Below saturation: half of the slower of accepting and committing.
-  const rate = s.pacedRate ?? Math.max(1, Math.floor(0.5 * Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS)));
+  const rate =
+    s.pacedRate ?? Math.max(1, Math.floor(0.5 * Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS)));
   const paced = await load(s, urls, `${tag}p-`, { rate });
   const p = await drain(pool, `${tag}p-`, paced.accepted, s.drainTimeoutS);
 
   const rss: Record<string, number> = {};
   for (const n of all) rss[n.name] = await peakRssMiB(n);
   return {
-    saturated: { ...sat, committed: d.stats.committed, committedPerS, drainS: d.waitedS, e2cP50Ms: d.stats.e2cP50Ms, e2cP99Ms: d.stats.e2cP99Ms },
+    saturated: {
+      ...sat,
+      committed: d.stats.committed,
+      committedPerS,
+      drainS: d.waitedS,
+      e2cP50Ms: d.stats.e2cP50Ms,
+      e2cP99Ms: d.stats.e2cP99Ms,
+    },
     paced: { ...paced, rate, committed: p.stats.committed, e2cP50Ms: p.stats.e2cP50Ms, e2cP99Ms: p.stats.e2cP99Ms },
     peakRssMiB: rss,
   };

@@ -38,7 +38,12 @@ function senderOf(n: number) {
   return { login: `octo-bench-${k}`, id: 810_000_000 + k, node_id: `U_kgDOBench${k}`, type: 'User' };
 }
 
-export function signedDelivery(opts: { secret: string; installationId: number; n: number; deliveryPrefix: string }): SignedDelivery {
+export function signedDelivery(opts: {
+  secret: string;
+  installationId: number;
+  n: number;
+  deliveryPrefix: string;
+}): SignedDelivery {
   const sentAt = new Date().toISOString();
   const number = opts.n + 1;
   const repo = repositoryOf(opts.installationId);

@@ -19,7 +19,13 @@ import type { KvPort } from '../connectors/module.js';
 import type { BotCredentials } from '../connectors/chatapp/bot-token.js';
 import { callWalkMethod } from '../connectors/chatapp/backfill-call.js';
 import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
-import { decodeCursor, encodeCursor, initialCursor, phaseOf, type BackfillCursor } from '../connectors/chatapp/backfill-cursor.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  initialCursor,
+  phaseOf,
+  type BackfillCursor,
+} from '../connectors/chatapp/backfill-cursor.js';
 import { applyOutcome, nextCall, pacingFor, type Ending } from '../connectors/chatapp/backfill-walk.js';
 import { missingGroupDmHistory, walkableTypes } from '../connectors/chatapp/scopes.js';
 import type { IngestEvent } from '../runtime/ingest-stream.js';
@@ -61,16 +67,34 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
   const walker = walkerCursors({ cursors: ports.cursors, key: storeKey, encode: encodeCursor, decode: decodeCursor });
   const save = async (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<void> => {
     // Someone else wrote the cursor (a stale activation elsewhere): continue from theirs.
-    if (!(await walker.save(ctx.state, ctx.key.id[0]!, cursor))) throw new Internal('backfill cursor changed under this walker; reloaded');
+    if (!(await walker.save(ctx.state, ctx.key.id[0]!, cursor)))
+      throw new Internal('backfill cursor changed under this walker; reloaded');
   };
 
-  const end = async (ctx: ActorContext<State>, install: Install, ending: Exclude<Ending, null>, cursor: BackfillCursor) => {
+  const end = async (
+    ctx: ActorContext<State>,
+    install: Install,
+    ending: Exclude<Ending, null>,
+    cursor: BackfillCursor,
+  ) => {
     ctx.state.ticker.cancel();
-    await setBackfill(ports.pool, install.install_id, ending.state, progressOf(cursor, ending.state === 'failed' ? ending.reason : null));
+    await setBackfill(
+      ports.pool,
+      install.install_id,
+      ending.state,
+      progressOf(cursor, ending.state === 'failed' ? ending.reason : null),
+    );
     await ports.cursors.delete(storeKey(install.install_id));
     ctx.state.cursor = null;
     ctx.state.revision = null;
-    ctx.log[ending.state === 'complete' ? 'info' : 'warn']({ installId: install.install_id, ...cursor.progress, reason: ending.state === 'failed' ? ending.reason : undefined }, `chat backfill ${ending.state}`);
+    ctx.log[ending.state === 'complete' ? 'info' : 'warn'](
+      {
+        installId: install.install_id,
+        ...cursor.progress,
+        reason: ending.state === 'failed' ? ending.reason : undefined,
+      },
+      `chat backfill ${ending.state}`,
+    );
   };
 
   /**
@@ -81,7 +105,9 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
   const markAbandoned = async (ctx: ActorContext<State>, install: Install) => {
     if (install.backfill.state !== 'pending' && install.backfill.state !== 'running') return;
     const { state: _state, updated_at: _at, ...recorded } = install.backfill;
-    const progress = ctx.state.cursor ? progressOf(ctx.state.cursor, UNINSTALLED) : { ...recorded, last_error: UNINSTALLED };
+    const progress = ctx.state.cursor
+      ? progressOf(ctx.state.cursor, UNINSTALLED)
+      : { ...recorded, last_error: UNINSTALLED };
     await setBackfill(ports.pool, install.install_id, 'failed', progress);
     ctx.log.info({ installId: install.install_id }, 'chat backfill stopped: the install was uninstalled');
   };
@@ -98,7 +124,8 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
       ctx.state.revision = null;
       return { stopped: 'install not active' };
     }
-    if (install.backfill.state === 'complete' || install.backfill.state === 'failed') return { stopped: install.backfill.state };
+    if (install.backfill.state === 'complete' || install.backfill.state === 'failed')
+      return { stopped: install.backfill.state };
     if (!ctx.state.cursor) {
       const bot = await getBotIdentity(ports.pool, installId);
       const scopes = bot?.scopes ?? [];
@@ -112,13 +139,17 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     }
     const wait = cursor.nextAt[call.method] - now();
     if (wait > 0) {
-      if (install.backfill.state === 'pending') await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
+      if (install.backfill.state === 'pending')
+        await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
       ctx.state.ticker.arm(wait);
       return { waitingMs: wait, method: call.method };
     }
 
     const secret = await ports.credentials.get(install, ctx.signal);
-    const outcome = await callWalkMethod({ apiUrl: ports.config.chatapp.apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal }, call);
+    const outcome = await callWalkMethod(
+      { apiUrl: ports.config.chatapp.apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal },
+      call,
+    );
     const { events, ending } = applyOutcome(cursor, call, outcome, now(), pacing);
     // The call is spent whatever happens next: its pacing must hold even if the page is not
     // stored (INTERFACE §8.22), so the unchanged walk with the new next-allowed time is kept.
@@ -127,7 +158,15 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     ctx.state.cursor = paced;
     try {
       for (const ev of events) {
-        await ports.publish({ installId, tenantId: install.tenant_id, connectorId: 'chatapp', id: ev.id, kind: ev.kind, occurredAt: ev.occurredAt, payload: ev.payload });
+        await ports.publish({
+          installId,
+          tenantId: install.tenant_id,
+          connectorId: 'chatapp',
+          id: ev.id,
+          kind: ev.kind,
+          occurredAt: ev.occurredAt,
+          payload: ev.payload,
+        });
       }
     } catch (err) {
       await save(ctx, paced).catch((e: unknown) => ctx.log.warn({ err: e }, 'pacing not saved'));

@@ -42,7 +42,10 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
     idleMs: 2 * 60_000,
     async hydrate(key) {
       const saved = await readJson<State>(ports.kv, storeKey(key));
-      return { tat: typeof saved?.tat === 'number' ? saved.tat : 0, holdUntil: typeof saved?.holdUntil === 'number' ? saved.holdUntil : 0 };
+      return {
+        tat: typeof saved?.tat === 'number' ? saved.tat : 0,
+        holdUntil: typeof saved?.holdUntil === 'number' ? saved.holdUntil : 0,
+      };
     },
     handlers: {
       async take(ctx, msg: { maxWaitMs?: number }): Promise<Permit> {

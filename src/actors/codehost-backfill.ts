@@ -18,7 +18,15 @@ import { AppError, Internal, RateLimited } from '../errors.js';
 import type { ActorAsk } from '../edge/app.js';
 import type { Logger } from '../log.js';
 import type { KvPort } from '../connectors/module.js';
-import { finishedCursor, initialCursor, progressOf, queueAddedRepos, SPEC_CAPS, type BackfillCaps, type BackfillCursor } from '../connectors/codehost/backfill/backfill-cursor.js';
+import {
+  finishedCursor,
+  initialCursor,
+  progressOf,
+  queueAddedRepos,
+  SPEC_CAPS,
+  type BackfillCaps,
+  type BackfillCursor,
+} from '../connectors/codehost/backfill/backfill-cursor.js';
 import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
 import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
@@ -74,32 +82,53 @@ const UNINSTALLED = 'install uninstalled';
 export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State> {
   const now = ports.now ?? Date.now;
   const caps = ports.caps ?? SPEC_CAPS;
-  if (caps.pendingRepos < 1 || caps.pendingPrs < 1 || caps.pendingRepos > SPEC_CAPS.pendingRepos || caps.pendingPrs > SPEC_CAPS.pendingPrs) {
+  if (
+    caps.pendingRepos < 1 ||
+    caps.pendingPrs < 1 ||
+    caps.pendingRepos > SPEC_CAPS.pendingRepos ||
+    caps.pendingPrs > SPEC_CAPS.pendingPrs
+  ) {
     throw new Error('backfill caps must be between 1 and the spec caps');
   }
   const storeKey = backfillCursorKey;
 
   const walker = walkerCursors({ cursors: ports.cursors, key: storeKey, encode: encodeCursor, decode: decodeCursor });
   // False: another activation wrote it (a lease overlap); the state then holds what is committed.
-  const save = (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> => walker.save(ctx.state, ctx.key.id[0]!, cursor);
+  const save = (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> =>
+    walker.save(ctx.state, ctx.key.id[0]!, cursor);
 
   const progress = (c: BackfillCursor, extra: Record<string, unknown> = {}) => ({ ...progressOf(c), ...extra });
 
   const finish = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, failure: string | null) => {
     ctx.state.ticker.cancel();
     // The state first: a crash before the cursor is gone leaves a finished walk, never a restarted one.
-    await setBackfill(ports.pool, install.install_id, failure === null ? 'complete' : 'failed', progress(cursor, failure === null ? {} : { reason: failure }));
-    await ports.cursors.delete(storeKey(install.install_id)).catch((err: unknown) => ctx.log.warn({ err }, 'finished backfill cursor not deleted'));
+    await setBackfill(
+      ports.pool,
+      install.install_id,
+      failure === null ? 'complete' : 'failed',
+      progress(cursor, failure === null ? {} : { reason: failure }),
+    );
+    await ports.cursors
+      .delete(storeKey(install.install_id))
+      .catch((err: unknown) => ctx.log.warn({ err }, 'finished backfill cursor not deleted'));
     ctx.state.cursor = null;
     ctx.state.revision = null;
-    ctx.log[failure === null ? 'info' : 'warn']({ installId: install.install_id, ...cursor.counts, reason: failure ?? undefined }, `code-host backfill ${failure === null ? 'complete' : 'failed'}`);
+    ctx.log[failure === null ? 'info' : 'warn'](
+      { installId: install.install_id, ...cursor.counts, reason: failure ?? undefined },
+      `code-host backfill ${failure === null ? 'complete' : 'failed'}`,
+    );
   };
 
   /** An uninstall is final (a reinstall is a new install; resumes skip it): an unfinished walk ends `failed`, not `running` for ever. */
   const abandon = async (ctx: ActorContext<State>, install: Install) => {
     if (install.backfill.state === 'pending' || install.backfill.state === 'running') {
       const { state: _state, updated_at: _at, ...recorded } = install.backfill;
-      await setBackfill(ports.pool, install.install_id, 'failed', ctx.state.cursor ? progress(ctx.state.cursor, { reason: UNINSTALLED }) : { ...recorded, reason: UNINSTALLED });
+      await setBackfill(
+        ports.pool,
+        install.install_id,
+        'failed',
+        ctx.state.cursor ? progress(ctx.state.cursor, { reason: UNINSTALLED }) : { ...recorded, reason: UNINSTALLED },
+      );
       ctx.log.info({ installId: install.install_id }, 'code-host backfill stopped: the install was uninstalled');
     }
     if (ctx.state.revision !== null) await ports.cursors.delete(storeKey(install.install_id));
@@ -137,11 +166,23 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       return { waiting: 'connector not enabled' };
     }
 
-    const gate = await ports.actors.ask<Take>(codehostRateKey(install.external_id), { type: 'take', report: ctx.state.report ?? {} }, { timeoutMs: RATE_ASK_TIMEOUT_MS });
+    const gate = await ports.actors.ask<Take>(
+      codehostRateKey(install.external_id),
+      { type: 'take', report: ctx.state.report ?? {} },
+      { timeoutMs: RATE_ASK_TIMEOUT_MS },
+    );
     ctx.state.report = null;
     if (!gate.ok) {
       if (install.backfill.state === 'pending' || ctx.state.failures === 0) {
-        await setBackfill(ports.pool, installId, 'running', progress(cursor, { waiting_for: `rate gate (${gate.reason})`, resumes_at: new Date(now() + gate.retryAfterMs).toISOString() }));
+        await setBackfill(
+          ports.pool,
+          installId,
+          'running',
+          progress(cursor, {
+            waiting_for: `rate gate (${gate.reason})`,
+            resumes_at: new Date(now() + gate.retryAfterMs).toISOString(),
+          }),
+        );
       }
       ctx.state.ticker.arm(gate.retryAfterMs);
       return { waitingMs: gate.retryAfterMs, reason: gate.reason };
@@ -149,15 +190,32 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
 
     let step: StepResult;
     try {
-      step = await stepBackfill(cursor, { api, repoName: async (id) => (await getListedRepo(ports.pool, installId, id))?.full_name ?? null, signal: ctx.signal }, caps);
+      step = await stepBackfill(
+        cursor,
+        {
+          api,
+          repoName: async (id) => (await getListedRepo(ports.pool, installId, id))?.full_name ?? null,
+          signal: ctx.signal,
+        },
+        caps,
+      );
     } catch (err) {
       return failed(ctx, install, cursor, err);
     }
     ctx.state.report = step.rate ? { observed: step.rate } : null;
     if (step.listed.length > 0) {
-      const rows = step.listed.map((r) => ({ repo_id: r.id, full_name: r.full_name, clone_url: r.clone_url, default_branch: r.default_branch }));
+      const rows = step.listed.map((r) => ({
+        repo_id: r.id,
+        full_name: r.full_name,
+        clone_url: r.clone_url,
+        default_branch: r.default_branch,
+      }));
       await saveListedRepos(ports.pool, install, rows);
-      await ports.onReposListed?.(install, step.listed).catch((err: unknown) => ctx.log.warn({ err }, 'indexer sessions not started for listed repos; a shard resume retries'));
+      await ports
+        .onReposListed?.(install, step.listed)
+        .catch((err: unknown) =>
+          ctx.log.warn({ err }, 'indexer sessions not started for listed repos; a shard resume retries'),
+        );
     }
     if (step.diff) await ports.publish(backfillDiffEvent(install, step.diff));
     if (!(await save(ctx, step.cursor))) {
@@ -174,15 +232,29 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     return { called: step.call, phase: step.cursor.phase };
   };
 
-  const failed = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, err: unknown): Promise<Record<string, unknown>> => {
+  const failed = async (
+    ctx: ActorContext<State>,
+    install: Install,
+    cursor: BackfillCursor,
+    err: unknown,
+  ): Promise<Record<string, unknown>> => {
     if (ctx.signal.aborted) throw err;
     const e = err instanceof AppError ? err : new Internal('backfill step failed', { cause: err });
     if (e instanceof RateLimited) {
       // spec §3.2: a secondary limit pauses the walker (and every walker of the installation).
       const report: RateReport = { limitedForS: e.retryAfterS ?? null };
-      const answer = await ports.actors.ask<{ pausedUntilMs: number }>(codehostRateKey(install.external_id), { type: 'report', report }, { timeoutMs: RATE_ASK_TIMEOUT_MS });
+      const answer = await ports.actors.ask<{ pausedUntilMs: number }>(
+        codehostRateKey(install.external_id),
+        { type: 'report', report },
+        { timeoutMs: RATE_ASK_TIMEOUT_MS },
+      );
       const wait = Math.max(0, answer.pausedUntilMs - now());
-      await setBackfill(ports.pool, install.install_id, 'running', progress(cursor, { last_error: e.message, resumes_at: new Date(now() + wait).toISOString() }));
+      await setBackfill(
+        ports.pool,
+        install.install_id,
+        'running',
+        progress(cursor, { last_error: e.message, resumes_at: new Date(now() + wait).toISOString() }),
+      );
       ctx.state.ticker.arm(wait);
       return { rateLimitedMs: wait };
     }
@@ -215,14 +287,26 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
   const addRepos = async (ctx: ActorContext<State>, msg: { repoIds?: unknown }): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;
     const install = await getInstallById(ports.pool, installId);
-    if (!install || install.connector_id !== 'codehost' || install.status !== 'active') return { queued: 0, reason: 'install not active' };
-    const ids = (Array.isArray(msg.repoIds) ? msg.repoIds : []).filter((id): id is number => Number.isSafeInteger(id) && (id as number) > 0);
+    if (!install || install.connector_id !== 'codehost' || install.status !== 'active')
+      return { queued: 0, reason: 'install not active' };
+    const ids = (Array.isArray(msg.repoIds) ? msg.repoIds : []).filter(
+      (id): id is number => Number.isSafeInteger(id) && (id as number) > 0,
+    );
     const state = install.backfill.state;
     if (state === 'failed') return { queued: 0, reason: 'the walk failed' };
     const reopen = state === 'complete';
-    if (!reopen && ctx.state.cursor === null) return { queued: 0, reason: 'no step committed yet; the listing includes them' };
-    const { cursor, queued, dropped } = queueAddedRepos(reopen ? finishedCursor(install.backfill) : ctx.state.cursor!, ids, caps);
-    if (dropped.length > 0) ctx.log.warn({ dropped: dropped.length }, 'pending-repo queue full; added repos not queued for the PR-diff backfill');
+    if (!reopen && ctx.state.cursor === null)
+      return { queued: 0, reason: 'no step committed yet; the listing includes them' };
+    const { cursor, queued, dropped } = queueAddedRepos(
+      reopen ? finishedCursor(install.backfill) : ctx.state.cursor!,
+      ids,
+      caps,
+    );
+    if (dropped.length > 0)
+      ctx.log.warn(
+        { dropped: dropped.length },
+        'pending-repo queue full; added repos not queued for the PR-diff backfill',
+      );
     if (queued.length === 0) return { queued: 0 };
     if (reopen) {
       // The state first: a crash before the cursor is written leaves a running walk with no

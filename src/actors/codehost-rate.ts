@@ -10,7 +10,14 @@
  */
 import { z } from 'zod';
 import type { KvPort } from '../connectors/module.js';
-import { newGate, observe, pause, take, type RateGateState, type Take } from '../connectors/codehost/backfill/rate-gate.js';
+import {
+  newGate,
+  observe,
+  pause,
+  take,
+  type RateGateState,
+  type Take,
+} from '../connectors/codehost/backfill/rate-gate.js';
 import type { ActorDefinition } from '../runtime/kernel.js';
 import { kvKey } from '../runtime/kv-port.js';
 import type { ActorKey } from '../runtime/names.js';

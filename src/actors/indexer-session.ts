@@ -28,14 +28,25 @@ import type { Logger } from '../log.js';
 import { callTool, indexStatus, syncIndex, type ToolName } from '../connectors/codehost/indexer/daemon-client.js';
 import { daemonUrl } from '../connectors/codehost/indexer/daemon-url.js';
 import type { RpcFailureKind } from '../connectors/codehost/indexer/json-rpc.js';
-import { DEFAULT_RETRY_POLICY, failedPatch, readyPatch, UNFOLLOWED_PATCH } from '../connectors/codehost/indexer/index-outcome.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  failedPatch,
+  readyPatch,
+  UNFOLLOWED_PATCH,
+} from '../connectors/codehost/indexer/index-outcome.js';
 import { describeUpstream } from '../connectors/codehost/upstream-error.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
 import { createTicker, type Ticker } from '../runtime/ticker.js';
 import { getListedRepo } from '../store/backfill-repos.js';
 import { getInstallById, type Install } from '../store/installs.js';
-import { admitRepo, getIndexState, updateIndexState, type IndexStatePatch, type RepoIndexState } from '../store/repo-index-state.js';
+import {
+  admitRepo,
+  getIndexState,
+  updateIndexState,
+  type IndexStatePatch,
+  type RepoIndexState,
+} from '../store/repo-index-state.js';
 
 export const INDEXER_SESSION_KIND = 'indexer';
 
@@ -119,7 +130,12 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
   };
 
   /** Where the repo is: the caller's hint (a webhook payload), the session's row, or the backfill's registry. */
-  const repoOf = async (installId: string, repoId: number, hint: RepoHint | undefined, row: RepoIndexState | null): Promise<RepoHint | null> => {
+  const repoOf = async (
+    installId: string,
+    repoId: number,
+    hint: RepoHint | undefined,
+    row: RepoIndexState | null,
+  ): Promise<RepoHint | null> => {
     if (hint && typeof hint.full_name === 'string' && typeof hint.clone_url === 'string') return hint;
     if (row) return { full_name: row.repo_full_name, clone_url: row.clone_url };
     const listed = await getListedRepo(ports.pool, installId, repoId);
@@ -127,10 +143,19 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
   };
 
   const admit = async (install: Install, repoId: number, repo: RepoHint) =>
-    admitRepo(ports.pool, { installId: install.install_id, tenantId: install.tenant_id, repoId, repoFullName: repo.full_name, cloneUrl: repo.clone_url, cap: ports.repoCap });
+    admitRepo(ports.pool, {
+      installId: install.install_id,
+      tenantId: install.tenant_id,
+      repoId,
+      repoFullName: repo.full_name,
+      cloneUrl: repo.clone_url,
+      cap: ports.repoCap,
+    });
 
   const urlFor = (installId: string, repoId: number) =>
-    ports.template === null ? ({ ok: false, reason: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE is not set' } as const) : daemonUrl(ports.template, installId, repoId);
+    ports.template === null
+      ? ({ ok: false, reason: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE is not set' } as const)
+      : daemonUrl(ports.template, installId, repoId);
 
   const sync = async (ctx: ActorContext<State>, msg: { sha?: string | null; repo?: RepoHint }): Promise<SyncAnswer> => {
     const { installId, repoId } = ids(ctx);
@@ -142,7 +167,10 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     const repo = await repoOf(installId, repoId, msg.repo, row);
     if (!repo) return { status: 'failed', error: 'the repository is not known to this install yet' };
     const admission = row ? { admitted: true as const, state: row } : await admit(install, repoId, repo);
-    if (!admission.admitted) return admission.reason === 'capped' ? { status: 'capped', used: admission.used, cap: admission.cap } : { status: 'removed' };
+    if (!admission.admitted)
+      return admission.reason === 'capped'
+        ? { status: 'capped', used: admission.used, cap: admission.cap }
+        : { status: 'removed' };
     const retries = admission.state.retries;
 
     const url = urlFor(installId, repoId);
@@ -152,7 +180,9 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       token = await ports.accessToken(install, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      return markFailed(ctx, retries, `no installation token for the clone: ${describeUpstream(err).message}`, { daemon_url: url.url });
+      return markFailed(ctx, retries, `no installation token for the clone: ${describeUpstream(err).message}`, {
+        daemon_url: url.url,
+      });
     }
     await updateIndexState(ports.pool, installId, repoId, {
       repo_full_name: repo.full_name,
@@ -163,10 +193,19 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       retry_at: null,
       retry_owner: null,
     });
-    const res = await syncIndex(url.url, { repo_full_name: repo.full_name, clone_url: repo.clone_url, access_token: token, sha }, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
+    const res = await syncIndex(
+      url.url,
+      { repo_full_name: repo.full_name, clone_url: repo.clone_url, access_token: token, sha },
+      { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal },
+    );
     if (!res.ok) return markFailed(ctx, retries, res.failure.message, { daemon_url: url.url });
     if (res.status === 'indexing') {
-      await updateIndexState(ports.pool, installId, repoId, { status: 'indexing', error: null, lock_owner: ports.lockOwner, lock_expires_at: now() + t.lockMs });
+      await updateIndexState(ports.pool, installId, repoId, {
+        status: 'indexing',
+        error: null,
+        lock_owner: ports.lockOwner,
+        lock_expires_at: now() + t.lockMs,
+      });
       ctx.state.polls = 0;
       ctx.state.ticker.arm(t.firstPollMs);
     } else {
@@ -185,13 +224,20 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     const res = await indexStatus(url.url, { timeoutMs: t.rpcTimeoutMs, signal: ctx.signal });
     if (!res.ok) {
       const lapsed = row.lock_expires_at === null || Date.parse(row.lock_expires_at) <= now();
-      if (lapsed) return markFailed(ctx, row.retries, `the indexer daemon stopped reporting progress: ${res.failure.message}`, { daemon_url: url.url });
+      if (lapsed)
+        return markFailed(ctx, row.retries, `the indexer daemon stopped reporting progress: ${res.failure.message}`, {
+          daemon_url: url.url,
+        });
       ctx.state.ticker.arm(nextPoll(ctx));
       return { status: 'indexing', error: res.failure.message };
     }
     if (res.status === 'indexing') {
       // The heartbeat: the daemon is alive and busy, so the lock outlives the 5-minute default.
-      await updateIndexState(ports.pool, installId, repoId, { progress: res.progress, lock_owner: ports.lockOwner, lock_expires_at: now() + t.lockMs });
+      await updateIndexState(ports.pool, installId, repoId, {
+        progress: res.progress,
+        lock_owner: ports.lockOwner,
+        lock_expires_at: now() + t.lockMs,
+      });
       ctx.state.ticker.arm(nextPoll(ctx));
       return { status: 'indexing' };
     }
@@ -199,32 +245,57 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     return { status: res.status };
   };
 
-  const settle = async (ctx: ActorContext<State>, retries: number, status: 'ready' | 'failed', sha: string | null, progress: unknown) => {
+  const settle = async (
+    ctx: ActorContext<State>,
+    retries: number,
+    status: 'ready' | 'failed',
+    sha: string | null,
+    progress: unknown,
+  ) => {
     const extra: IndexStatePatch = progress !== null && progress !== undefined ? { progress } : {};
     if (status === 'failed') await markFailed(ctx, retries, 'the indexer daemon reported a failed index', extra);
-    else await updateIndexState(ports.pool, ids(ctx).installId, ids(ctx).repoId, { ...extra, ...readyPatch(sha, now()) });
+    else
+      await updateIndexState(ports.pool, ids(ctx).installId, ids(ctx).repoId, { ...extra, ...readyPatch(sha, now()) });
   };
 
   /** The index failed: the next automatic retry is scheduled unless the policy gave up (issue #6). */
-  const markFailed = async (ctx: ActorContext<State>, retriesBefore: number, error: string, extra: IndexStatePatch): Promise<SyncAnswer & { status: 'failed' }> => {
+  const markFailed = async (
+    ctx: ActorContext<State>,
+    retriesBefore: number,
+    error: string,
+    extra: IndexStatePatch,
+  ): Promise<SyncAnswer & { status: 'failed' }> => {
     const { installId, repoId } = ids(ctx);
-    const { patch, retryInMs } = failedPatch(retriesBefore, error, { policy: retryPolicy, owner: ports.lockOwner, nowMs: now() });
+    const { patch, retryInMs } = failedPatch(retriesBefore, error, {
+      policy: retryPolicy,
+      owner: ports.lockOwner,
+      nowMs: now(),
+    });
     await updateIndexState(ports.pool, installId, repoId, { ...extra, ...patch });
     if (retryInMs !== null) ctx.state.ticker.arm(retryInMs);
-    else ctx.log.warn({ retries: patch.retries, error }, 'index failed again; no more automatic retries until a push or a slash command');
+    else
+      ctx.log.warn(
+        { retries: patch.retries, error },
+        'index failed again; no more automatic retries until a push or a slash command',
+      );
     return { status: 'failed', error };
   };
 
   /** The install is no longer active: release the lock, drop any retry, tick no more. */
   const stopFollowing = async (ctx: ActorContext<State>, row: RepoIndexState | null): Promise<SyncAnswer> => {
     ctx.state.ticker.cancel();
-    if (row && (row.lock_owner !== null || row.retry_at !== null)) await updateIndexState(ports.pool, row.install_id, row.repo_id, UNFOLLOWED_PATCH);
+    if (row && (row.lock_owner !== null || row.retry_at !== null))
+      await updateIndexState(ports.pool, row.install_id, row.repo_id, UNFOLLOWED_PATCH);
     return { status: 'inactive' };
   };
 
-  const nextPoll = (ctx: ActorContext<State>) => Math.min(t.maxPollMs, t.firstPollMs * 2 ** Math.min(ctx.state.polls++, 16));
+  const nextPoll = (ctx: ActorContext<State>) =>
+    Math.min(t.maxPollMs, t.firstPollMs * 2 ** Math.min(ctx.state.polls++, 16));
 
-  const tool = async (ctx: ActorContext<State>, msg: { name: ToolName; arguments: Record<string, string>; repo?: RepoHint }): Promise<ToolAnswer> => {
+  const tool = async (
+    ctx: ActorContext<State>,
+    msg: { name: ToolName; arguments: Record<string, string>; repo?: RepoHint },
+  ): Promise<ToolAnswer> => {
     const { installId, repoId } = ids(ctx);
     const install = await activeInstall(ctx);
     if (!install) return { ok: false, kind: 'inactive', message: 'the install is not active' };
@@ -237,12 +308,17 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
         return { ok: false, kind: 'removed', message: 'the repository was removed from the GitHub App installation' };
       }
       if (!admission.admitted) {
-        return { ok: false, kind: 'capped', message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)` };
+        return {
+          ok: false,
+          kind: 'capped',
+          message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)`,
+        };
       }
       row = admission.state;
     }
     // A repo never synced (or whose sync failed) gets one now, after this answer.
-    if (row.status === 'failed') await updateIndexState(ports.pool, installId, repoId, { retry_at: now(), retry_owner: ports.lockOwner });
+    if (row.status === 'failed')
+      await updateIndexState(ports.pool, installId, repoId, { retry_at: now(), retry_owner: ports.lockOwner });
     if (row.status === 'pending' || row.status === 'failed') ctx.state.ticker.arm(0);
     const url = urlFor(installId, repoId);
     if (!url.ok) return { ok: false, kind: 'no_daemon', message: `the indexer daemon URL was refused: ${url.reason}` };

@@ -5,7 +5,13 @@
  * the activation only caches the install row.
  */
 import { BadConfig, Conflict, NotConfigured } from '../errors.js';
-import type { ConnectorDriver, DriverContext, DriverRegistry, EmitReceipt, SelfEmitDrop } from '../connectors/driver.js';
+import type {
+  ConnectorDriver,
+  DriverContext,
+  DriverRegistry,
+  EmitReceipt,
+  SelfEmitDrop,
+} from '../connectors/driver.js';
 import type { IngestEvent } from '../runtime/ingest-stream.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
@@ -66,30 +72,36 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
           // An uninstalled source no longer syncs (spec §3.1): what was still in flight when
           // it was uninstalled (a backfill page, a late webhook, an edge that has not heard
           // of an uninstall made elsewhere yet) is not stored or projected.
-          ctx.log.info({ eventId: msg.event.id, kind: msg.event.kind, status: install.status }, 'event for an install that is not active; dropped');
+          ctx.log.info(
+            { eventId: msg.event.id, kind: msg.event.kind, status: install.status },
+            'event for an install that is not active; dropped',
+          );
           return { stored: false };
         }
         const driver = ports.drivers.get(install.connector_id);
         const changes: GraphChange[] = [];
-        const { stored, dropped } = await withTx(ports.pool, async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {
-          changes.length = 0; // withTx may retry the whole transaction
-          const drop = (await driver?.ingest?.(tx, driverCtx(ctx, install), msg.event)) ?? null;
-          if (drop !== null) return { stored: false, dropped: drop };
-          const ev = msg.event;
-          const inserted = await insertEvent(tx, {
-            id: ev.id,
-            kind: ev.kind,
-            connector_id: ev.connectorId,
-            install_id: ev.installId,
-            tenant_id: ev.tenantId,
-            occurred_at: ev.occurredAt,
-            payload: ev.payload,
-          });
-          // The event row and its projection commit together, so a replay (inserted=false)
-          // finds the projection already done.
-          if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev, ctx.log)));
-          return { stored: inserted, dropped: null };
-        });
+        const { stored, dropped } = await withTx(
+          ports.pool,
+          async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {
+            changes.length = 0; // withTx may retry the whole transaction
+            const drop = (await driver?.ingest?.(tx, driverCtx(ctx, install), msg.event)) ?? null;
+            if (drop !== null) return { stored: false, dropped: drop };
+            const ev = msg.event;
+            const inserted = await insertEvent(tx, {
+              id: ev.id,
+              kind: ev.kind,
+              connector_id: ev.connectorId,
+              install_id: ev.installId,
+              tenant_id: ev.tenantId,
+              occurred_at: ev.occurredAt,
+              payload: ev.payload,
+            });
+            // The event row and its projection commit together, so a replay (inserted=false)
+            // finds the projection already done.
+            if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev, ctx.log)));
+            return { stored: inserted, dropped: null };
+          },
+        );
         if (changes.length > 0) ports.onCommitted?.(install, changes);
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         if (dropped !== null) ports.onDropped?.(install, dropped);

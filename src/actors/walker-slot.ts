@@ -45,7 +45,8 @@ export function walkerCursors<C>(o: {
     async save(slot: WalkerSlot<C>, installId: string, cursor: C): Promise<boolean> {
       const key = o.key(installId);
       const bytes = o.encode(cursor);
-      const rev = slot.revision === null ? await o.cursors.create(key, bytes) : await o.cursors.update(key, bytes, slot.revision);
+      const rev =
+        slot.revision === null ? await o.cursors.create(key, bytes) : await o.cursors.update(key, bytes, slot.revision);
       if (rev === null) {
         const stored = await o.cursors.get(key);
         slot.cursor = stored ? o.decode(stored.value) : null;

@@ -49,7 +49,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   const recent: string[] = [];
   const chatter = (message: unknown) => {
     const text = message instanceof Error ? message.message : String(message);
-    for (const line of text.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    for (const line of text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)) {
       recent.push(line);
       if (recent.length > 20) recent.shift();
       log.debug({ postgres: line });
@@ -97,9 +100,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   // The package waits for an 'exit' that never comes if the server already died; the pid
   // going away settles it too.
   const stop = () =>
-    (stopped ??= Promise.race([pg.stop(), pid === null ? new Promise<void>(() => undefined) : untilGone(pid, dataDir)]).finally(
-      () => process.removeListener('exit', onExit),
-    ));
+    (stopped ??= Promise.race([
+      pg.stop(),
+      pid === null ? new Promise<void>(() => undefined) : untilGone(pid, dataDir),
+    ]).finally(() => process.removeListener('exit', onExit)));
   try {
     await ensureDatabase(pg);
   } catch (err) {
@@ -189,7 +193,6 @@ async function commandName(pid: number): Promise<string | null> {
     () => null,
   );
 }
-
 
 async function ensureDatabase(pg: EmbeddedPostgresClass): Promise<void> {
   const client = pg.getPgClient('postgres', HOST);

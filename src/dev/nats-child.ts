@@ -152,7 +152,10 @@ export async function startNatsChild(opts: NatsChildOptions): Promise<NatsChild>
 
 async function stopChild(watchdog: ChildProcess, exited: Promise<void>, serverPid: () => number | null): Promise<void> {
   if (watchdog.exitCode === null && watchdog.signalCode === null) watchdog.stdin!.end();
-  const timedOut = await Promise.race([exited.then(() => false), sleep(STOP_GRACE_MS, { unref: true }).then(() => true)]);
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    sleep(STOP_GRACE_MS, { unref: true }).then(() => true),
+  ]);
   if (timedOut && watchdog.pid !== undefined) {
     // The watchdog leads the group; the group holds the server too.
     try {
@@ -168,14 +171,21 @@ async function stopChild(watchdog: ChildProcess, exited: Promise<void>, serverPi
 }
 
 /** TCP accept first (cheap), then a real client whose JetStream answers. */
-async function waitReady(url: string, port: number, serverName: string, deadline: number, alive: () => boolean): Promise<void> {
+async function waitReady(
+  url: string,
+  port: number,
+  serverName: string,
+  deadline: number,
+  alive: () => boolean,
+): Promise<void> {
   let lastError: unknown = null;
   while (Date.now() < deadline && alive()) {
     if (await tcpOpen(HOST, port)) {
       try {
         const nc = await connect({ servers: url, reconnect: false, timeout: 2_000 });
         try {
-          if (nc.info?.server_name !== serverName) throw new Error(`another server (${nc.info?.server_name}) answers on port ${port}`);
+          if (nc.info?.server_name !== serverName)
+            throw new Error(`another server (${nc.info?.server_name}) answers on port ${port}`);
           const jsm = await jetstreamManager(nc);
           await jsm.getAccountInfo();
           return;
@@ -220,7 +230,6 @@ async function waitGone(pid: number, timeoutMs: number): Promise<void> {
     await sleep(50);
   }
 }
-
 
 /** `unref` for a timer that only bounds a wait, so it never holds the process open. */
 function sleep(ms: number, opts: { unref?: boolean } = {}): Promise<void> {

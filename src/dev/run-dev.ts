@@ -28,7 +28,8 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
   const stopped = until();
   const dir = resolve(env.SERVICE_DEV_DIR ?? '.data/dev');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const masterKey = env.SERVICE_MASTER_KEY ?? readOrCreate(join(dir, 'master.key'), () => randomBytes(32).toString('base64url'));
+  const masterKey =
+    env.SERVICE_MASTER_KEY ?? readOrCreate(join(dir, 'master.key'), () => randomBytes(32).toString('base64url'));
   // Validate the caller's settings before starting anything (same refusals as `serve`).
   loadConfig({ ...env, SERVICE_MASTER_KEY: masterKey });
   const log = createLogger({ level: env.LOG_LEVEL ?? 'info', node: env.NODE_ID ?? 'dev' });
@@ -44,12 +45,20 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
   };
   try {
     const config = loadConfig(
-      { ...env, DATABASE_URL: pg.url, NATS_URL: nats.url, SERVICE_MASTER_KEY: masterKey, NODE_ID: env.NODE_ID ?? 'dev' },
+      {
+        ...env,
+        DATABASE_URL: pg.url,
+        NATS_URL: nats.url,
+        SERVICE_MASTER_KEY: masterKey,
+        NODE_ID: env.NODE_ID ?? 'dev',
+      },
       { requireDatabase: true, requireMasterKey: true },
     );
     const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
     const node = await startNode(config, { roles: ['edge', 'actors'], log });
-    process.stdout.write(`${JSON.stringify({ url: node.url, tenant_id: tenant.tenant_id, api_key: tenant.api_key, data_dir: dir })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ url: node.url, tenant_id: tenant.tenant_id, api_key: tenant.api_key, data_dir: dir })}\n`,
+    );
     await stopped;
     await node.stop();
   } finally {

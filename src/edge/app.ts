@@ -32,7 +32,11 @@ export interface ActorAsk {
    * `refresh`, `resume`): a request its node never answered (it died) is resent to the
    * shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
    */
-  ask<T = unknown>(key: ActorKey, msg: { type: string } & Record<string, unknown>, opts?: { timeoutMs?: number; idempotent?: boolean }): Promise<T>;
+  ask<T = unknown>(
+    key: ActorKey,
+    msg: { type: string } & Record<string, unknown>,
+    opts?: { timeoutMs?: number; idempotent?: boolean },
+  ): Promise<T>;
 }
 
 export interface EdgeDeps {
@@ -79,12 +83,25 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     const e = err as { code?: string; statusCode?: number; message?: string };
     if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new PayloadTooLarge());
-    if (e.code?.startsWith('FST_ERR_CTP_') || e.code === 'FST_ERR_VALIDATION' || (e.statusCode === 400 && !(err instanceof Error && 'kind' in err))) {
-      return sendError(reply, new BadRequest(e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Content-Type must be application/json' : 'malformed request body'));
+    if (
+      e.code?.startsWith('FST_ERR_CTP_') ||
+      e.code === 'FST_ERR_VALIDATION' ||
+      (e.statusCode === 400 && !(err instanceof Error && 'kind' in err))
+    ) {
+      return sendError(
+        reply,
+        new BadRequest(
+          e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'Content-Type must be application/json'
+            : 'malformed request body',
+        ),
+      );
     }
     return sendError(reply, err, req.log);
   });
-  app.setNotFoundHandler((req, reply) => sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
 
   await app.register(opsRoutes, ctx);
   await app.register(

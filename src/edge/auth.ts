@@ -40,7 +40,8 @@ export function createTenantAuth(resolve: TenantResolver, now: () => number = Da
   /** Resolves the caller's tenant or throws Unauthorized (401 for missing, malformed or unknown keys). */
   async function authenticate(req: FastifyRequest): Promise<string> {
     const header = req.headers.authorization;
-    if (typeof header !== 'string' || header.length === 0) throw new Unauthorized('missing Authorization: Bearer <API_KEY>');
+    if (typeof header !== 'string' || header.length === 0)
+      throw new Unauthorized('missing Authorization: Bearer <API_KEY>');
     const m = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{8,512})\s*$/i.exec(header);
     if (!m) throw new Unauthorized('malformed Authorization header: expected Bearer <API_KEY>');
     const tenantId = await lookup(m[1]!);

@@ -42,7 +42,15 @@ export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog):
   const status = STATUS_OF[err.kind];
   if (status >= 500 && log) {
     // Internal errors keep their cause in the log only; the body never carries it.
-    log.error({ err: thrown instanceof AppError ? { kind: err.kind, code: err.code, message: err.message, cause: err.cause } : thrown }, 'request failed');
+    log.error(
+      {
+        err:
+          thrown instanceof AppError
+            ? { kind: err.kind, code: err.code, message: err.message, cause: err.cause }
+            : thrown,
+      },
+      'request failed',
+    );
   }
   if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterS))));
   return reply.code(status).type('application/json').send(errorBody(err));

@@ -8,10 +8,20 @@ import { z } from 'zod';
 const Num = z.number().int().nonnegative();
 const Text = z.string().nullish();
 
-export const User = z.object({ login: z.string().min(1), id: Num.optional(), type: z.string().optional(), html_url: z.string().optional() });
+export const User = z.object({
+  login: z.string().min(1),
+  id: Num.optional(),
+  type: z.string().optional(),
+  html_url: z.string().optional(),
+});
 export type User = z.infer<typeof User>;
 
-export const Repository = z.object({ id: Num, full_name: z.string().min(1), html_url: z.string().optional(), private: z.boolean().optional() });
+export const Repository = z.object({
+  id: Num,
+  full_name: z.string().min(1),
+  html_url: z.string().optional(),
+  private: z.boolean().optional(),
+});
 export type Repository = z.infer<typeof Repository>;
 
 const Label = z.union([z.object({ name: z.string() }), z.string()]);

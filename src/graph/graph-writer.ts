@@ -101,7 +101,16 @@ export class GraphWriter {
            VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
            ON CONFLICT (tenant_id, kind, external_id) DO NOTHING
            RETURNING node_id`,
-          [this.install.tenant_id, kind, ext, this.install.connector_id, this.install.install_id, JSON.stringify(m.props), JSON.stringify(m.versions), searchText(m.props)],
+          [
+            this.install.tenant_id,
+            kind,
+            ext,
+            this.install.connector_id,
+            this.install.install_id,
+            JSON.stringify(m.props),
+            JSON.stringify(m.versions),
+            searchText(m.props),
+          ],
         );
         if (!ins.rows[0]) continue;
         return this.remember(cacheKey, { id: ins.rows[0].node_id, kind }, m.props, true);
@@ -114,7 +123,15 @@ export class GraphWriter {
            SET props = $2::jsonb, prop_versions = $3::jsonb, search_text = $4, install_id = $5, connector_id = $6,
                updated_at = CASE WHEN $7 THEN now() ELSE updated_at END
            WHERE node_id = $1`,
-          [row.node_id, JSON.stringify(m.props), JSON.stringify(m.versions), searchText(m.props), this.install.install_id, this.install.connector_id, moved],
+          [
+            row.node_id,
+            JSON.stringify(m.props),
+            JSON.stringify(m.versions),
+            searchText(m.props),
+            this.install.install_id,
+            this.install.connector_id,
+            moved,
+          ],
         );
       }
       return this.remember(cacheKey, { id: row.node_id, kind }, m.props, moved);
@@ -188,5 +205,10 @@ export class GraphWriter {
 function mergeTwice(props: Props, versions: PropVersions, identity: Props, write: Props, version: Version) {
   const a = mergeProps(props, versions, identity, IDENTITY_VERSION);
   const b = mergeProps(a.props, a.versions, write, version);
-  return { props: b.props, versions: b.versions, changed: a.changed || b.changed, versionsChanged: a.versionsChanged || b.versionsChanged };
+  return {
+    props: b.props,
+    versions: b.versions,
+    changed: a.changed || b.changed,
+    versionsChanged: a.versionsChanged || b.versionsChanged,
+  };
 }

@@ -20,5 +20,14 @@ export type NodeKind = (typeof NODE_KINDS)[number];
  * user → message; `in_repo` PR/issue → repository; `comment_on` comment → PR/issue;
  * `review_of` review → PR; `pushed_to` commit → repository.
  */
-export const EDGE_TYPES = ['in_channel', 'authored_by', 'reply_to', 'reacted', 'in_repo', 'comment_on', 'review_of', 'pushed_to'] as const;
+export const EDGE_TYPES = [
+  'in_channel',
+  'authored_by',
+  'reply_to',
+  'reacted',
+  'in_repo',
+  'comment_on',
+  'review_of',
+  'pushed_to',
+] as const;
 export type EdgeType = (typeof EDGE_TYPES)[number];

@@ -32,20 +32,37 @@ export interface EmitRequest {
   body: Record<string, unknown>;
 }
 
-export function emitForAction(node: Pick<GraphNode, 'kind' | 'external_id' | 'props'>, action: NodeAction): EmitRequest {
-  const misfit = () => new BadRequest(`action ${action.action} does not fit a ${node.kind} node`, { details: { node_kind: node.kind } });
+export function emitForAction(
+  node: Pick<GraphNode, 'kind' | 'external_id' | 'props'>,
+  action: NodeAction,
+): EmitRequest {
+  const misfit = () =>
+    new BadRequest(`action ${action.action} does not fit a ${node.kind} node`, { details: { node_kind: node.kind } });
   switch (node.kind) {
     case 'chat.message': {
       const { channelId, ts, threadTs } = chatCoordinates(node);
-      if (action.action === 'reply') return { kind: 'chatapp.message', body: { channel_id: channelId, text: action.text, thread_ts: threadTs ?? ts } };
-      if (action.action === 'react') return { kind: 'chatapp.reaction', body: { channel_id: channelId, timestamp: ts, name: action.name } };
+      if (action.action === 'reply')
+        return {
+          kind: 'chatapp.message',
+          body: { channel_id: channelId, text: action.text, thread_ts: threadTs ?? ts },
+        };
+      if (action.action === 'react')
+        return { kind: 'chatapp.reaction', body: { channel_id: channelId, timestamp: ts, name: action.name } };
       throw misfit();
     }
     case 'codehost.pull_request':
     case 'codehost.issue': {
       const { repoFullName, number } = codehostCoordinates(node);
-      if (action.action === 'reply') return { kind: 'codehost.issue_comment', body: { repo_full_name: repoFullName, issue_number: number, body: action.text } };
-      if (action.action === 'label') return { kind: 'codehost.label', body: { repo_full_name: repoFullName, issue_number: number, labels: action.labels } };
+      if (action.action === 'reply')
+        return {
+          kind: 'codehost.issue_comment',
+          body: { repo_full_name: repoFullName, issue_number: number, body: action.text },
+        };
+      if (action.action === 'label')
+        return {
+          kind: 'codehost.label',
+          body: { repo_full_name: repoFullName, issue_number: number, labels: action.labels },
+        };
       throw misfit();
     }
     default:
@@ -54,7 +71,11 @@ export function emitForAction(node: Pick<GraphNode, 'kind' | 'external_id' | 'pr
 }
 
 /** `{team_id}:{channel_id}:{ts}` (INTERFACE §5); props win when present. */
-function chatCoordinates(node: Pick<GraphNode, 'external_id' | 'props'>): { channelId: string; ts: string; threadTs: string | null } {
+function chatCoordinates(node: Pick<GraphNode, 'external_id' | 'props'>): {
+  channelId: string;
+  ts: string;
+  threadTs: string | null;
+} {
   const parts = node.external_id.split(':');
   const channelId = str(node.props.channel_id) ?? parts[1];
   const ts = str(node.props.ts) ?? parts[2];
@@ -68,7 +89,8 @@ function codehostCoordinates(node: Pick<GraphNode, 'external_id' | 'props'>): { 
   const repoFullName = str(node.props.repo_full_name) ?? (hash > 0 ? node.external_id.slice(0, hash) : null);
   const fromProps = node.props.number;
   const number = typeof fromProps === 'number' ? fromProps : Number(node.external_id.slice(hash + 1));
-  if (!repoFullName || !Number.isSafeInteger(number) || number < 1) throw new BadRequest('this node has no repository and number to act on');
+  if (!repoFullName || !Number.isSafeInteger(number) || number < 1)
+    throw new BadRequest('this node has no repository and number to act on');
   return { repoFullName, number };
 }
 

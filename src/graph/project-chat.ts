@@ -48,7 +48,14 @@ const MessageChanged = z.object({
 
 const MessageDeleted = z.object({ channel_id: Id, channel_type: z.string().nullish(), ts: Ts, event_ts: Ts });
 
-const Reaction = z.object({ channel_id: Id, item_ts: Ts, user: Id, name: z.string().min(1).max(255), event_ts: Ts, item_user: Id.nullish() });
+const Reaction = z.object({
+  channel_id: Id,
+  item_ts: Ts,
+  user: Id,
+  name: z.string().min(1).max(255),
+  event_ts: Ts,
+  item_user: Id.nullish(),
+});
 
 /** Rank of a deletion among facts of one instant (version.ts). */
 const DELETE_RANK = 1;
@@ -58,12 +65,20 @@ export async function projectChat(w: GraphWriter, teamId: string, event: IngestE
   const ids = chatIds(teamId);
 
   const channel = (channelId: string, channelType: string | null | undefined, v: Version) =>
-    w.node('chat.channel', ids.channel(channelId), { identity: { channel_id: channelId }, props: { channel_type: channelType ?? undefined }, version: v });
+    w.node('chat.channel', ids.channel(channelId), {
+      identity: { channel_id: channelId },
+      props: { channel_type: channelType ?? undefined },
+      version: v,
+    });
   const user = (userId: string) => w.node('chat.user', ids.user(userId), { identity: { user_id: userId } });
   // A message named by another event (a reply's parent, a reacted message) gets the
   // coordinates its identity gives, so it can be acted on before its own event arrives.
   const message = async (channelId: string, ts: string, ch: NodeRef, props?: Record<string, unknown>, v?: Version) => {
-    const ref = await w.node('chat.message', ids.message(channelId, ts), { identity: { channel_id: channelId, ts }, props, version: v });
+    const ref = await w.node('chat.message', ids.message(channelId, ts), {
+      identity: { channel_id: channelId, ts },
+      props,
+      version: v,
+    });
     await w.edge('in_channel', ref, ch);
     return ref;
   };
@@ -152,5 +167,11 @@ export function chatIds(teamId: string) {
 }
 
 function fileRef(f: z.infer<typeof File>) {
-  return { file_id: f.file_id, name: f.name ?? null, mimetype: f.mimetype ?? null, size: f.size ?? null, permalink: f.permalink ?? null };
+  return {
+    file_id: f.file_id,
+    name: f.name ?? null,
+    mimetype: f.mimetype ?? null,
+    size: f.size ?? null,
+    permalink: f.permalink ?? null,
+  };
 }

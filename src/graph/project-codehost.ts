@@ -27,7 +27,14 @@ import type { GraphWriter, NodeRef, ProjectOutcome } from './graph-writer.js';
 import { timeMicros, versionAt, type Version } from './version.js';
 
 /** Events the graph has nothing to learn from (installation lifecycle, ping, branches). */
-const IGNORED_EVENTS = new Set(['installation', 'installation_repositories', 'ping', 'create', 'delete', 'pull_request_review_thread']);
+const IGNORED_EVENTS = new Set([
+  'installation',
+  'installation_repositories',
+  'ping',
+  'create',
+  'delete',
+  'pull_request_review_thread',
+]);
 
 export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promise<ProjectOutcome> {
   const [name = '', action = ''] = event.kind.split('.', 2);
@@ -45,10 +52,18 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
         if (!b) return 'invalid';
         // Only the backfill writes these, and it knows nothing newer about the repo.
         const v = at(0);
-        const repo = await w.node('codehost.repository', String(b.repo_id), { identity: { repo_id: b.repo_id }, props: { full_name: b.repo_full_name }, version: v });
+        const repo = await w.node('codehost.repository', String(b.repo_id), {
+          identity: { repo_id: b.repo_id },
+          props: { full_name: b.repo_full_name },
+          version: v,
+        });
         const pr = await w.node('codehost.pull_request', `${b.repo_full_name}#${b.pr_number}`, {
           identity: { repo_full_name: b.repo_full_name, number: b.pr_number },
-          props: { oversized: b.oversized, diff: b.diff ?? null, diff_bytes: b.diff === undefined ? null : Buffer.byteLength(b.diff, 'utf8') },
+          props: {
+            oversized: b.oversized,
+            diff: b.diff ?? null,
+            diff_bytes: b.diff === undefined ? null : Buffer.byteLength(b.diff, 'utf8'),
+          },
           version: v,
         });
         await w.edge('in_repo', pr, repo);
@@ -70,7 +85,9 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
       const e = parse(IssueCommentEvent);
       if (!e) return 'invalid';
       const parent = await g.issue(e.repository, e.issue, at(e.issue.updated_at), false);
-      await g.comment(e.comment, parent, action === 'deleted', at(e.comment.updated_at, action === 'deleted' ? 1 : 0), { comment_type: 'issue_comment' });
+      await g.comment(e.comment, parent, action === 'deleted', at(e.comment.updated_at, action === 'deleted' ? 1 : 0), {
+        comment_type: 'issue_comment',
+      });
       return 'projected';
     }
     case 'pull_request_review_comment': {
@@ -87,7 +104,9 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
         commit_id: c.commit_id ?? null,
       });
       if (c.in_reply_to_id) {
-        const parent = await w.node('codehost.comment', String(c.in_reply_to_id), { identity: { comment_id: c.in_reply_to_id } });
+        const parent = await w.node('codehost.comment', String(c.in_reply_to_id), {
+          identity: { comment_id: c.in_reply_to_id },
+        });
         await w.edge('reply_to', comment, parent);
       }
       return 'projected';
@@ -102,7 +121,13 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
       const v = at(r.submitted_at ?? e.pull_request.updated_at, rank);
       const review = await w.node('codehost.review', String(r.id), {
         identity: { review_id: r.id },
-        props: { state: r.state.toLowerCase(), body: r.body ?? null, commit_id: r.commit_id ?? null, html_url: r.html_url, submitted_at: r.submitted_at ?? null },
+        props: {
+          state: r.state.toLowerCase(),
+          body: r.body ?? null,
+          commit_id: r.commit_id ?? null,
+          html_url: r.html_url,
+          submitted_at: r.submitted_at ?? null,
+        },
         version: v,
       });
       await w.edge('review_of', review, pr);
@@ -135,10 +160,18 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
 
 function graphOf(w: GraphWriter) {
   const user = (u: User, v: Version) =>
-    w.node('codehost.user', u.login, { identity: { login: u.login }, props: { type: u.type, user_id: u.id, html_url: u.html_url }, version: v });
+    w.node('codehost.user', u.login, {
+      identity: { login: u.login },
+      props: { type: u.type, user_id: u.id, html_url: u.html_url },
+      version: v,
+    });
 
   const repository = (r: Repository, v: Version) =>
-    w.node('codehost.repository', String(r.id), { identity: { repo_id: r.id }, props: { full_name: r.full_name, html_url: r.html_url, private: r.private }, version: v });
+    w.node('codehost.repository', String(r.id), {
+      identity: { repo_id: r.id },
+      props: { full_name: r.full_name, html_url: r.html_url, private: r.private },
+      version: v,
+    });
 
   const pullRequest = async (r: Repository, pr: PullRequest, v: Version): Promise<NodeRef> => {
     const repo = await repository(r, v);
@@ -170,14 +203,26 @@ function graphOf(w: GraphWriter) {
     const props = deleted
       ? { deleted: true, title: null, body: null }
       : { title: i.title, state: i.state, body: i.body ?? null, labels: labelNames(i.labels), html_url: i.html_url };
-    const node = await w.node(kind, `${r.full_name}#${i.number}`, { identity: { repo_full_name: r.full_name, number: i.number }, props, version: v });
+    const node = await w.node(kind, `${r.full_name}#${i.number}`, {
+      identity: { repo_full_name: r.full_name, number: i.number },
+      props,
+      version: v,
+    });
     await w.edge('in_repo', node, repo);
     if (i.user) await w.edge('authored_by', node, await user(i.user, v));
     return node;
   };
 
-  const comment = async (c: Comment, on: NodeRef, deleted: boolean, v: Version, extra: Record<string, unknown>): Promise<NodeRef> => {
-    const props = deleted ? { ...extra, deleted: true, body: null } : { ...extra, body: c.body ?? '', html_url: c.html_url };
+  const comment = async (
+    c: Comment,
+    on: NodeRef,
+    deleted: boolean,
+    v: Version,
+    extra: Record<string, unknown>,
+  ): Promise<NodeRef> => {
+    const props = deleted
+      ? { ...extra, deleted: true, body: null }
+      : { ...extra, body: c.body ?? '', html_url: c.html_url };
     const node = await w.node('codehost.comment', String(c.id), { identity: { comment_id: c.id }, props, version: v });
     await w.edge('comment_on', node, on);
     if (c.user) await w.edge('authored_by', node, await user(c.user, v));

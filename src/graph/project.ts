@@ -19,7 +19,12 @@ import { GraphWriter, type ProjectOutcome } from './graph-writer.js';
 import { projectChat } from './project-chat.js';
 import { projectCodehost } from './project-codehost.js';
 
-export async function projectEvent(tx: Queryable, install: Install, event: IngestEvent, log?: Logger): Promise<GraphChange[]> {
+export async function projectEvent(
+  tx: Queryable,
+  install: Install,
+  event: IngestEvent,
+  log?: Logger,
+): Promise<GraphChange[]> {
   const w = new GraphWriter(tx, install);
   let outcome: ProjectOutcome;
   switch (install.connector_id) {
@@ -34,7 +39,9 @@ export async function projectEvent(tx: Queryable, install: Install, event: Inges
   if (outcome === 'invalid' || outcome === 'unknown') {
     log?.warn(
       { installId: install.install_id, eventId: event.id, kind: event.kind },
-      outcome === 'invalid' ? 'event payload does not fit its kind; kept in the log, not in the graph' : 'no graph projection for this event kind; kept in the log only',
+      outcome === 'invalid'
+        ? 'event payload does not fit its kind; kept in the log, not in the graph'
+        : 'no graph projection for this event kind; kept in the log only',
     );
   }
   return w.changes();

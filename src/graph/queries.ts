@@ -72,7 +72,8 @@ const NODE_COLUMNS = `n.node_id, n.kind, n.external_id, n.connector_id, n.instal
  */
 export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesOptions = {}): Promise<NodePage> {
   const limit = opts.limit ?? DEFAULT_NODES_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_NODES_LIMIT) throw new BadRequest(`limit must be 1-${MAX_NODES_LIMIT}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_NODES_LIMIT)
+    throw new BadRequest(`limit must be 1-${MAX_NODES_LIMIT}`);
   const after = opts.cursor == null ? null : decodeNodeCursor(opts.cursor);
   if (!isUuid(tenantId)) return { nodes: [], next_cursor: null };
 
@@ -90,7 +91,11 @@ export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesO
   if (opts.q !== undefined) {
     // Both configurations of the index (migration 004); websearch_to_tsquery never fails
     // on odd input, and text without words ("%", "_") makes an empty query matching nothing.
-    add((p) => `n.search @@ (websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`, sanitizeText(opts.q));
+    add(
+      (p) =>
+        `n.search @@ (websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`,
+      sanitizeText(opts.q),
+    );
   }
   if (after !== null) add((p) => `n.seq < ${p}::bigint`, after);
   params.push(limit + 1);
@@ -119,7 +124,12 @@ export async function getNode(q: Queryable, tenantId: string, nodeId: string): P
 }
 
 /** Edges touching a node, newest first, removed reactions left out. */
-export async function listEdges(q: Queryable, tenantId: string, nodeId: string, max = MAX_EDGES): Promise<{ edges: GraphEdge[]; truncated: boolean }> {
+export async function listEdges(
+  q: Queryable,
+  tenantId: string,
+  nodeId: string,
+  max = MAX_EDGES,
+): Promise<{ edges: GraphEdge[]; truncated: boolean }> {
   if (!isUuid(tenantId) || !isUuid(nodeId)) return { edges: [], truncated: false };
   // Two index scans that each stop after max+1 rows (migration 004's partial indexes),
   // rather than an OR that would gather every edge of a busy channel before sorting.
@@ -165,7 +175,8 @@ export function encodeNodeCursor(seq: string): string {
 /** A cursor this module did not make is a BadRequest, never a database error. */
 export function decodeNodeCursor(cursor: string): string {
   const bad = () => new BadRequest('cursor is not one this service issued');
-  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > 100 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
+  if (typeof cursor !== 'string' || cursor.length === 0 || cursor.length > 100 || !/^[A-Za-z0-9_-]+$/.test(cursor))
+    throw bad();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

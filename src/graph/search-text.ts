@@ -11,7 +11,18 @@ import type { Props } from './merge-props.js';
 export const SEARCH_TEXT_MAX = 100_000;
 
 /** Props whose string value is searchable, in the order they are joined. */
-const TEXT_PROPS = ['title', 'name', 'full_name', 'login', 'text', 'body', 'message', 'path', 'user_id', 'channel_id'] as const;
+const TEXT_PROPS = [
+  'title',
+  'name',
+  'full_name',
+  'login',
+  'text',
+  'body',
+  'message',
+  'path',
+  'user_id',
+  'channel_id',
+] as const;
 
 export function searchText(props: Props): string {
   const parts: string[] = [];

@@ -47,4 +47,3 @@ export function timeMicros(t: unknown): bigint | null {
   const ms = Date.parse(t);
   return Number.isNaN(ms) ? null : BigInt(ms) * 1000n;
 }
-

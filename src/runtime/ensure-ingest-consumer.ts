@@ -45,7 +45,11 @@ export async function ensureIngestConsumer(
     await jsm.consumers.add(names.ingestStream, cfg);
     return;
   }
-  if (current.ack_wait !== tunable.ack_wait || current.max_ack_pending !== tunable.max_ack_pending || current.max_deliver !== -1) {
+  if (
+    current.ack_wait !== tunable.ack_wait ||
+    current.max_ack_pending !== tunable.max_ack_pending ||
+    current.max_deliver !== -1
+  ) {
     await jsm.consumers.update(names.ingestStream, durable, tunable);
   }
 }

@@ -76,15 +76,20 @@ export class Envelope {
       this.expire();
       return;
     }
-    this.timer = setTimeout(() => {
-      if (Date.now() >= this.deadline) this.expire();
-      else this.armDeadline();
-    }, Math.min(wait, MAX_TIMEOUT_MS));
+    this.timer = setTimeout(
+      () => {
+        if (Date.now() >= this.deadline) this.expire();
+        else this.armDeadline();
+      },
+      Math.min(wait, MAX_TIMEOUT_MS),
+    );
     this.timer.unref();
   }
 
   private expire(): void {
-    const err = new DeadlineExceeded(`deadline passed ${this.started ? 'while handling' : 'before handling'} ${this.msg.type}`);
+    const err = new DeadlineExceeded(
+      `deadline passed ${this.started ? 'while handling' : 'before handling'} ${this.msg.type}`,
+    );
     this.abort(err);
     this.reject(err);
   }

@@ -105,7 +105,12 @@ export class ShardIngestConsumer {
     })();
     void (async () => {
       for await (const s of messages.status()) {
-        if (s.type === 'heartbeats_missed' || s.type === 'consumer_deleted' || s.type === 'consumer_not_found' || s.type === 'stream_not_found') {
+        if (
+          s.type === 'heartbeats_missed' ||
+          s.type === 'consumer_deleted' ||
+          s.type === 'consumer_not_found' ||
+          s.type === 'stream_not_found'
+        ) {
           this.log.warn({ status: s }, 'ingest consumer is not receiving; it retries by itself');
         }
       }
@@ -128,7 +133,13 @@ export class ShardIngestConsumer {
     return this.stopped;
   }
 
-  stats(): { inFlight: number; delivered: number; redeliveries: number; deadLettered: number; lastAckLatencyMs: number } {
+  stats(): {
+    inFlight: number;
+    delivered: number;
+    redeliveries: number;
+    deadLettered: number;
+    lastAckLatencyMs: number;
+  } {
     return { inFlight: this.tracked.size, ...this.counts };
   }
 
@@ -169,7 +180,8 @@ export class ShardIngestConsumer {
     let blobRef: string | null;
     try {
       const env = decodeEnvelope(t.msg.data);
-      if (dc > this.o.maxDeliver) return this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
+      if (dc > this.o.maxDeliver)
+        return this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
       ({ event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs));
       if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
     } catch (err) {
@@ -177,7 +189,11 @@ export class ShardIngestConsumer {
       return this.retryLater(t, err);
     }
     try {
-      await this.o.deliver(ev, { deliveryCount: dc, streamSeq: seq, storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6) });
+      await this.o.deliver(ev, {
+        deliveryCount: dc,
+        streamSeq: seq,
+        storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6),
+      });
     } catch (err) {
       if (dc >= this.o.maxDeliver) return this.deadLetter(t, errorText(err));
       return this.retryLater(t, err);
@@ -185,7 +201,9 @@ export class ShardIngestConsumer {
     this.counts.delivered++;
     const acked = await this.ack(t);
     if (acked && blobRef !== null) {
-      await this.o.blobs.delete(blobRef).catch((err) => this.log.warn({ err, seq }, 'blob of an acked event not deleted'));
+      await this.o.blobs
+        .delete(blobRef)
+        .catch((err) => this.log.warn({ err, seq }, 'blob of an acked event not deleted'));
     }
   }
 
@@ -197,7 +215,10 @@ export class ShardIngestConsumer {
     this.lanes.block(t.lane, t.msg.seq, Date.now() + delay);
     this.tracked.delete(t.msg.seq);
     t.msg.nak(delay);
-    this.log.warn({ err, seq: t.msg.seq, installId: t.installId, deliveryCount: dc, retryInMs: delay }, 'ingest delivery failed; retrying');
+    this.log.warn(
+      { err, seq: t.msg.seq, installId: t.installId, deliveryCount: dc, retryInMs: delay },
+      'ingest delivery failed; retrying',
+    );
   }
 
   private async deadLetter(t: Tracked, error: string): Promise<void> {
@@ -218,7 +239,10 @@ export class ShardIngestConsumer {
       return this.retryLater(t, err);
     }
     this.counts.deadLettered++;
-    this.log.error({ seq: m.seq, installId: t.installId, deliveries: m.info.deliveryCount, error }, 'ingest event dead-lettered; replay it from the dead-letter store');
+    this.log.error(
+      { seq: m.seq, installId: t.installId, deliveries: m.info.deliveryCount, error },
+      'ingest event dead-lettered; replay it from the dead-letter store',
+    );
     await this.ack(t);
   }
 

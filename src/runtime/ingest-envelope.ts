@@ -39,7 +39,10 @@ export function decodeEnvelope(data: Uint8Array): IngestEnvelope {
  * The event an envelope stands for, fetching its blob when it has one. A missing blob is
  * undecodable (dead letter); a blob store that throws is transient (the caller retries).
  */
-export async function resolveEnvelope(env: IngestEnvelope, blobs: BlobPort): Promise<{ event: IngestEvent; blobRef: string | null }> {
+export async function resolveEnvelope(
+  env: IngestEnvelope,
+  blobs: BlobPort,
+): Promise<{ event: IngestEvent; blobRef: string | null }> {
   if (env.type === 'event') return { event: env.event, blobRef: null };
   const data = await blobs.get(env.ref);
   if (data === null) throw new UndecodableMessage(`blob ${env.ref} is missing`);
@@ -51,9 +54,14 @@ export async function resolveEnvelope(env: IngestEnvelope, blobs: BlobPort): Pro
 function isEvent(v: unknown): v is IngestEvent {
   const e = v as Record<string, unknown> | null;
   return (
-    typeof e === 'object' && e !== null &&
-    typeof e.installId === 'string' && typeof e.tenantId === 'string' && typeof e.connectorId === 'string' &&
-    typeof e.id === 'string' && typeof e.kind === 'string' &&
-    (e.occurredAt === null || typeof e.occurredAt === 'string') && 'payload' in e
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.installId === 'string' &&
+    typeof e.tenantId === 'string' &&
+    typeof e.connectorId === 'string' &&
+    typeof e.id === 'string' &&
+    typeof e.kind === 'string' &&
+    (e.occurredAt === null || typeof e.occurredAt === 'string') &&
+    'payload' in e
   );
 }

@@ -52,7 +52,8 @@ export class InstallLanes {
   async waitTurn(key: string, seq: number, stopping: () => boolean): Promise<void> {
     for (;;) {
       let first: Block | null = null;
-      for (const b of this.lanes.get(key)?.blocks.values() ?? []) if (b.seq < seq && (first === null || b.seq < first.seq)) first = b;
+      for (const b of this.lanes.get(key)?.blocks.values() ?? [])
+        if (b.seq < seq && (first === null || b.seq < first.seq)) first = b;
       if (first === null || stopping()) return;
       await first.release;
     }

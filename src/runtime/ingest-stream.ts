@@ -94,7 +94,9 @@ export async function ensureIngestStream(jsm: JetStreamManager, names: Names): P
   }
   if (existing.retention !== RetentionPolicy.Workqueue) {
     // Retention cannot be changed in place; an operator must delete or rename the stream.
-    throw new Internal(`stream ${names.ingestStream} exists with ${existing.retention} retention; it must be workqueue`);
+    throw new Internal(
+      `stream ${names.ingestStream} exists with ${existing.retention} retention; it must be workqueue`,
+    );
   }
 }
 
@@ -170,7 +172,11 @@ export class IngestPublisher {
    * before its own message is durable.
    */
   async publish(ev: IngestEvent): Promise<{ seq: number; duplicate: boolean }> {
-    const subject = this.names.ingestSubject(shardOf(installKey(ev.installId), this.shards), ev.connectorId, ev.installId);
+    const subject = this.names.ingestSubject(
+      shardOf(installKey(ev.installId), this.shards),
+      ev.connectorId,
+      ev.installId,
+    );
     let body = encodeIngestMessage(ev);
     let ref: string | null = null;
     if (body.length > this.maxBody) {

@@ -24,13 +24,21 @@ export interface UnsettledEvent {
   subject: string;
 }
 
-export async function findUnsettled(jsm: JetStreamManager, names: Names, shard: number, log: Logger): Promise<UnsettledEvent[]> {
+export async function findUnsettled(
+  jsm: JetStreamManager,
+  names: Names,
+  shard: number,
+  log: Logger,
+): Promise<UnsettledEvent[]> {
   const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
   const last = info.delivered.stream_seq;
   const out: UnsettledEvent[] = [];
-  for (let seq = info.ack_floor.stream_seq + 1; seq <= last; ) {
+  for (let seq = info.ack_floor.stream_seq + 1; seq <= last;) {
     if (out.length >= SCAN_LIMIT) {
-      log.warn({ shard, from: seq, to: last }, 'too many unsettled ingest events to order; the rest keep only their delivery order');
+      log.warn(
+        { shard, from: seq, to: last },
+        'too many unsettled ingest events to order; the rest keep only their delivery order',
+      );
       break;
     }
     // The client types the request without next_by_subj, but sends the query as given.

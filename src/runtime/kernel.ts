@@ -22,7 +22,15 @@
  *   `spawnStateless` (which resumes after any crash) and `query` are not used.
  */
 import { dispatch as nactDispatch, spawn, start, stop as nactStop, type ActorSystemRef, type Ref } from 'nact';
-import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, notStarted, toAppError } from '../errors.js';
+import {
+  ActorOverloaded,
+  ActorUnavailable,
+  AppError,
+  DeadlineExceeded,
+  Internal,
+  notStarted,
+  toAppError,
+} from '../errors.js';
 import type { Logger } from '../log.js';
 import { Envelope, type ActorMessage } from './envelope.js';
 import type { ActorContext, ActorDefinition, KernelOptions, KernelStats } from './actor-definition.js';
@@ -98,7 +106,8 @@ export class Kernel {
     const def = this.defs.get(key.kind);
     // Our own code builds messages after validating input, so these are bugs, not bad requests.
     if (!def) throw new Internal(`no actor kind ${key.kind} is registered on this node`);
-    if (!Object.hasOwn(def.handlers, msg.type)) throw new Internal(`actor kind ${key.kind} has no handler for ${msg.type}`);
+    if (!Object.hasOwn(def.handlers, msg.type))
+      throw new Internal(`actor kind ${key.kind} has no handler for ${msg.type}`);
     if (!Number.isFinite(opts.deadline)) throw new Internal('a message needs a finite deadline');
     if (Date.now() >= opts.deadline) throw new DeadlineExceeded(`deadline passed before handling ${msg.type}`);
 
@@ -145,16 +154,21 @@ export class Kernel {
     const log = this.log.child({ actor: id });
     const act = new Activation(key, id, def, log, this.retiring.get(id)?.done ?? null);
     // Returning undefined keeps nact's own state empty: ours lives on the activation.
-    act.ref = spawn(this.system, (_state: undefined, env: Envelope) => this.receive(act, env), `a${++this.incarnation}`, {
-      onCrash: (msg, err, ctx) => {
-        try {
-          this.crashed(act, msg instanceof Envelope ? msg : null, err);
-        } catch (e) {
-          log.error({ err: e }, 'actor crash cleanup failed');
-        }
-        return ctx.stop;
+    act.ref = spawn(
+      this.system,
+      (_state: undefined, env: Envelope) => this.receive(act, env),
+      `a${++this.incarnation}`,
+      {
+        onCrash: (msg, err, ctx) => {
+          try {
+            this.crashed(act, msg instanceof Envelope ? msg : null, err);
+          } catch (e) {
+            log.error({ err: e }, 'actor crash cleanup failed');
+          }
+          return ctx.stop;
+        },
       },
-    });
+    );
     this.live.set(id, act);
     return act;
   }
@@ -195,7 +209,13 @@ export class Kernel {
       if (env.settled) return;
     }
     const handler = act.def.handlers[env.msg.type] as AnyDefinition['handlers'][string];
-    const ctx: ActorContext<unknown> = { key: act.key, state: act.state, signal: env.signal, deadline: env.deadline, log: act.log };
+    const ctx: ActorContext<unknown> = {
+      key: act.key,
+      state: act.state,
+      signal: env.signal,
+      deadline: env.deadline,
+      log: act.log,
+    };
     try {
       const result = await handler(ctx, env.msg);
       act.state = ctx.state;
@@ -255,7 +275,10 @@ export class Kernel {
     } else {
       failing = toAppError(cause);
       queued = notStarted('actor crashed, retry', cause);
-      act.log.error({ err: cause, msgType: env?.msg.type }, 'actor crashed; its state is dropped and rehydrated on the next message');
+      act.log.error(
+        { err: cause, msgType: env?.msg.type },
+        'actor crashed; its state is dropped and rehydrated on the next message',
+      );
     }
     env?.reject(failing);
     for (const e of act.pending) e.reject(queued);
@@ -275,7 +298,10 @@ export class Kernel {
         try {
           await act.def.onPassivate({ key: act.key, state: act.state });
         } catch (err) {
-          act.log.error({ err }, 'onPassivate failed; state not flushed there is recovered from Postgres/KV on next activation');
+          act.log.error(
+            { err },
+            'onPassivate failed; state not flushed there is recovered from Postgres/KV on next activation',
+          );
         }
       }
       nactStop(act.ref);

@@ -73,9 +73,21 @@ export function registerRuntimeMetrics(
       },
     });
   };
-  monotonic('service_ingest_delivered_total', 'Events committed by this node', () => host?.ingestTotals().delivered ?? 0);
-  monotonic('service_ingest_redeliveries_total', 'Ingest messages delivered more than once', () => host?.ingestTotals().redeliveries ?? 0);
-  monotonic('service_ingest_dead_letters_total', 'Ingest messages moved to the dead-letter table', () => host?.ingestTotals().deadLettered ?? 0);
+  monotonic(
+    'service_ingest_delivered_total',
+    'Events committed by this node',
+    () => host?.ingestTotals().delivered ?? 0,
+  );
+  monotonic(
+    'service_ingest_redeliveries_total',
+    'Ingest messages delivered more than once',
+    () => host?.ingestTotals().redeliveries ?? 0,
+  );
+  monotonic(
+    'service_ingest_dead_letters_total',
+    'Ingest messages moved to the dead-letter table',
+    () => host?.ingestTotals().deadLettered ?? 0,
+  );
 
   new Gauge({
     name: 'service_ingest_consumer_pending',
@@ -93,8 +105,18 @@ export function registerRuntimeMetrics(
 
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
   return {
-    ingestCommit: new Histogram({ name: 'service_ingest_commit_seconds', help: 'Install actor ingest handler time', buckets, registers }),
-    eventToCommit: new Histogram({ name: 'service_ingest_event_to_commit_seconds', help: 'Stream store to Postgres commit', buckets, registers }),
+    ingestCommit: new Histogram({
+      name: 'service_ingest_commit_seconds',
+      help: 'Install actor ingest handler time',
+      buckets,
+      registers,
+    }),
+    eventToCommit: new Histogram({
+      name: 'service_ingest_event_to_commit_seconds',
+      help: 'Stream store to Postgres commit',
+      buckets,
+      registers,
+    }),
     ingestPublish: new Histogram({
       name: 'service_ingest_publish_seconds',
       help: 'Edge publish to JetStream ack (the wait before a webhook is answered), by connector',

@@ -111,14 +111,30 @@ export function names(ns: string): Names {
 /** The README's table of NATS names, for the docs check. */
 export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; watch: string }> {
   return [
-    { name: `${ns}_INGEST`, what: `stream on ${ns}.ingest.> (inbound events, work-queue)`, watch: `nats stream info ${ns}_INGEST` },
-    { name: `${ns}.ingest.<shard>.<connector>.<install_id>`, what: 'subject of one inbound event', watch: `nats sub '${ns}.ingest.>'` },
-    { name: `${ns}_ingest_<shard>`, what: 'durable consumer of one shard', watch: `nats consumer info ${ns}_INGEST ${ns}_ingest_0` },
+    {
+      name: `${ns}_INGEST`,
+      what: `stream on ${ns}.ingest.> (inbound events, work-queue)`,
+      watch: `nats stream info ${ns}_INGEST`,
+    },
+    {
+      name: `${ns}.ingest.<shard>.<connector>.<install_id>`,
+      what: 'subject of one inbound event',
+      watch: `nats sub '${ns}.ingest.>'`,
+    },
+    {
+      name: `${ns}_ingest_<shard>`,
+      what: 'durable consumer of one shard',
+      watch: `nats consumer info ${ns}_INGEST ${ns}_ingest_0`,
+    },
     { name: `${ns}.actor.<shard>.<kind>.<id...>`, what: 'actor request/reply', watch: `nats sub '${ns}.actor.>'` },
     { name: `${ns}_leases`, what: 'KV: shard leases', watch: `nats kv watch ${ns}_leases` },
     { name: `${ns}_nodes`, what: 'KV: node heartbeats', watch: `nats kv watch ${ns}_nodes` },
     { name: `${ns}_meta`, what: 'KV: shard count fixed at first start', watch: `nats kv get ${ns}_meta shards` },
-    { name: `${ns}_cursors`, what: 'KV: backfill cursors, rate gates, write holds (no expiry)', watch: `nats kv watch ${ns}_cursors` },
+    {
+      name: `${ns}_cursors`,
+      what: 'KV: backfill cursors, rate gates, write holds (no expiry)',
+      watch: `nats kv watch ${ns}_cursors`,
+    },
     { name: `${ns}_dedup`, what: 'KV: dedup keys and single-flight locks', watch: `nats kv watch ${ns}_dedup` },
     { name: `${ns}.graph.<tenant_id>.changed`, what: 'public change feed', watch: `nats sub '${ns}.graph.*.changed'` },
   ];

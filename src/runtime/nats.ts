@@ -62,9 +62,12 @@ export async function connectNats({ servers, name, log }: ConnectNatsOptions): P
     });
   } catch (err) {
     // Name the servers without any user:password they may carry.
-    throw new Error(`cannot connect to NATS at ${list.map(redactUrl).join(', ')}: check NATS_URL and that nats-server runs with -js`, {
-      cause: err,
-    });
+    throw new Error(
+      `cannot connect to NATS at ${list.map(redactUrl).join(', ')}: check NATS_URL and that nats-server runs with -js`,
+      {
+        cause: err,
+      },
+    );
   }
   const nlog = log.child({ component: 'nats' });
   nlog.info({ server: redactUrl(nc.getServer()), version: nc.info?.version }, 'connected to NATS');
@@ -112,7 +115,10 @@ export function checkServerVersion(nc: NatsConnection): void {
   const version = nc.info?.version ?? '';
   const have = parseVersion(version);
   if (have === null) {
-    throw new UnsupportedServerError(version, `cannot read the NATS server version (${JSON.stringify(version)}); need nats-server >= ${MIN_SERVER_VERSION}`);
+    throw new UnsupportedServerError(
+      version,
+      `cannot read the NATS server version (${JSON.stringify(version)}); need nats-server >= ${MIN_SERVER_VERSION}`,
+    );
   }
   if (compareVersions(have, parseVersion(MIN_SERVER_VERSION)!) < 0) {
     throw new UnsupportedServerError(

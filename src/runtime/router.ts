@@ -90,7 +90,11 @@ export class Router {
    * left unanswered for the attempt window (2 s, then 4 s, 8 s ...) is sent again, so a
    * request caught by its node's death is answered by the next owner within the deadline.
    */
-  async ask<T = unknown>(key: ActorKey, msg: ActorMessage, opts: { timeoutMs?: number; idempotent?: boolean } = {}): Promise<T> {
+  async ask<T = unknown>(
+    key: ActorKey,
+    msg: ActorMessage,
+    opts: { timeoutMs?: number; idempotent?: boolean } = {},
+  ): Promise<T> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
@@ -102,7 +106,9 @@ export class Router {
       }
       let reply: Msg;
       try {
-        reply = await this.nc.request(subject, body, { timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining });
+        reply = await this.nc.request(subject, body, {
+          timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining,
+        });
       } catch (err) {
         if (isNoResponders(err)) {
           // Full jitter keeps callers from stampeding the new owner the moment it subscribes.
@@ -112,7 +118,10 @@ export class Router {
         }
         if (err instanceof natsErrors.TimeoutError) {
           if (opts.idempotent && Date.now() < deadline) {
-            this.log.debug({ key: keyString(key), type: msg.type, silenceMs }, 'no answer from the node that took the request; resending');
+            this.log.debug(
+              { key: keyString(key), type: msg.type, silenceMs },
+              'no answer from the node that took the request; resending',
+            );
             silenceMs *= 2;
             continue;
           }
@@ -210,8 +219,12 @@ function parseRequest(m: Msg, names: Names, shard: number): WireRequest {
   }
   const k = req?.key;
   const ok =
-    k && typeof k.kind === 'string' && Array.isArray(k.id) && k.id.every((p) => typeof p === 'string') &&
-    typeof req.msg?.type === 'string' && typeof req.deadline === 'number';
+    k &&
+    typeof k.kind === 'string' &&
+    Array.isArray(k.id) &&
+    k.id.every((p) => typeof p === 'string') &&
+    typeof req.msg?.type === 'string' &&
+    typeof req.deadline === 'number';
   if (!ok) throw new BadRequest('actor request is malformed');
   if (names.actorSubject(shard, k) !== m.subject) throw new BadRequest('actor request key does not match its subject');
   return req;
@@ -225,7 +238,9 @@ function respond(m: Msg, reply: Reply, log: Logger): void {
     // Typically a value larger than max_payload or one JSON cannot encode: say so instead.
     log.error({ err, subject: m.subject }, 'actor reply could not be sent');
     try {
-      m.respond(enc.encode(JSON.stringify({ ok: false, error: toWire(new Internal('actor reply could not be encoded')) })));
+      m.respond(
+        enc.encode(JSON.stringify({ ok: false, error: toWire(new Internal('actor reply could not be encoded')) })),
+      );
     } catch {
       // The connection is gone; the caller's timeout reports it.
     }

@@ -44,7 +44,8 @@ export async function ensureShardCount(meta: KV, shards: number): Promise<void> 
 export function isWrongSequence(err: unknown): boolean {
   return (
     err instanceof JetStreamApiError &&
-    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
 }
 

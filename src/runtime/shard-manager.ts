@@ -84,7 +84,8 @@ export class ShardManager {
   private target = 0;
 
   constructor(opts: ShardManagerOptions) {
-    if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
+    if (!Number.isInteger(opts.shards) || opts.shards < 1)
+      throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     if (!(opts.leaseTtlMs >= 300)) throw new Error(`leaseTtlMs must be at least 300, got ${opts.leaseTtlMs}`);
     if (opts.renewEveryMs !== undefined && !(opts.renewEveryMs > 0 && opts.renewEveryMs <= opts.leaseTtlMs / 3)) {
       throw new Error(`renewEveryMs must be in (0, leaseTtlMs/3], got ${opts.renewEveryMs}`);
@@ -105,7 +106,10 @@ export class ShardManager {
 
   /** Shards whose work is currently running on this node (acquire resolved, release not yet called). */
   owned(): number[] {
-    return [...this.held.values()].filter((l) => l.phase === 'running').map((l) => l.shard).sort((a, b) => a - b);
+    return [...this.held.values()]
+      .filter((l) => l.phase === 'running')
+      .map((l) => l.shard)
+      .sort((a, b) => a - b);
   }
 
   stats(): ShardStats {
@@ -137,15 +141,26 @@ export class ShardManager {
     this.nodes = await openKv(nc, names.nodeBucket, { ttlMs: this.o.leaseTtlMs, timeoutMs });
     // Fence against the TTL the bucket really has: it was fixed by whichever node created it.
     const bucketTtl = (await this.leases.status()).ttl;
-    if (!(bucketTtl > 0)) throw new Error(`KV bucket ${names.leaseBucket} has no TTL, so a dead node's leases would never expire; delete it while all nodes are stopped`);
+    if (!(bucketTtl > 0))
+      throw new Error(
+        `KV bucket ${names.leaseBucket} has no TTL, so a dead node's leases would never expire; delete it while all nodes are stopped`,
+      );
     if (bucketTtl !== this.o.leaseTtlMs) {
-      this.log.warn({ bucketTtlMs: bucketTtl, configuredTtlMs: this.o.leaseTtlMs }, 'lease bucket TTL differs from SERVICE_LEASE_TTL_S; fencing on the shorter one');
+      this.log.warn(
+        { bucketTtlMs: bucketTtl, configuredTtlMs: this.o.leaseTtlMs },
+        'lease bucket TTL differs from SERVICE_LEASE_TTL_S; fencing on the shorter one',
+      );
       this.ttlMs = Math.min(bucketTtl, this.o.leaseTtlMs);
       this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
     }
     const tickMs = Math.max(10, Math.min(250, Math.floor(this.renewEveryMs / 4)));
     // Every few ms: fence overdue leases, renew those due (lease-keeper.ts; never awaited).
-    const keep = { kv: this.leases, fenceMs: this.fenceMs, renewEveryMs: this.renewEveryMs, lose: (l: Lease, why: string) => this.lose(l, why) };
+    const keep = {
+      kv: this.leases,
+      fenceMs: this.fenceMs,
+      renewEveryMs: this.renewEveryMs,
+      lose: (l: Lease, why: string) => this.lose(l, why),
+    };
     this.timer = setInterval(() => keepLeases(this.held.values(), keep), tickMs);
     await this.runRound();
     this.loopDone = this.loop();
@@ -160,7 +175,9 @@ export class ShardManager {
     await Promise.all(this.pending);
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.nodes?.delete(this.nodeKey).catch((err: unknown) => this.log.debug({ err }, 'heartbeat delete failed; it expires by TTL'));
+    await this.nodes
+      ?.delete(this.nodeKey)
+      .catch((err: unknown) => this.log.debug({ err }, 'heartbeat delete failed; it expires by TTL'));
   }
 
   private async loop(): Promise<void> {
@@ -287,7 +304,9 @@ export class ShardManager {
   }
 
   private async callRelease(shard: number): Promise<void> {
-    await this.o.listener.release(shard).catch((err: unknown) => this.log.error({ err, shard }, 'shard release failed'));
+    await this.o.listener
+      .release(shard)
+      .catch((err: unknown) => this.log.error({ err, shard }, 'shard release failed'));
   }
 
   private changed(): void {

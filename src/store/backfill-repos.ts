@@ -57,7 +57,11 @@ export interface WebhookRepo {
  * longer removed. The webhook names a repo but not its clone URL, so a known repo keeps the
  * one its listing gave unless it was renamed.
  */
-export async function addRepos(q: Queryable, install: { install_id: string; tenant_id: string }, repos: WebhookRepo[]): Promise<void> {
+export async function addRepos(
+  q: Queryable,
+  install: { install_id: string; tenant_id: string },
+  repos: WebhookRepo[],
+): Promise<void> {
   if (repos.length === 0) return;
   await q.query(
     `INSERT INTO codehost_repos (install_id, tenant_id, repo_id, full_name, clone_url)
@@ -66,26 +70,47 @@ export async function addRepos(q: Queryable, install: { install_id: string; tena
      ON CONFLICT (install_id, repo_id) DO UPDATE
        SET clone_url = CASE WHEN codehost_repos.full_name = EXCLUDED.full_name THEN codehost_repos.clone_url ELSE EXCLUDED.clone_url END,
            full_name = EXCLUDED.full_name, removed_at = NULL`,
-    [install.install_id, install.tenant_id, repos.map((r) => r.repo_id), repos.map((r) => sanitizeText(r.full_name)), repos.map((r) => sanitizeText(r.clone_url))],
+    [
+      install.install_id,
+      install.tenant_id,
+      repos.map((r) => r.repo_id),
+      repos.map((r) => sanitizeText(r.full_name)),
+      repos.map((r) => sanitizeText(r.clone_url)),
+    ],
   );
 }
 
 /** Marks repos removed from the installation (registering ones never listed); see `removeRepos` in repo-index-state.ts. */
-export async function markReposRemoved(q: Queryable, install: { install_id: string; tenant_id: string }, repos: WebhookRepo[]): Promise<void> {
+export async function markReposRemoved(
+  q: Queryable,
+  install: { install_id: string; tenant_id: string },
+  repos: WebhookRepo[],
+): Promise<void> {
   if (repos.length === 0) return;
   await q.query(
     `INSERT INTO codehost_repos (install_id, tenant_id, repo_id, full_name, clone_url, removed_at)
      SELECT $1, $2, r.repo_id, r.full_name, r.clone_url, now()
      FROM unnest($3::bigint[], $4::text[], $5::text[]) AS r (repo_id, full_name, clone_url)
      ON CONFLICT (install_id, repo_id) DO UPDATE SET removed_at = now()`,
-    [install.install_id, install.tenant_id, repos.map((r) => r.repo_id), repos.map((r) => sanitizeText(r.full_name)), repos.map((r) => sanitizeText(r.clone_url))],
+    [
+      install.install_id,
+      install.tenant_id,
+      repos.map((r) => r.repo_id),
+      repos.map((r) => sanitizeText(r.full_name)),
+      repos.map((r) => sanitizeText(r.clone_url)),
+    ],
   );
 }
 
 /** A registered repo still in the installation, or null (unknown, or removed). */
 export async function getListedRepo(q: Queryable, installId: string, repoId: number): Promise<ListedRepoRow | null> {
   if (!isUuid(installId) || !Number.isSafeInteger(repoId)) return null;
-  const { rows } = await q.query<{ repo_id: string; full_name: string; clone_url: string; default_branch: string | null }>(
+  const { rows } = await q.query<{
+    repo_id: string;
+    full_name: string;
+    clone_url: string;
+    default_branch: string | null;
+  }>(
     'SELECT repo_id, full_name, clone_url, default_branch FROM codehost_repos WHERE install_id = $1 AND repo_id = $2 AND removed_at IS NULL',
     [installId, repoId],
   );

@@ -25,7 +25,10 @@ export function workspaceClaimed(cause?: unknown): Conflict {
 }
 
 /** Inserts the claim; Conflict `workspace_already_installed` when the team is claimed. */
-export async function claimWorkspace(q: Queryable, c: { teamId: string; installId: string; tenantId: string }): Promise<void> {
+export async function claimWorkspace(
+  q: Queryable,
+  c: { teamId: string; installId: string; tenantId: string },
+): Promise<void> {
   try {
     await q.query('INSERT INTO chat_workspace_claims (team_id, install_id, tenant_id) VALUES ($1, $2, $3)', [
       sanitizeText(c.teamId),
@@ -60,7 +63,15 @@ export async function saveBotIdentity(q: Queryable, tenantId: string, id: BotIde
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (install_id) DO UPDATE
        SET bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, app_id = EXCLUDED.app_id, scopes = EXCLUDED.scopes`,
-    [id.install_id, tenantId, sanitizeText(id.team_id), sanitizeText(id.bot_user_id), id.bot_id, sanitizeText(id.app_id), id.scopes.map(sanitizeText)],
+    [
+      id.install_id,
+      tenantId,
+      sanitizeText(id.team_id),
+      sanitizeText(id.bot_user_id),
+      id.bot_id,
+      sanitizeText(id.app_id),
+      id.scopes.map(sanitizeText),
+    ],
   );
 }
 
@@ -88,7 +99,12 @@ export async function listUnfinishedBackfills(q: Queryable): Promise<string[]> {
  * message at `ts` in `channelId`? Chat emitted rows keep the channel id in repo_full_name
  * and 0 as the number, so this is one probe of the five-field unique index.
  */
-export async function emittedMessageExists(q: Queryable, installId: string, channelId: string, ts: string): Promise<boolean> {
+export async function emittedMessageExists(
+  q: Queryable,
+  installId: string,
+  channelId: string,
+  ts: string,
+): Promise<boolean> {
   if (!isUuid(installId)) return false;
   const { rows } = await q.query(
     `SELECT 1 FROM emitted_events

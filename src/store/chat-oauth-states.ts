@@ -17,7 +17,11 @@ export interface OAuthState {
 const hash = (state: string) => createHash('sha256').update(state, 'utf8').digest();
 
 /** Creates a state; returns the raw value (shown once) and its expiry. */
-export async function createOAuthState(q: Queryable, s: OAuthState, ttlMs: number): Promise<{ state: string; expiresAt: Date }> {
+export async function createOAuthState(
+  q: Queryable,
+  s: OAuthState,
+  ttlMs: number,
+): Promise<{ state: string; expiresAt: Date }> {
   const state = randomBytes(32).toString('base64url');
   const { rows } = await q.query<{ expires_at: Date }>(
     `INSERT INTO oauth_states (state_hash, tenant_id, connector_id, redirect_uri, expires_at)

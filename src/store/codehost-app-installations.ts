@@ -60,7 +60,11 @@ interface Row {
   created_at: Date;
 }
 
-export async function getAppInstallation(q: Queryable, tenantId: string, installId: string): Promise<AppInstallation | null> {
+export async function getAppInstallation(
+  q: Queryable,
+  tenantId: string,
+  installId: string,
+): Promise<AppInstallation | null> {
   if (!isUuid(tenantId) || !isUuid(installId)) return null;
   const { rows } = await q.query<Row>('SELECT * FROM codehost_app_installation_get($1, $2)', [installId, tenantId]);
   const r = rows[0];

@@ -24,11 +24,17 @@ export interface CodehostSecret {
 
 function isToken(v: unknown): v is CachedInstallationToken {
   const t = v as CachedInstallationToken | null;
-  return !!t && typeof t.cache_key === 'string' && typeof t.cache_value === 'string' && typeof t.expires_at === 'string';
+  return (
+    !!t && typeof t.cache_key === 'string' && typeof t.cache_value === 'string' && typeof t.expires_at === 'string'
+  );
 }
 
 /** The live (not revoked) secret, or null. */
-export async function readCodehostSecret(q: Queryable, cipher: CredentialCipher, binding: CredentialBinding): Promise<CodehostSecret | null> {
+export async function readCodehostSecret(
+  q: Queryable,
+  cipher: CredentialCipher,
+  binding: CredentialBinding,
+): Promise<CodehostSecret | null> {
   const raw = await getCredentials(q, cipher, binding);
   if (!raw) return null;
   return {

@@ -6,7 +6,11 @@ import { isUuid, type Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
 
 /** Emit kinds whose provider id is a comment id (INTERFACE §8.6). */
-export const COMMENT_EMIT_KINDS = ['codehost.pr_summary_comment', 'codehost.issue_comment', 'codehost.review_comment'] as const;
+export const COMMENT_EMIT_KINDS = [
+  'codehost.pr_summary_comment',
+  'codehost.issue_comment',
+  'codehost.review_comment',
+] as const;
 
 /**
  * spec §6.3 Tier 2: did this install write the comment with this id? Only comment kinds
@@ -22,7 +26,12 @@ export async function wasCommentEmittedBy(q: Queryable, installId: string, comme
 }
 
 /** The newest PR summary comment this install wrote on the PR, or null. */
-export async function findSummaryCommentId(q: Queryable, installId: string, repoFullName: string, prNumber: number): Promise<string | null> {
+export async function findSummaryCommentId(
+  q: Queryable,
+  installId: string,
+  repoFullName: string,
+  prNumber: number,
+): Promise<string | null> {
   if (!isUuid(installId)) return null;
   const { rows } = await q.query<{ provider_id: string }>(
     `SELECT provider_id FROM emitted_events
@@ -34,7 +43,13 @@ export async function findSummaryCommentId(q: Queryable, installId: string, repo
 }
 
 /** Forgets a remembered summary comment that no longer exists upstream (deleted by a person). */
-export async function forgetSummaryComment(q: Queryable, installId: string, repoFullName: string, prNumber: number, commentId: string): Promise<void> {
+export async function forgetSummaryComment(
+  q: Queryable,
+  installId: string,
+  repoFullName: string,
+  prNumber: number,
+  commentId: string,
+): Promise<void> {
   if (!isUuid(installId)) return;
   await q.query(
     `DELETE FROM emitted_events

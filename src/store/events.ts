@@ -176,6 +176,9 @@ export function decodeCursor(cursor: string): { receivedAt: string; seq: string 
 /** Whether an event of this id is stored for the install (a redelivery of a kept event). */
 export async function eventExists(q: Queryable, installId: string, id: string): Promise<boolean> {
   if (!isUuid(installId)) return false;
-  const { rowCount } = await q.query('SELECT 1 FROM events WHERE install_id = $1 AND id = $2', [installId, sanitizeText(id)]);
+  const { rowCount } = await q.query('SELECT 1 FROM events WHERE install_id = $1 AND id = $2', [
+    installId,
+    sanitizeText(id),
+  ]);
   return (rowCount ?? 0) > 0;
 }

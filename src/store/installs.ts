@@ -89,10 +89,10 @@ export async function listInstalls(q: Queryable, tenantId: string, connectorId?:
 
 export async function getInstall(q: Queryable, tenantId: string, installId: string): Promise<Install | null> {
   if (!isUuid(tenantId) || !isUuid(installId)) return null;
-  const { rows } = await q.query<InstallRow>(`SELECT ${COLUMNS} FROM installs WHERE install_id = $1 AND tenant_id = $2`, [
-    installId,
-    tenantId,
-  ]);
+  const { rows } = await q.query<InstallRow>(
+    `SELECT ${COLUMNS} FROM installs WHERE install_id = $1 AND tenant_id = $2`,
+    [installId, tenantId],
+  );
   return rows[0] ? toInstall(rows[0]) : null;
 }
 
@@ -107,7 +107,11 @@ export async function getInstallById(q: Queryable, installId: string): Promise<I
  * Active installs bound to an external id, oldest first: the webhook fan-out (one per
  * tenant), and the oldest one performs GitHub-side effects (INTERFACE §8.7).
  */
-export async function findActiveInstalls(q: Queryable, connectorId: ConnectorId, externalId: string): Promise<Install[]> {
+export async function findActiveInstalls(
+  q: Queryable,
+  connectorId: ConnectorId,
+  externalId: string,
+): Promise<Install[]> {
   const { rows } = await q.query<InstallRow>(
     `SELECT ${COLUMNS} FROM installs
      WHERE connector_id = $1 AND external_id = $2 AND status = 'active'
@@ -149,7 +153,11 @@ export async function createInstall(q: Queryable, input: NewInstall): Promise<In
 }
 
 /** Returns the updated install, or null when there is none with that id. */
-export async function setInstallStatus(q: Queryable, installId: string, status: InstallStatus): Promise<Install | null> {
+export async function setInstallStatus(
+  q: Queryable,
+  installId: string,
+  status: InstallStatus,
+): Promise<Install | null> {
   if (!isUuid(installId)) return null;
   try {
     // updated_at moves only on a real change, so an idempotent uninstall leaves it be.

@@ -64,7 +64,8 @@ async function applyPending(client: PoolClient, files: Array<{ name: string; pat
   // A role without CREATE on the schema (the service's own role, deploy/) may still run
   // `serve` once an owner migrated: only create the table when it is missing.
   const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
-  if (exists.rows[0]?.t == null) await client.query(`
+  if (exists.rows[0]?.t == null)
+    await client.query(`
     CREATE TABLE IF NOT EXISTS schema_migrations (
       name       text PRIMARY KEY,
       applied_at timestamptz NOT NULL DEFAULT now()

@@ -40,7 +40,10 @@ export interface RepoIndexState {
   updated_at: string;
 }
 
-interface Row extends Omit<RepoIndexState, 'repo_id' | 'lock_expires_at' | 'sync_requested_at' | 'indexed_at' | 'retry_at' | 'created_at' | 'updated_at'> {
+interface Row extends Omit<
+  RepoIndexState,
+  'repo_id' | 'lock_expires_at' | 'sync_requested_at' | 'indexed_at' | 'retry_at' | 'created_at' | 'updated_at'
+> {
   repo_id: string;
   retry_at: Date | null;
   lock_expires_at: Date | null;
@@ -68,7 +71,10 @@ function toState(r: Row): RepoIndexState {
 
 export async function getIndexState(q: Queryable, installId: string, repoId: number): Promise<RepoIndexState | null> {
   if (!isUuid(installId) || !Number.isSafeInteger(repoId)) return null;
-  const { rows } = await q.query<Row>(`SELECT ${COLUMNS} FROM repo_index_state WHERE install_id = $1 AND repo_id = $2`, [installId, repoId]);
+  const { rows } = await q.query<Row>(
+    `SELECT ${COLUMNS} FROM repo_index_state WHERE install_id = $1 AND repo_id = $2`,
+    [installId, repoId],
+  );
   return rows[0] ? toState(rows[0]) : null;
 }
 
@@ -77,7 +83,8 @@ export type Admission =
   | { admitted: false; reason: 'capped'; used: number; cap: number }
   | { admitted: false; reason: 'removed' };
 
-const tenantLock = (q: Queryable, tenantId: string) => q.query("SELECT pg_advisory_xact_lock(hashtextextended('repo_cap:' || $1::text, 0))", [tenantId]);
+const tenantLock = (q: Queryable, tenantId: string) =>
+  q.query("SELECT pg_advisory_xact_lock(hashtextextended('repo_cap:' || $1::text, 0))", [tenantId]);
 
 /**
  * The repo's row, created when the tenant is under its cap (spec §8: repo count per tenant
@@ -91,7 +98,10 @@ export async function admitRepo(
     const existing = await getIndexState(tx, input.installId, input.repoId);
     if (existing) return { admitted: true, state: existing };
     await tenantLock(tx, input.tenantId);
-    const removed = await tx.query('SELECT 1 FROM codehost_repos WHERE install_id = $1 AND repo_id = $2 AND removed_at IS NOT NULL', [input.installId, input.repoId]);
+    const removed = await tx.query(
+      'SELECT 1 FROM codehost_repos WHERE install_id = $1 AND repo_id = $2 AND removed_at IS NOT NULL',
+      [input.installId, input.repoId],
+    );
     if (removed.rows.length > 0) return { admitted: false, reason: 'removed' };
     const { rows } = await tx.query<{ n: string }>(
       `SELECT count(*) AS n FROM repo_index_state s JOIN installs i USING (install_id)
@@ -149,14 +159,25 @@ const PATCHABLE = new Set([
 ]);
 
 /** Returns the updated row, or null when there is none. */
-export async function updateIndexState(q: Queryable, installId: string, repoId: number, patch: IndexStatePatch): Promise<RepoIndexState | null> {
+export async function updateIndexState(
+  q: Queryable,
+  installId: string,
+  repoId: number,
+  patch: IndexStatePatch,
+): Promise<RepoIndexState | null> {
   if (!isUuid(installId) || !Number.isSafeInteger(repoId)) return null;
   const sets: string[] = [];
   const params: unknown[] = [installId, repoId];
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue;
     if (!PATCHABLE.has(column)) throw new Error(`repo_index_state has no patchable column ${column}`);
-    params.push(column === 'progress' ? JSON.stringify(sanitizeJson(value) ?? null) : typeof value === 'string' ? sanitizeText(value) : value);
+    params.push(
+      column === 'progress'
+        ? JSON.stringify(sanitizeJson(value) ?? null)
+        : typeof value === 'string'
+          ? sanitizeText(value)
+          : value,
+    );
     const p = `$${params.length}`;
     if (TIMESTAMPS.has(column)) sets.push(`${column} = to_timestamp(${p}::double precision / 1000)`);
     else sets.push(column === 'progress' ? `progress = ${p}::jsonb` : `${column} = ${p}`);
@@ -175,13 +196,33 @@ export async function updateIndexState(q: Queryable, installId: string, repoId: 
  */
 export async function listUnsettledSessions(
   q: Queryable,
-): Promise<Array<{ install_id: string; repo_id: number; lock_owner: string | null; retry_owner: string | null; updated_at: string }>> {
-  const { rows } = await q.query<{ install_id: string; repo_id: string; lock_owner: string | null; retry_owner: string | null; updated_at: Date }>(
+): Promise<
+  Array<{
+    install_id: string;
+    repo_id: number;
+    lock_owner: string | null;
+    retry_owner: string | null;
+    updated_at: string;
+  }>
+> {
+  const { rows } = await q.query<{
+    install_id: string;
+    repo_id: string;
+    lock_owner: string | null;
+    retry_owner: string | null;
+    updated_at: Date;
+  }>(
     `SELECT s.install_id, s.repo_id, s.lock_owner, s.retry_owner, s.updated_at FROM repo_index_state s JOIN installs i USING (install_id)
      WHERE (s.status IN ('pending', 'indexing') OR (s.status = 'failed' AND s.retry_at IS NOT NULL)) AND i.status = 'active'
      ORDER BY s.created_at`,
   );
-  return rows.map((r) => ({ install_id: r.install_id, repo_id: Number(r.repo_id), lock_owner: r.lock_owner, retry_owner: r.retry_owner, updated_at: toIso(r.updated_at) }));
+  return rows.map((r) => ({
+    install_id: r.install_id,
+    repo_id: Number(r.repo_id),
+    lock_owner: r.lock_owner,
+    retry_owner: r.retry_owner,
+    updated_at: toIso(r.updated_at),
+  }));
 }
 
 /**
@@ -190,15 +231,19 @@ export async function listUnsettledSessions(
  * admission lock, so no admission in flight can bring a row back. Returns the ids whose
  * index rows were deleted. Their sessions find no row on their next tick and stop.
  */
-export async function removeRepos(pool: Pool, install: { install_id: string; tenant_id: string }, repos: WebhookRepo[]): Promise<number[]> {
+export async function removeRepos(
+  pool: Pool,
+  install: { install_id: string; tenant_id: string },
+  repos: WebhookRepo[],
+): Promise<number[]> {
   if (repos.length === 0) return [];
   return withTx(pool, async (tx) => {
     await tenantLock(tx, install.tenant_id);
     await markReposRemoved(tx, install, repos);
-    const { rows } = await tx.query<{ repo_id: string }>('DELETE FROM repo_index_state WHERE install_id = $1 AND repo_id = ANY($2::bigint[]) RETURNING repo_id', [
-      install.install_id,
-      repos.map((r) => r.repo_id),
-    ]);
+    const { rows } = await tx.query<{ repo_id: string }>(
+      'DELETE FROM repo_index_state WHERE install_id = $1 AND repo_id = ANY($2::bigint[]) RETURNING repo_id',
+      [install.install_id, repos.map((r) => r.repo_id)],
+    );
     return rows.map((r) => Number(r.repo_id));
   });
 }

@@ -4,14 +4,7 @@
  * nact schedules each turn with setImmediate, which fake timers would freeze.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  ActorOverloaded,
-  ActorUnavailable,
-  AppError,
-  DeadlineExceeded,
-  Internal,
-  NotFound,
-} from '../../src/errors.js';
+import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, NotFound } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { Kernel, type ActorDefinition, type KernelOptions } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
@@ -128,7 +121,10 @@ function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
 
 const kernels: Kernel[] = [];
 function makeKernel(opts: Partial<KernelOptions> = {}, logLines: Array<Record<string, unknown>> = []): Kernel {
-  const log = createLogger({ level: 'debug', node: 'test' }, { write: (s: string) => void logLines.push(JSON.parse(s)) });
+  const log = createLogger(
+    { level: 'debug', node: 'test' },
+    { write: (s: string) => void logLines.push(JSON.parse(s)) },
+  );
   const k = new Kernel({ log, ...opts });
   kernels.push(k);
   return k;
@@ -143,7 +139,9 @@ describe('Kernel', () => {
     const kernel = makeKernel();
     kernel.register(def);
     const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => kernel.dispatch(key('a'), { type: 'inc', n: i, holdMs: (i * 7) % 5 }, soon())),
+      Array.from({ length: 30 }, (_, i) =>
+        kernel.dispatch(key('a'), { type: 'inc', n: i, holdMs: (i * 7) % 5 }, soon()),
+      ),
     );
     expect(results).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
     expect(ports.maxRunning).toBe(1);
@@ -218,7 +216,9 @@ describe('Kernel', () => {
     for (const type of ['nope', 'toString', 'constructor']) {
       expect(await rejection(kernel.dispatch(key('a'), { type }, soon()))).toBeInstanceOf(Internal);
     }
-    expect(await rejection(kernel.dispatch({ kind: 'ghost', id: ['x'] }, { type: 'inc' }, soon()))).toBeInstanceOf(Internal);
+    expect(await rejection(kernel.dispatch({ kind: 'ghost', id: ['x'] }, { type: 'inc' }, soon()))).toBeInstanceOf(
+      Internal,
+    );
     await expect(kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
     expect(ports.hydrations).toEqual(['a']);
   });
@@ -251,9 +251,9 @@ describe('Kernel', () => {
     const { def, ports, hold } = counterKind();
     const kernel = makeKernel();
     kernel.register(def);
-    expect(await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 0 }, { deadline: Date.now() - 1 }))).toBeInstanceOf(
-      DeadlineExceeded,
-    );
+    expect(
+      await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 0 }, { deadline: Date.now() - 1 })),
+    ).toBeInstanceOf(DeadlineExceeded);
     const held = hold(1);
     const first = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
     const late = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, { deadline: Date.now() + 30 });

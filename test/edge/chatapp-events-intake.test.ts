@@ -77,7 +77,12 @@ beforeAll(async () => {
   fx = await edgeFixture(undefined, [{ plugin: route }]);
   const t = await createTenant(pool, TEST_MASTER_KEY, 'intake');
   teamId = `T${Math.random().toString(36).slice(2, 10).toUpperCase()}`;
-  const install = await createInstall(pool, { tenantId: t.tenant_id, connectorId: 'chatapp', externalId: teamId, displayName: 'Intake workspace' });
+  const install = await createInstall(pool, {
+    tenantId: t.tenant_id,
+    connectorId: 'chatapp',
+    externalId: teamId,
+    displayName: 'Intake workspace',
+  });
   installId = install.install_id;
   await claimWorkspace(pool, { teamId, installId, tenantId: t.tenant_id });
 });
@@ -89,15 +94,33 @@ afterAll(async () => {
 let tsN = 0;
 function delivery(eventId: string, text: string) {
   const ts = `1700100000.${String(++tsN).padStart(6, '0')}`;
-  const event = { type: 'message', channel: 'C0INTAKE', channel_type: 'channel', user: 'U0HUMAN', text, ts, event_ts: ts };
-  const body = JSON.stringify({ type: 'event_callback', team_id: teamId, api_app_id: 'A0FAKEAPP', event_id: eventId, event, event_time: 1_700_100_000 });
+  const event = {
+    type: 'message',
+    channel: 'C0INTAKE',
+    channel_type: 'channel',
+    user: 'U0HUMAN',
+    text,
+    ts,
+    event_ts: ts,
+  };
+  const body = JSON.stringify({
+    type: 'event_callback',
+    team_id: teamId,
+    api_app_id: 'A0FAKEAPP',
+    event_id: eventId,
+    event,
+    event_time: 1_700_100_000,
+  });
   return {
     id: `message:C0INTAKE:${ts}`,
     send: (retryNum?: number) =>
       fx.app.inject({
         method: 'POST',
         url: EVENTS_PATH,
-        headers: { ...signedHeaders(SECRET, body, 'valid'), ...(retryNum ? { 'x-slack-retry-num': String(retryNum), 'x-slack-retry-reason': 'http_error' } : {}) },
+        headers: {
+          ...signedHeaders(SECRET, body, 'valid'),
+          ...(retryNum ? { 'x-slack-retry-num': String(retryNum), 'x-slack-retry-reason': 'http_error' } : {}),
+        },
         payload: body,
       }),
   };

@@ -19,7 +19,12 @@ describe('generic oauth/start', () => {
 
   it('refuses codehost with custom_install_path naming the admin install route', async () => {
     const t = await f.tenant();
-    const res = await f.app.inject({ method: 'POST', url: '/api/v1/connectors/codehost/oauth/start', headers: t.auth, payload: { redirect_uri: 'https://app.example/cb' } });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/api/v1/connectors/codehost/oauth/start',
+      headers: t.auth,
+      payload: { redirect_uri: 'https://app.example/cb' },
+    });
     expect(res.statusCode).toBe(400);
     const { error } = res.json();
     expect(error).toEqual({ code: 'custom_install_path', message: expect.any(String), install_path: INSTALL_PATH });
@@ -29,7 +34,12 @@ describe('generic oauth/start', () => {
   it('answers 404 not_found for an unknown connector', async () => {
     const t = await f.tenant();
     for (const id of ['mail', 'installs', 'CHATAPP']) {
-      const res = await f.app.inject({ method: 'POST', url: `/api/v1/connectors/${id}/oauth/start`, headers: t.auth, payload: {} });
+      const res = await f.app.inject({
+        method: 'POST',
+        url: `/api/v1/connectors/${id}/oauth/start`,
+        headers: t.auth,
+        payload: {},
+      });
       expect(res.statusCode).toBe(404);
       expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
     }
@@ -45,7 +55,12 @@ describe('generic oauth/start', () => {
 
   it('answers not_configured for chatapp when its own route is not mounted', async () => {
     const t = await f.tenant();
-    const res = await f.app.inject({ method: 'POST', url: '/api/v1/connectors/chatapp/oauth/start', headers: t.auth, payload: { redirect_uri: 'https://app.example/cb' } });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/api/v1/connectors/chatapp/oauth/start',
+      headers: t.auth,
+      payload: { redirect_uri: 'https://app.example/cb' },
+    });
     expect(res.statusCode).toBe(501);
     expect(res.json().error.code).toBe('not_configured');
   });
@@ -56,7 +71,13 @@ describe('chatapp oauth/start beside the generic route', () => {
   const pool = createPool(testDatabaseUrl());
   beforeAll(async () => {
     const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY });
-    const plugin = chatOAuthRoutes({ config, pool, cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY), log: pino({ level: 'silent' }), startBackfill: async () => {} });
+    const plugin = chatOAuthRoutes({
+      config,
+      pool,
+      cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY),
+      log: pino({ level: 'silent' }),
+      startBackfill: async () => {},
+    });
     f = await edgeFixture(undefined, [{ plugin }]);
   });
   afterAll(async () => {
@@ -67,10 +88,20 @@ describe('chatapp oauth/start beside the generic route', () => {
   it('reaches the static chatapp route first', async () => {
     const t = await f.tenant();
     // Only the chatapp route validates redirect_uri; the generic one would answer 501.
-    const res = await f.app.inject({ method: 'POST', url: '/api/v1/connectors/chatapp/oauth/start', headers: t.auth, payload: { redirect_uri: 'not a url' } });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/api/v1/connectors/chatapp/oauth/start',
+      headers: t.auth,
+      payload: { redirect_uri: 'not a url' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('bad_request');
-    const codehost = await f.app.inject({ method: 'POST', url: '/api/v1/connectors/codehost/oauth/start', headers: t.auth, payload: {} });
+    const codehost = await f.app.inject({
+      method: 'POST',
+      url: '/api/v1/connectors/codehost/oauth/start',
+      headers: t.auth,
+      payload: {},
+    });
     expect(codehost.json().error.code).toBe('custom_install_path');
   });
 });

@@ -26,8 +26,18 @@ const TENANT_ROUTES: Array<[string, string]> = [
 
 describe('tenant auth', () => {
   it.each(TENANT_ROUTES)('%s %s: missing, malformed and unknown keys get 401', async (method, url) => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer csk_unknown_key_123456' }]) {
-      const res = await f.app.inject({ method: method as 'GET', url, headers, payload: method === 'POST' ? {} : undefined });
+    for (const headers of [
+      {},
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer' },
+      { authorization: 'Bearer csk_unknown_key_123456' },
+    ]) {
+      const res = await f.app.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        payload: method === 'POST' ? {} : undefined,
+      });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
     }
@@ -42,7 +52,10 @@ describe('routes', () => {
     const list = res.json().connectors as Array<Record<string, unknown>>;
     expect(list.map((c) => c.connector_id)).toEqual(['chatapp', 'codehost']);
     expect(list[0]).toMatchObject({ auth_mode: 'oauth2', enabled: false });
-    expect(list[1]).toMatchObject({ auth_mode: 'app_install', install_path: '/api/v1/connectors/codehost/admin/install' });
+    expect(list[1]).toMatchObject({
+      auth_mode: 'app_install',
+      install_path: '/api/v1/connectors/codehost/admin/install',
+    });
   });
 
   it('lists and gets only the caller tenant installs; foreign and malformed ids are 404', async () => {
@@ -53,7 +66,10 @@ describe('routes', () => {
     const theirs = await f.install(b.tenant_id, 'chatapp');
 
     const list = await f.app.inject({ url: '/api/v1/connectors/installs', headers: a.auth });
-    expect(list.json().installs.map((i: { install_id: string }) => i.install_id)).toEqual([code.install_id, mine.install_id]);
+    expect(list.json().installs.map((i: { install_id: string }) => i.install_id)).toEqual([
+      code.install_id,
+      mine.install_id,
+    ]);
     const onlyChat = await f.app.inject({ url: '/api/v1/connectors/installs?connector_id=chatapp', headers: a.auth });
     expect(onlyChat.json().installs).toHaveLength(1);
     const bad = await f.app.inject({ url: '/api/v1/connectors/installs?connector_id=mail', headers: a.auth });
@@ -62,17 +78,35 @@ describe('routes', () => {
 
     const one = await f.app.inject({ url: `/api/v1/connectors/installs/${mine.install_id}`, headers: a.auth });
     expect(one.statusCode).toBe(200);
-    expect(one.json()).toMatchObject({ install_id: mine.install_id, tenant_id: a.tenant_id, connector_id: 'chatapp', status: 'active', backfill: { state: 'pending' } });
+    expect(one.json()).toMatchObject({
+      install_id: mine.install_id,
+      tenant_id: a.tenant_id,
+      connector_id: 'chatapp',
+      status: 'active',
+      backfill: { state: 'pending' },
+    });
 
     for (const id of [theirs.install_id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid', "1' or '1'='1"]) {
       for (const suffix of ['', '/health', '/events']) {
-        const res = await f.app.inject({ url: `/api/v1/connectors/installs/${encodeURIComponent(id)}${suffix}`, headers: a.auth });
+        const res = await f.app.inject({
+          url: `/api/v1/connectors/installs/${encodeURIComponent(id)}${suffix}`,
+          headers: a.auth,
+        });
         expect(res.statusCode).toBe(404);
         expect(res.json().error.code).toBe('not_found');
       }
-      const del = await f.app.inject({ method: 'DELETE', url: `/api/v1/connectors/installs/${encodeURIComponent(id)}`, headers: a.auth });
+      const del = await f.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/connectors/installs/${encodeURIComponent(id)}`,
+        headers: a.auth,
+      });
       expect(del.statusCode).toBe(404);
-      const emit = await f.app.inject({ method: 'POST', url: `/api/v1/connectors/installs/${encodeURIComponent(id)}/emit`, headers: a.auth, payload: { kind: 'chatapp.message', body: {} } });
+      const emit = await f.app.inject({
+        method: 'POST',
+        url: `/api/v1/connectors/installs/${encodeURIComponent(id)}/emit`,
+        headers: a.auth,
+        payload: { kind: 'chatapp.message', body: {} },
+      });
       expect(emit.statusCode).toBe(404);
     }
   });
@@ -81,11 +115,23 @@ describe('routes', () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const before = f.asked.length;
-    const emit = await f.app.inject({ method: 'POST', url: `/api/v1/connectors/installs/${inst.install_id}/emit`, headers: t.auth, payload: { kind: 'chatapp.message', body: { channel_id: 'C1', text: 'hi' } } });
+    const emit = await f.app.inject({
+      method: 'POST',
+      url: `/api/v1/connectors/installs/${inst.install_id}/emit`,
+      headers: t.auth,
+      payload: { kind: 'chatapp.message', body: { channel_id: 'C1', text: 'hi' } },
+    });
     expect(emit.statusCode).toBe(200);
-    const health = await f.app.inject({ url: `/api/v1/connectors/installs/${inst.install_id}/health`, headers: t.auth });
+    const health = await f.app.inject({
+      url: `/api/v1/connectors/installs/${inst.install_id}/health`,
+      headers: t.auth,
+    });
     expect(health.json()).toEqual({ status: 'healthy' });
-    const del = await f.app.inject({ method: 'DELETE', url: `/api/v1/connectors/installs/${inst.install_id}`, headers: t.auth });
+    const del = await f.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/connectors/installs/${inst.install_id}`,
+      headers: t.auth,
+    });
     expect(del.statusCode).toBe(200);
     expect(f.asked.slice(before).map((a) => [a.key.kind, a.key.id[0], a.msg.type])).toEqual([
       ['install', inst.install_id, 'emit'],
@@ -95,7 +141,11 @@ describe('routes', () => {
 
     await setInstallStatus(f.pool, inst.install_id, 'uninstalled');
     const n = f.asked.length;
-    const again = await f.app.inject({ method: 'DELETE', url: `/api/v1/connectors/installs/${inst.install_id}`, headers: t.auth });
+    const again = await f.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/connectors/installs/${inst.install_id}`,
+      headers: t.auth,
+    });
     expect(again.json()).toEqual({ install_id: inst.install_id, status: 'uninstalled' });
     const h = await f.app.inject({ url: `/api/v1/connectors/installs/${inst.install_id}/health`, headers: t.auth });
     expect(h.json()).toEqual({ install_id: inst.install_id, connector_id: 'chatapp', status: 'uninstalled' });
@@ -106,12 +156,23 @@ describe('routes', () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const url = `/api/v1/connectors/installs/${inst.install_id}/emit`;
-    for (const payload of [{}, { kind: 'chatapp.message' }, { kind: 1, body: {} }, { kind: 'x', body: [] }, { kind: 'x', body: {}, extra: 1 }]) {
+    for (const payload of [
+      {},
+      { kind: 'chatapp.message' },
+      { kind: 1, body: {} },
+      { kind: 'x', body: [] },
+      { kind: 'x', body: {}, extra: 1 },
+    ]) {
       const res = await f.app.inject({ method: 'POST', url, headers: t.auth, payload });
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('bad_config');
     }
-    const notJson = await f.app.inject({ method: 'POST', url, headers: { ...t.auth, 'content-type': 'application/json' }, payload: '{"kind":' });
+    const notJson = await f.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      payload: '{"kind":',
+    });
     expect(notJson.statusCode).toBe(400);
     expect(notJson.json().error.code).toBe('bad_request');
   });
@@ -120,7 +181,12 @@ describe('routes', () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const big = JSON.stringify({ kind: 'chatapp.message', body: { text: 'x'.repeat(1024 * 1024) } });
-    const res = await f.app.inject({ method: 'POST', url: `/api/v1/connectors/installs/${inst.install_id}/emit`, headers: { ...t.auth, 'content-type': 'application/json' }, payload: big });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: `/api/v1/connectors/installs/${inst.install_id}/emit`,
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      payload: big,
+    });
     expect(res.statusCode).toBe(413);
     expect(res.json().error.code).toBe('payload_too_large');
   });
@@ -129,12 +195,24 @@ describe('routes', () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const add = (i: number, kind = 'message') =>
-      insertEvent(f.pool, { id: `message:C1:${i}`, kind, connector_id: 'chatapp', install_id: inst.install_id, tenant_id: t.tenant_id, payload: { i } });
+      insertEvent(f.pool, {
+        id: `message:C1:${i}`,
+        kind,
+        connector_id: 'chatapp',
+        install_id: inst.install_id,
+        tenant_id: t.tenant_id,
+        payload: { i },
+      });
     for (let i = 0; i < 7; i++) await add(i, i % 2 ? 'reaction_added' : 'message');
     const url = `/api/v1/connectors/installs/${inst.install_id}/events`;
     const p1 = (await f.app.inject({ url: `${url}?limit=3`, headers: t.auth })).json();
     expect(p1.events.map((e: { payload: { i: number } }) => e.payload.i)).toEqual([6, 5, 4]);
-    expect(p1.events[0]).toMatchObject({ id: 'message:C1:6', kind: 'message', connector_id: 'chatapp', install_id: inst.install_id });
+    expect(p1.events[0]).toMatchObject({
+      id: 'message:C1:6',
+      kind: 'message',
+      connector_id: 'chatapp',
+      install_id: inst.install_id,
+    });
     await add(100); // arrives between pages: must not shift the next page
     const p2 = (await f.app.inject({ url: `${url}?limit=3&cursor=${p1.next_cursor}`, headers: t.auth })).json();
     expect(p2.events.map((e: { payload: { i: number } }) => e.payload.i)).toEqual([3, 2, 1]);

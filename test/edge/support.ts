@@ -40,8 +40,11 @@ export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: t
     const t = await createTenant(pool, TEST_MASTER_KEY, name);
     return { ...t, auth: { authorization: `Bearer ${t.api_key}` } };
   };
-  const install = (tenantId: string, connectorId: 'chatapp' | 'codehost' = 'chatapp', externalId = `T${Math.random().toString(36).slice(2, 10)}`): Promise<Install> =>
-    createInstall(pool, { tenantId, connectorId, externalId, displayName: 'Acme workspace' });
+  const install = (
+    tenantId: string,
+    connectorId: 'chatapp' | 'codehost' = 'chatapp',
+    externalId = `T${Math.random().toString(36).slice(2, 10)}`,
+  ): Promise<Install> => createInstall(pool, { tenantId, connectorId, externalId, displayName: 'Acme workspace' });
   return {
     app,
     pool,

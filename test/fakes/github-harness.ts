@@ -16,7 +16,9 @@ const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples')
 /** A deep copy of a real recorded payload: the `index`-th example of `event` with `action`. */
 export function examplePayload(event: string, action?: string, index = 0): Record<string, unknown> {
   const def = definitions.find((d) => d.name === event);
-  const matches = (def?.examples ?? []).filter((e) => action === undefined || (e as { action?: string }).action === action);
+  const matches = (def?.examples ?? []).filter(
+    (e) => action === undefined || (e as { action?: string }).action === action,
+  );
   const found = matches[index];
   if (!found) throw new Error(`no example ${event}.${action ?? ''}[${index}] in @octokit/webhooks-examples`);
   return structuredClone(found) as unknown as Record<string, unknown>;
@@ -31,7 +33,11 @@ export function sign(secret: string, body: string | Buffer): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -48,14 +54,29 @@ export interface CodehostHarness {
   secret: string;
   adminToken: string;
   /** A tenant with a user profile, and its auth header. */
-  tenant(name?: string): Promise<{ tenant_id: string; api_key: string; auth: { authorization: string }; user_id: string }>;
+  tenant(
+    name?: string,
+  ): Promise<{ tenant_id: string; api_key: string; auth: { authorization: string }; user_id: string }>;
   /** The admin install call (INTERFACE §3) with valid factors unless overridden. */
-  adminInstall(t: { auth: { authorization: string }; user_id: string }, installationId: number, headers?: Record<string, string>, body?: Record<string, unknown>): Promise<Response>;
+  adminInstall(
+    t: { auth: { authorization: string }; user_id: string },
+    installationId: number,
+    headers?: Record<string, string>,
+    body?: Record<string, unknown>,
+  ): Promise<Response>;
   /** Installs and returns the install id (fails the test otherwise). */
   install(t: { auth: { authorization: string }; user_id: string }, installationId: number): Promise<string>;
   /** A signed delivery to the webhook route. */
-  deliver(event: string, payload: unknown, opts?: { delivery?: string; signature?: string | null; raw?: string }): Promise<Response>;
-  api(path: string, t: { auth: { authorization: string } }, init?: { method?: string; body?: unknown }): Promise<Response>;
+  deliver(
+    event: string,
+    payload: unknown,
+    opts?: { delivery?: string; signature?: string | null; raw?: string },
+  ): Promise<Response>;
+  api(
+    path: string,
+    t: { auth: { authorization: string } },
+    init?: { method?: string; body?: unknown },
+  ): Promise<Response>;
   eventIds(t: { auth: { authorization: string } }, installId: string): Promise<string[]>;
   stop(): Promise<void>;
 }
@@ -112,7 +133,8 @@ export async function startCodehostHarness(env: Record<string, string> = {}): Pr
       if (!gh.installations.has(installationId)) gh.addInstallation(installationId);
       const res = await h.adminInstall(t, installationId);
       const json = (await res.json()) as { install_id?: string };
-      if (res.status !== 201 || !json.install_id) throw new Error(`admin install answered ${res.status}: ${JSON.stringify(json)}`);
+      if (res.status !== 201 || !json.install_id)
+        throw new Error(`admin install answered ${res.status}: ${JSON.stringify(json)}`);
       return json.install_id;
     },
     deliver(event, payload, opts = {}) {

@@ -20,7 +20,12 @@ export function generateAppKeyPair(): AppKeyPair {
 }
 
 /** Null when valid, else GitHub's message for it. */
-export function checkAppJwt(jwt: string, appId: number, publicKeyPem: string, nowS = Math.floor(Date.now() / 1000)): string | null {
+export function checkAppJwt(
+  jwt: string,
+  appId: number,
+  publicKeyPem: string,
+  nowS = Math.floor(Date.now() / 1000),
+): string | null {
   const parts = jwt.split('.');
   if (parts.length !== 3) return 'A JSON web token could not be decoded';
   const [h, p, s] = parts as [string, string, string];
@@ -40,7 +45,8 @@ export function checkAppJwt(jwt: string, appId: number, publicKeyPem: string, no
   if (typeof payload.iat !== 'number' || payload.iat > nowS + 60) {
     return "'Issued at' claim ('iat') must be an Integer representing a time in the past";
   }
-  if (typeof payload.exp !== 'number' || payload.exp <= nowS) return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
+  if (typeof payload.exp !== 'number' || payload.exp <= nowS)
+    return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
   if (payload.exp - payload.iat > 660) return "'Expiration time' claim ('exp') is too far in the future";
   return null;
 }

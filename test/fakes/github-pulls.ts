@@ -32,7 +32,11 @@ export interface PullsState {
 }
 
 export function newPullsState(): PullsState {
-  return { repos: new Map(), rate: { limit: 5000, remaining: 4999, resetS: Math.floor(Date.now() / 1000) + 3600 }, delayMs: 0 };
+  return {
+    repos: new Map(),
+    rate: { limit: 5000, remaining: 4999, resetS: Math.floor(Date.now() / 1000) + 3600 },
+    delayMs: 0,
+  };
 }
 
 interface Req {
@@ -43,20 +47,31 @@ interface Req {
   baseUrl: string;
 }
 
-const notFound: Reply = { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' } };
+const notFound: Reply = {
+  status: 404,
+  body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
+};
 
 /** The reply for a backfill endpoint, or null when the request is not one (github.ts goes on). */
 export function pullRoutes(s: PullsState, req: Req): Reply | null {
   const path = req.url.pathname;
   if (req.method !== 'GET') return null;
-  const rate = { 'x-ratelimit-limit': String(s.rate.limit), 'x-ratelimit-remaining': String(s.rate.remaining), 'x-ratelimit-reset': String(s.rate.resetS) };
+  const rate = {
+    'x-ratelimit-limit': String(s.rate.limit),
+    'x-ratelimit-remaining': String(s.rate.remaining),
+    'x-ratelimit-reset': String(s.rate.resetS),
+  };
   const mine = s.repos.get(req.installationId) ?? [];
   if (path === '/installation/repositories') {
     const listed = mine.filter((r) => !r.gone);
     const p = paginate(listed, req);
     return {
       status: 200,
-      body: { total_count: listed.length, repository_selection: 'all', repositories: p.items.map((r) => repoJson(r, req.baseUrl)) },
+      body: {
+        total_count: listed.length,
+        repository_selection: 'all',
+        repositories: p.items.map((r) => repoJson(r, req.baseUrl)),
+      },
       headers: { ...rate, ...p.headers },
     };
   }
@@ -68,19 +83,25 @@ export function pullRoutes(s: PullsState, req: Req): Reply | null {
     const asc = req.url.searchParams.get('direction') === 'asc';
     const pulls = [...repo.pulls].sort((a, b) => (asc ? a.number - b.number : b.number - a.number));
     const p = paginate(pulls, req);
-    return { status: 200, body: p.items.map((pr) => pullJson(repo, pr, req.baseUrl)), headers: { ...rate, ...p.headers } };
+    return {
+      status: 200,
+      body: p.items.map((pr) => pullJson(repo, pr, req.baseUrl)),
+      headers: { ...rate, ...p.headers },
+    };
   }
   m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)$/.exec(path);
   if (m) {
     const repo = mine.find((r) => r.full_name === m![1] && !r.gone);
     const pr = repo?.pulls.find((p) => p.number === Number(m![2]));
     if (!repo || !pr) return { ...notFound, headers: rate };
-    if (!req.accept.includes('application/vnd.github.v3.diff')) return { status: 200, body: pullJson(repo, pr, req.baseUrl), headers: rate };
+    if (!req.accept.includes('application/vnd.github.v3.diff'))
+      return { status: 200, body: pullJson(repo, pr, req.baseUrl), headers: rate };
     if (pr.diff === null) {
       return {
         status: 406,
         body: {
-          message: 'Sorry, the diff exceeded the maximum number of files (300). Consider using \'List pull requests files\' API or locally cloning the repository instead.',
+          message:
+            "Sorry, the diff exceeded the maximum number of files (300). Consider using 'List pull requests files' API or locally cloning the repository instead.",
           errors: [{ resource: 'PullRequest', field: 'diff', code: 'too_large' }],
           documentation_url: 'https://docs.github.com/rest/pulls/pulls#list-pull-requests-files',
         },
@@ -137,14 +158,25 @@ function pullJson(repo: FakeRepo, pr: FakePull, baseUrl: string): Record<string,
 }
 
 /** Seeds an installation's repos: `prs[i]` pull requests in repo i; PR numbers divisible by 5 answer 406, by 7 a diff over 1 MB. */
-export function seedRepos(s: PullsState, installationId: number, owner: string, prs: number[], firstId = 500_000): FakeRepo[] {
+export function seedRepos(
+  s: PullsState,
+  installationId: number,
+  owner: string,
+  prs: number[],
+  firstId = 500_000,
+): FakeRepo[] {
   const repos = prs.map((count, i) => ({
     id: firstId + i,
     full_name: `${owner}/repo-${i}`,
     default_branch: 'main',
     pulls: Array.from({ length: count }, (_, k) => {
       const number = k + 1;
-      const diff = number % 5 === 0 ? null : number % 7 === 0 ? `+${'é'.repeat(500_001)}\n` : `diff --git a/f${number} b/f${number}\n+line ${number}\n`;
+      const diff =
+        number % 5 === 0
+          ? null
+          : number % 7 === 0
+            ? `+${'é'.repeat(500_001)}\n`
+            : `diff --git a/f${number} b/f${number}\n+line ${number}\n`;
       return { number, title: `PR ${number}`, diff };
     }),
   }));

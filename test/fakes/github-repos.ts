@@ -35,9 +35,20 @@ export interface FakeReviewComment {
 }
 
 /** A person's review comment, as if posted on GitHub (a webhook test then delivers its event). */
-export function seedReviewComment(s: RepoState, c: { id: number; repo: string; pull_number: number; body: string; in_reply_to_id?: number }): FakeReviewComment {
+export function seedReviewComment(
+  s: RepoState,
+  c: { id: number; repo: string; pull_number: number; body: string; in_reply_to_id?: number },
+): FakeReviewComment {
   const now = new Date().toISOString();
-  const comment: FakeReviewComment = { ...c, path: 'README.md', line: 1, side: 'RIGHT', user: { login: 'octocat', type: 'User' }, created_at: now, updated_at: now };
+  const comment: FakeReviewComment = {
+    ...c,
+    path: 'README.md',
+    line: 1,
+    side: 'RIGHT',
+    user: { login: 'octocat', type: 'User' },
+    created_at: now,
+    updated_at: now,
+  };
   s.reviewComments.set(c.id, comment);
   return comment;
 }
@@ -68,10 +79,17 @@ interface Req {
   app: { id: number; slug: string };
 }
 
-const notFound: Reply = { status: 404, body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' } };
+const notFound: Reply = {
+  status: 404,
+  body: { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' },
+};
 const invalid = (field: string, code = 'missing_field'): Reply => ({
   status: 422,
-  body: { message: 'Validation Failed', errors: [{ resource: 'Issue', code, field }], documentation_url: 'https://docs.github.com/rest' },
+  body: {
+    message: 'Validation Failed',
+    errors: [{ resource: 'Issue', code, field }],
+    documentation_url: 'https://docs.github.com/rest',
+  },
 });
 
 function page<T>(items: T[], req: Req): Reply {
@@ -98,11 +116,24 @@ export function repoRoutes(s: RepoState, req: Req): Reply {
 
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)\/comments$/.exec(path))) {
     const [repo, issue] = [m[1]!, Number(m[2])];
-    if (method === 'GET') return page([...s.comments.values()].filter((c) => c.repo === repo && c.issue_number === issue).sort((x, y) => x.id - y.id), req);
+    if (method === 'GET')
+      return page(
+        [...s.comments.values()].filter((c) => c.repo === repo && c.issue_number === issue).sort((x, y) => x.id - y.id),
+        req,
+      );
     if (method !== 'POST') return notFound;
     if (typeof b.body !== 'string' || b.body.length === 0) return invalid('body');
     if (b.body.length > 65_536) return invalid('body', 'custom');
-    const c: FakeComment = { id: ++s.nextId, repo, issue_number: issue, body: b.body, user: bot, performed_via_github_app: { id: req.app.id, slug: req.app.slug }, created_at: now, updated_at: now };
+    const c: FakeComment = {
+      id: ++s.nextId,
+      repo,
+      issue_number: issue,
+      body: b.body,
+      user: bot,
+      performed_via_github_app: { id: req.app.id, slug: req.app.slug },
+      created_at: now,
+      updated_at: now,
+    };
     s.comments.set(c.id, c);
     return { status: 201, body: { ...c, html_url: `https://github.com/${repo}/issues/${issue}#issuecomment-${c.id}` } };
   }
@@ -137,8 +168,13 @@ export function repoRoutes(s: RepoState, req: Req): Reply {
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/comments$/.exec(path)) && method === 'GET') {
     // GitHub's `since` filters on updated_at.
     const since = req.url.searchParams.get('since');
-    const all = [...s.reviewComments.values()].filter((c) => c.repo === m![1] && c.pull_number === Number(m![2]) && (since === null || c.updated_at >= since));
-    return page(all.sort((x, y) => x.id - y.id), req);
+    const all = [...s.reviewComments.values()].filter(
+      (c) => c.repo === m![1] && c.pull_number === Number(m![2]) && (since === null || c.updated_at >= since),
+    );
+    return page(
+      all.sort((x, y) => x.id - y.id),
+      req,
+    );
   }
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/comments\/(\d+)\/replies$/.exec(path)) && method === 'POST') {
     const parent = s.reviewComments.get(Number(m[3]));
@@ -172,13 +208,29 @@ export function repoRoutes(s: RepoState, req: Req): Reply {
   }
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/statuses\/([0-9a-f]+)$/.exec(path)) && method === 'POST') {
     if (!['error', 'failure', 'pending', 'success'].includes(String(b.state))) return invalid('state', 'invalid');
-    const st = { id: ++s.nextId, repo: m[1], sha: m[2], state: b.state, target_url: b.target_url ?? null, description: b.description ?? null, context: b.context ?? 'default', creator: bot, created_at: now, updated_at: now };
+    const st = {
+      id: ++s.nextId,
+      repo: m[1],
+      sha: m[2],
+      state: b.state,
+      target_url: b.target_url ?? null,
+      description: b.description ?? null,
+      context: b.context ?? 'default',
+      creator: bot,
+      created_at: now,
+      updated_at: now,
+    };
     s.statuses.push(st);
     return { status: 201, body: st };
   }
   if ((m = /^\/repos\/([^/]+\/[^/]+)\/pulls\/(\d+)\/files$/.exec(path)) && method === 'GET') {
     const files = s.prFiles.get(`${m[1]}#${m[2]}`);
-    return files ? page(files.map((f) => ({ sha: 'f'.repeat(40), ...f })), req) : notFound;
+    return files
+      ? page(
+          files.map((f) => ({ sha: 'f'.repeat(40), ...f })),
+          req,
+        )
+      : notFound;
   }
   return notFound;
 }

@@ -50,7 +50,14 @@ export class FakeGitHub {
   readonly calls: RecordedCall[] = [];
   readonly installations = new Map<number, FakeInstallation>();
   readonly tokens = new Map<string, Token>();
-  readonly repos: RepoState = { comments: new Map(), reviewComments: new Map(), labels: new Map(), statuses: [], prFiles: new Map(), nextId: 0 };
+  readonly repos: RepoState = {
+    comments: new Map(),
+    reviewComments: new Map(),
+    labels: new Map(),
+    statuses: [],
+    prFiles: new Map(),
+    nextId: 0,
+  };
   /** The backfill endpoints' data: repos per installation, their pulls and diffs (github-pulls.ts). */
   readonly pulls: PullsState = newPullsState();
   /** A token younger than this answers 401 (GitHub's token replication delay). */
@@ -109,55 +116,123 @@ export class FakeGitHub {
     }
     const authz = req.headers.authorization ?? '';
     const [scheme, credential] = authz.split(' ');
-    const auth = /^bearer$/i.test(scheme ?? '') && credential?.includes('.') ? 'jwt' : /^(token|bearer)$/i.test(scheme ?? '') ? 'token' : 'none';
+    const auth =
+      /^bearer$/i.test(scheme ?? '') && credential?.includes('.')
+        ? 'jwt'
+        : /^(token|bearer)$/i.test(scheme ?? '')
+          ? 'token'
+          : 'none';
     const method = req.method ?? 'GET';
-    this.calls.push({ method, path: url.pathname, query: Object.fromEntries(url.searchParams), auth, token: auth === 'token' ? credential ?? null : null, body, at: Date.now() });
+    this.calls.push({
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      auth,
+      token: auth === 'token' ? (credential ?? null) : null,
+      body,
+      at: Date.now(),
+    });
 
-    const rule = this.failures.find((f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname));
+    const rule = this.failures.find(
+      (f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname),
+    );
     if (rule) {
       rule.left--;
-      return send(res, { status: rule.status, body: rule.body ?? { message: `fake failure ${rule.status}` }, headers: rule.headers });
+      return send(res, {
+        status: rule.status,
+        body: rule.body ?? { message: `fake failure ${rule.status}` },
+        headers: rule.headers,
+      });
     }
-    if (this.pulls.delayMs > 0 && pullRoutes(this.pulls, { method, url, accept: '', installationId: -1, baseUrl: this.url }) !== null) {
+    if (
+      this.pulls.delayMs > 0 &&
+      pullRoutes(this.pulls, { method, url, accept: '', installationId: -1, baseUrl: this.url }) !== null
+    ) {
       await new Promise((r) => setTimeout(r, this.pulls.delayMs));
     }
     send(res, this.route(method, url, auth, credential ?? '', body, String(req.headers.accept ?? '')));
   }
 
-  private route(method: string, url: URL, auth: RecordedCall['auth'], credential: string, body: unknown, accept = ''): Reply {
+  private route(
+    method: string,
+    url: URL,
+    auth: RecordedCall['auth'],
+    credential: string,
+    body: unknown,
+    accept = '',
+  ): Reply {
     const path = url.pathname;
     if (path === '/app' || path.startsWith('/app/')) {
-      const problem = auth === 'jwt' ? checkAppJwt(credential, this.appId, this.publicKeyPem) : 'A JSON web token could not be decoded';
-      if (problem) return { status: 401, body: { message: problem, documentation_url: 'https://docs.github.com/rest' } };
+      const problem =
+        auth === 'jwt'
+          ? checkAppJwt(credential, this.appId, this.publicKeyPem)
+          : 'A JSON web token could not be decoded';
+      if (problem)
+        return { status: 401, body: { message: problem, documentation_url: 'https://docs.github.com/rest' } };
       if (method === 'GET' && path === '/app') {
-        return { status: 200, body: { id: this.appId, slug: this.slug, name: 'Service App', owner: { login: 'service', type: 'Organization' } } };
+        return {
+          status: 200,
+          body: {
+            id: this.appId,
+            slug: this.slug,
+            name: 'Service App',
+            owner: { login: 'service', type: 'Organization' },
+          },
+        };
       }
       const m = /^\/app\/installations\/(\d+)(\/access_tokens)?$/.exec(path);
       const inst = m ? this.installations.get(Number(m[1])) : undefined;
       if (!m || !inst) return { status: 404, body: { message: 'Not Found' } };
       if (method === 'GET' && !m[2]) {
-        return { status: 200, body: { id: inst.id, account: inst.account, app_id: this.appId, target_type: inst.account.type, repository_selection: inst.repository_selection, suspended_at: inst.suspended ? new Date().toISOString() : null } };
+        return {
+          status: 200,
+          body: {
+            id: inst.id,
+            account: inst.account,
+            app_id: this.appId,
+            target_type: inst.account.type,
+            repository_selection: inst.repository_selection,
+            suspended_at: inst.suspended ? new Date().toISOString() : null,
+          },
+        };
       }
       if (method === 'POST' && m[2]) {
         if (inst.suspended) return { status: 403, body: { message: 'This installation has been suspended' } };
         const token = `ghs_${randomBytes(18).toString('base64url')}`;
         const expiresAt = Date.now() + this.tokenTtlMs;
         this.tokens.set(token, { installationId: inst.id, createdAt: Date.now(), expiresAt });
-        return { status: 201, body: { token, expires_at: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z'), permissions: { issues: 'write', pull_requests: 'write', statuses: 'write', contents: 'read' }, repository_selection: inst.repository_selection } };
+        return {
+          status: 201,
+          body: {
+            token,
+            expires_at: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            permissions: { issues: 'write', pull_requests: 'write', statuses: 'write', contents: 'read' },
+            repository_selection: inst.repository_selection,
+          },
+        };
       }
       return { status: 404, body: { message: 'Not Found' } };
     }
 
     const t = auth === 'token' ? this.tokens.get(credential) : undefined;
     const inst = t ? this.installations.get(t.installationId) : undefined;
-    if (!t || t.expiresAt <= Date.now() || !inst || inst.suspended || Date.now() - t.createdAt < this.freshTokenUnauthorizedMs) {
+    if (
+      !t ||
+      t.expiresAt <= Date.now() ||
+      !inst ||
+      inst.suspended ||
+      Date.now() - t.createdAt < this.freshTokenUnauthorizedMs
+    ) {
       return { status: 401, body: { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' } };
     }
     if (method === 'DELETE' && path === '/installation/token') {
       this.tokens.delete(credential);
       return { status: 204, body: null };
     }
-    return pullRoutes(this.pulls, { method, url, accept, installationId: inst.id, baseUrl: this.url }) ?? repoRoutes(this.repos, { method, url, body, baseUrl: this.url, app: { id: this.appId, slug: this.slug } });
+    return (
+      pullRoutes(this.pulls, { method, url, accept, installationId: inst.id, baseUrl: this.url }) ??
+      repoRoutes(this.repos, { method, url, body, baseUrl: this.url, app: { id: this.appId, slug: this.slug } })
+    );
   }
 }
 
@@ -177,5 +252,7 @@ function send(res: ServerResponse, r: Reply): void {
     res.writeHead(r.status, headers).end(r.body);
     return;
   }
-  res.writeHead(r.status, { ...headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(r.body));
+  res
+    .writeHead(r.status, { ...headers, 'content-type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(r.body));
 }

@@ -117,37 +117,57 @@ export class FakeIndexerDaemon {
       res.writeHead(302, { location: s.redirectTo }).end();
       return;
     }
-    if (req.method !== 'POST' || msg.jsonrpc !== '2.0') return send(res, 200, { jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32600, message: 'invalid request' } });
+    if (req.method !== 'POST' || msg.jsonrpc !== '2.0')
+      return send(res, 200, {
+        jsonrpc: '2.0',
+        id: msg.id ?? null,
+        error: { code: -32600, message: 'invalid request' },
+      });
     if (s.httpStatus !== null) {
       res.writeHead(s.httpStatus).end();
       return;
     }
     if (s.rpcError && s.rpcError.methods.includes(method)) {
-      return send(res, 200, { jsonrpc: '2.0', id: msg.id, error: { code: s.rpcError.code, message: s.rpcError.message } });
+      return send(res, 200, {
+        jsonrpc: '2.0',
+        id: msg.id,
+        error: { code: s.rpcError.code, message: s.rpcError.message },
+      });
     }
     const result = this.answer(path, method, params);
     if ('error' in result) return send(res, 200, { jsonrpc: '2.0', id: msg.id, error: result.error });
     send(res, 200, { jsonrpc: '2.0', id: msg.id, result: result.result });
   }
 
-  private answer(path: string, method: string, params: Record<string, unknown>): { result: unknown } | { error: { code: number; message: string } } {
+  private answer(
+    path: string,
+    method: string,
+    params: Record<string, unknown>,
+  ): { result: unknown } | { error: { code: number; message: string } } {
     const s = this.switches;
     switch (method) {
       case 'tools/call': {
         const name = String(params.name ?? '');
         const args = (params.arguments ?? {}) as Record<string, unknown>;
-        if (!['service_explain', 'service_impact', 'service_slice', 'service_query'].includes(name)) return { error: { code: -32602, message: `unknown tool ${name}` } };
+        if (!['service_explain', 'service_impact', 'service_slice', 'service_query'].includes(name))
+          return { error: { code: -32602, message: `unknown tool ${name}` } };
         if (s.toolError !== null) return { result: { content: [{ type: 'text', text: s.toolError }], isError: true } };
         const text = s.toolText ? s.toolText(name, args, path) : `${name} ${JSON.stringify(args)} at ${path}`;
         return { result: { content: [{ type: 'text', text }] } };
       }
       case 'index/sync': {
         for (const k of ['repo_full_name', 'clone_url', 'access_token']) {
-          if (typeof params[k] !== 'string' || params[k] === '') return { error: { code: -32602, message: `${k} is required` } };
+          if (typeof params[k] !== 'string' || params[k] === '')
+            return { error: { code: -32602, message: `${k} is required` } };
         }
         const sha = typeof params.sha === 'string' ? params.sha : 'head0000000000000000000000000000000000000';
         const prev = this.indexes.get(path);
-        this.indexes.set(path, { status: 'indexing', sha, pollsLeft: s.indexingPolls, lastIndexedSha: prev?.lastIndexedSha ?? null });
+        this.indexes.set(path, {
+          status: 'indexing',
+          sha,
+          pollsLeft: s.indexingPolls,
+          lastIndexedSha: prev?.lastIndexedSha ?? null,
+        });
         return { result: { status: 'indexing', sha } };
       }
       case 'index/status': {
@@ -156,7 +176,13 @@ export class FakeIndexerDaemon {
         if (ix.status === 'indexing') {
           if (ix.pollsLeft > 0) {
             ix.pollsLeft--;
-            return { result: { status: 'indexing', last_indexed_sha: ix.lastIndexedSha, progress: { files_done: 10 * (s.indexingPolls - ix.pollsLeft) } } };
+            return {
+              result: {
+                status: 'indexing',
+                last_indexed_sha: ix.lastIndexedSha,
+                progress: { files_done: 10 * (s.indexingPolls - ix.pollsLeft) },
+              },
+            };
           }
           ix.status = s.failIndex ? 'failed' : 'ready';
           if (ix.status === 'ready') ix.lastIndexedSha = ix.sha;

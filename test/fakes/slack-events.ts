@@ -8,7 +8,12 @@ import { messageObject, type FakeChannel, type FakeMessage, type FakeTeam } from
 
 export type Signing = 'valid' | 'forged' | 'stale' | 'future' | 'missing';
 
-export function eventEnvelope(fake: FakeSlack, teamId: string, event: Record<string, unknown>, eventId?: string): Record<string, unknown> {
+export function eventEnvelope(
+  fake: FakeSlack,
+  teamId: string,
+  event: Record<string, unknown>,
+  eventId?: string,
+): Record<string, unknown> {
   const team = fake.teams.get(teamId);
   return {
     token: 'deprecated-verification-token',
@@ -18,7 +23,15 @@ export function eventEnvelope(fake: FakeSlack, teamId: string, event: Record<str
     type: 'event_callback',
     event_id: eventId ?? `Ev${randomBytes(6).toString('hex').toUpperCase()}`,
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ enterprise_id: null, team_id: teamId, user_id: team?.botUserId ?? 'UBOT', is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      {
+        enterprise_id: null,
+        team_id: teamId,
+        user_id: team?.botUserId ?? 'UBOT',
+        is_bot: true,
+        is_enterprise_install: false,
+      },
+    ],
     is_ext_shared_channel: false,
   };
 }
@@ -38,10 +51,22 @@ export function signedHeaders(secret: string, body: string, signing: Signing): R
 
 /** A `message` event as Slack sends it for `msg` in `ch`. */
 export function messageEvent(team: FakeTeam, ch: FakeChannel, msg: FakeMessage): Record<string, unknown> {
-  return { ...messageObject(msg, msg.thread_ts), channel: ch.id, channel_type: ch.type, event_ts: msg.ts, team: team.id, ...(msg.thread_ts ? { thread_ts: msg.thread_ts } : {}) };
+  return {
+    ...messageObject(msg, msg.thread_ts),
+    channel: ch.id,
+    channel_type: ch.type,
+    event_ts: msg.ts,
+    team: team.id,
+    ...(msg.thread_ts ? { thread_ts: msg.thread_ts } : {}),
+  };
 }
 
-export function messageChangedEvent(ch: FakeChannel, original: FakeMessage, newText: string, eventTs: string): Record<string, unknown> {
+export function messageChangedEvent(
+  ch: FakeChannel,
+  original: FakeMessage,
+  newText: string,
+  eventTs: string,
+): Record<string, unknown> {
   return {
     type: 'message',
     subtype: 'message_changed',
@@ -56,9 +81,34 @@ export function messageChangedEvent(ch: FakeChannel, original: FakeMessage, newT
 }
 
 export function messageDeletedEvent(ch: FakeChannel, original: FakeMessage, eventTs: string): Record<string, unknown> {
-  return { type: 'message', subtype: 'message_deleted', hidden: true, channel: ch.id, channel_type: ch.type, deleted_ts: original.ts, ts: eventTs, event_ts: eventTs, previous_message: messageObject(original) };
+  return {
+    type: 'message',
+    subtype: 'message_deleted',
+    hidden: true,
+    channel: ch.id,
+    channel_type: ch.type,
+    deleted_ts: original.ts,
+    ts: eventTs,
+    event_ts: eventTs,
+    previous_message: messageObject(original),
+  };
 }
 
-export function reactionEvent(type: 'reaction_added' | 'reaction_removed', ch: FakeChannel, itemTs: string, user: string, name: string, eventTs: string, itemUser?: string): Record<string, unknown> {
-  return { type, user, reaction: name, item: { type: 'message', channel: ch.id, ts: itemTs }, event_ts: eventTs, ...(itemUser ? { item_user: itemUser } : {}) };
+export function reactionEvent(
+  type: 'reaction_added' | 'reaction_removed',
+  ch: FakeChannel,
+  itemTs: string,
+  user: string,
+  name: string,
+  eventTs: string,
+  itemUser?: string,
+): Record<string, unknown> {
+  return {
+    type,
+    user,
+    reaction: name,
+    item: { type: 'message', channel: ch.id, ts: itemTs },
+    event_ts: eventTs,
+    ...(itemUser ? { item_user: itemUser } : {}),
+  };
 }

@@ -12,7 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callMethod, type Params } from './slack-methods.js';
-import { randomId, type ChannelType, type FakeChannel, type FakeMessage, type FakeTeam, type FakeToken } from './slack-model.js';
+import {
+  randomId,
+  type ChannelType,
+  type FakeChannel,
+  type FakeMessage,
+  type FakeTeam,
+  type FakeToken,
+} from './slack-model.js';
 import { FakeSocketMode } from './slack-socket.js';
 import { eventEnvelope, messageEvent, signedHeaders, type Signing } from './slack-events.js';
 
@@ -44,7 +51,14 @@ export class FakeSlack {
   readonly codes = new Map<string, { teamId: string; scopes: string[]; redirectUri: string }>();
   readonly refreshTokens = new Map<string, string>();
   readonly refreshes: Array<{ teamId: string; at: number }> = [];
-  readonly posted: Array<{ teamId: string; channel: string; ts: string; text: string; thread_ts?: string; at: number }> = [];
+  readonly posted: Array<{
+    teamId: string;
+    channel: string;
+    ts: string;
+    text: string;
+    thread_ts?: string;
+    at: number;
+  }> = [];
   readonly calls: RecordedCall[] = [];
   /** Where Events API deliveries go (the service's `/chatapp/events`). */
   eventsUrl: string | null = null;
@@ -62,7 +76,13 @@ export class FakeSlack {
     this.clientSecret = o.clientSecret ?? 'fake-client-secret';
     this.signingSecret = o.signingSecret ?? 'fake-signing-secret';
     this.appToken = o.appToken ?? `xapp-1-${randomBytes(6).toString('hex')}`;
-    this.tokens.set(this.appToken, { token: this.appToken, kind: 'app', teamId: '', scopes: ['connections:write'], revoked: false });
+    this.tokens.set(this.appToken, {
+      token: this.appToken,
+      kind: 'app',
+      teamId: '',
+      scopes: ['connections:write'],
+      revoked: false,
+    });
     this.socket = new FakeSocketMode(this);
   }
 
@@ -93,7 +113,15 @@ export class FakeSlack {
 
   addTeam(t: { id?: string; name?: string; scopes?: string[]; rotationExpiresInS?: number } = {}): FakeTeam {
     const id = t.id ?? randomId('T');
-    const team: FakeTeam = { id, name: t.name ?? `team-${id.toLowerCase()}`, botUserId: `UB${id}`, botId: `BB${id}`, channels: new Map(), grantScopes: t.scopes, rotationExpiresInS: t.rotationExpiresInS };
+    const team: FakeTeam = {
+      id,
+      name: t.name ?? `team-${id.toLowerCase()}`,
+      botUserId: `UB${id}`,
+      botId: `BB${id}`,
+      channels: new Map(),
+      grantScopes: t.scopes,
+      rotationExpiresInS: t.rotationExpiresInS,
+    };
     this.teams.set(id, team);
     return team;
   }
@@ -104,10 +132,20 @@ export class FakeSlack {
     return t;
   }
 
-  addChannel(teamId: string, c: { id?: string; name?: string; type?: ChannelType; member?: boolean; historyError?: string } = {}): FakeChannel {
+  addChannel(
+    teamId: string,
+    c: { id?: string; name?: string; type?: ChannelType; member?: boolean; historyError?: string } = {},
+  ): FakeChannel {
     const type = c.type ?? 'channel';
     const id = c.id ?? randomId(type === 'im' ? 'D' : type === 'channel' ? 'C' : 'G');
-    const ch: FakeChannel = { id, name: c.name ?? id.toLowerCase(), type, member: c.member ?? true, messages: [], historyError: c.historyError };
+    const ch: FakeChannel = {
+      id,
+      name: c.name ?? id.toLowerCase(),
+      type,
+      member: c.member ?? true,
+      messages: [],
+      historyError: c.historyError,
+    };
     this.team(teamId).channels.set(id, ch);
     return ch;
   }
@@ -147,7 +185,11 @@ export class FakeSlack {
   }
 
   /** POSTs one Events API delivery to the service, signed as asked; `retryNum` sets X-Slack-Retry-Num. */
-  async deliver(teamId: string, event: Record<string, unknown>, o: { eventId?: string; retryNum?: number; signing?: Signing } = {}): Promise<Response> {
+  async deliver(
+    teamId: string,
+    event: Record<string, unknown>,
+    o: { eventId?: string; retryNum?: number; signing?: Signing } = {},
+  ): Promise<Response> {
     if (!this.eventsUrl) throw new Error('fake slack: eventsUrl is not set');
     const body = JSON.stringify(eventEnvelope(this, teamId, event, o.eventId));
     const headers = signedHeaders(this.signingSecret, body, o.signing ?? 'valid');
@@ -162,7 +204,10 @@ export class FakeSlack {
   onPosted(team: FakeTeam, ch: FakeChannel, msg: FakeMessage): void {
     if (!this.echo) return;
     const event = messageEvent(team, ch, msg);
-    const send = this.echo === 'http' ? this.deliver(team.id, event).then(() => undefined) : this.socket.push(team.id, event).then(() => undefined);
+    const send =
+      this.echo === 'http'
+        ? this.deliver(team.id, event).then(() => undefined)
+        : this.socket.push(team.id, event).then(() => undefined);
     send.catch(() => undefined);
   }
 
@@ -191,7 +236,13 @@ export class FakeSlack {
       const basicRaw = /^Basic (.+)$/.exec(auth)?.[1];
       const basic = basicRaw ? splitBasic(basicRaw) : null;
       const answer = callMethod(this, method, params, bearer, basic);
-      this.calls.push({ method, at, params: scrub(params), status: answer.status ?? 200, error: answer.body.ok ? undefined : String(answer.body.error) });
+      this.calls.push({
+        method,
+        at,
+        params: scrub(params),
+        status: answer.status ?? 200,
+        error: answer.body.ok ? undefined : String(answer.body.error),
+      });
       return send(res, answer.status ?? 200, answer.body, answer.headers);
     } catch (err) {
       return send(res, 500, { ok: false, error: 'fatal_error', detail: String(err) });
@@ -201,7 +252,8 @@ export class FakeSlack {
   private authorize(url: URL, res: ServerResponse): void {
     const q = url.searchParams;
     const redirect = q.get('redirect_uri');
-    if (q.get('client_id') !== this.clientId || !redirect) return send(res, 400, { ok: false, error: 'invalid_client_id' });
+    if (q.get('client_id') !== this.clientId || !redirect)
+      return send(res, 400, { ok: false, error: 'invalid_client_id' });
     const target = new URL(redirect);
     target.searchParams.set('state', q.get('state') ?? '');
     const consent = this.consent;
@@ -227,7 +279,9 @@ async function readParams(req: IncomingMessage): Promise<Params> {
   const out: Params = {};
   if (type.startsWith('application/json')) {
     const o = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-    for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    for (const [k, v] of Object.entries(o))
+      if (v !== null && v !== undefined)
+        out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
   } else {
     for (const [k, v] of new URLSearchParams(raw)) out[k] = v;
   }

@@ -27,7 +27,11 @@ export function chatEnv(slack: FakeSlack, extra: Record<string, string> = {}): R
   };
 }
 
-export async function startChatStack(extra: Record<string, string> = {}, slack?: FakeSlack, opts: { logs?: LogCapture } = {}): Promise<ChatStack> {
+export async function startChatStack(
+  extra: Record<string, string> = {},
+  slack?: FakeSlack,
+  opts: { logs?: LogCapture } = {},
+): Promise<ChatStack> {
   const fake = slack ?? (await new FakeSlack().start());
   const node = await startTestNode(chatEnv(fake, extra), undefined, opts);
   fake.eventsUrl = `${node.url}${EVENTS_PATH}`;
@@ -68,7 +72,11 @@ export async function install(stack: ChatStack, tenant: Tenant, teamId: string):
   return fetch(await consent(start.authorize_url));
 }
 
-export async function installOk(stack: ChatStack, tenant: Tenant, teamId: string): Promise<{ install_id: string; team_id: string }> {
+export async function installOk(
+  stack: ChatStack,
+  tenant: Tenant,
+  teamId: string,
+): Promise<{ install_id: string; team_id: string }> {
   const res = await install(stack, tenant, teamId);
   const body = (await res.json()) as { install_id: string; team_id: string };
   expect(res.status, JSON.stringify(body)).toBe(200);
@@ -88,7 +96,9 @@ export async function allEvents(url: string, tenant: Tenant, installId: string):
   let cursor: string | null = null;
   do {
     const q: string = cursor ? `&cursor=${cursor}` : '';
-    const res = await fetch(`${url}/api/v1/connectors/installs/${installId}/events?limit=500${q}`, { headers: tenant.auth });
+    const res = await fetch(`${url}/api/v1/connectors/installs/${installId}/events?limit=500${q}`, {
+      headers: tenant.auth,
+    });
     expect(res.status).toBe(200);
     const page = (await res.json()) as { events: ListedEvent[]; next_cursor: string | null };
     out.push(...page.events);
@@ -98,7 +108,11 @@ export async function allEvents(url: string, tenant: Tenant, installId: string):
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the timeout passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -108,7 +122,13 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
   }
 }
 
-export async function emit(url: string, tenant: Tenant, installId: string, kind: string, body: Record<string, unknown>): Promise<Response> {
+export async function emit(
+  url: string,
+  tenant: Tenant,
+  installId: string,
+  kind: string,
+  body: Record<string, unknown>,
+): Promise<Response> {
   return fetch(`${url}/api/v1/connectors/installs/${installId}/emit`, {
     method: 'POST',
     headers: { ...tenant.auth, 'content-type': 'application/json' },

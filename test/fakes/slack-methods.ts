@@ -39,7 +39,8 @@ function authed(fake: FakeSlack, bearer: string | null, params: Params, scope?: 
   if (!token || token.kind !== 'bot') return { error: fail('invalid_auth') };
   if (token.revoked) return { error: fail('token_revoked') };
   if (token.expiresAt !== undefined && token.expiresAt <= Date.now()) return { error: fail('token_expired') };
-  if (scope && !token.scopes.includes(scope)) return { error: fail('missing_scope', { needed: scope, provided: token.scopes.join(',') }) };
+  if (scope && !token.scopes.includes(scope))
+    return { error: fail('missing_scope', { needed: scope, provided: token.scopes.join(',') }) };
   return { token, team: fake.team(token.teamId) };
 }
 
@@ -58,14 +59,28 @@ function channelFor(a: { team: FakeTeam; token: FakeToken }, id: string | undefi
 }
 const isAnswer = (x: unknown): x is Answer => typeof x === 'object' && x !== null && 'body' in x;
 
-export function callMethod(fake: FakeSlack, method: string, params: Params, bearer: string | null, basic: { id: string; secret: string } | null): Answer {
+export function callMethod(
+  fake: FakeSlack,
+  method: string,
+  params: Params,
+  bearer: string | null,
+  basic: { id: string; secret: string } | null,
+): Answer {
   switch (method) {
     case 'oauth.v2.access':
       return oauthAccess(fake, params, basic);
     case 'auth.test': {
       const a = authed(fake, bearer, params);
       if ('error' in a) return a.error;
-      return ok({ url: `https://${a.team.name}.slack.example/`, team: a.team.name, user: 'bot', team_id: a.team.id, user_id: a.team.botUserId, bot_id: a.team.botId, is_enterprise_install: false });
+      return ok({
+        url: `https://${a.team.name}.slack.example/`,
+        team: a.team.name,
+        user: 'bot',
+        team_id: a.team.id,
+        user_id: a.team.botUserId,
+        bot_id: a.team.botId,
+        is_enterprise_install: false,
+      });
     }
     case 'auth.revoke': {
       const a = authed(fake, bearer, params);
@@ -97,10 +112,15 @@ export function callMethod(fake: FakeSlack, method: string, params: Params, bear
       for (const t of types) {
         const scope = READ_SCOPE[t];
         if (!scope) return fail('invalid_types');
-        if (!a.token.scopes.includes(scope)) return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
+        if (!a.token.scopes.includes(scope))
+          return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
       }
       const wanted = new Set(types.map((t) => LIST_TYPE[t]));
-      const p = page([...a.team.channels.values()].filter((c) => wanted.has(c.type)), params, 100);
+      const p = page(
+        [...a.team.channels.values()].filter((c) => wanted.has(c.type)),
+        params,
+        100,
+      );
       if (!p) return fail('invalid_cursor');
       return ok({ channels: p.items.map(channelObject), response_metadata: { next_cursor: p.next } });
     }
@@ -111,14 +131,19 @@ export function callMethod(fake: FakeSlack, method: string, params: Params, bear
       const ch = channelFor(a, params.channel);
       if (isAnswer(ch)) return ch;
       const scope = HISTORY_SCOPE[ch.type];
-      if (!a.token.scopes.includes(scope)) return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
+      if (!a.token.scopes.includes(scope))
+        return fail('missing_scope', { needed: scope, provided: a.token.scopes.join(',') });
       if (ch.historyError) return fail(ch.historyError);
       if (!ch.member) return fail('not_in_channel');
       if (method === 'conversations.history') {
         // Newest first, like Slack.
         const p = page([...ch.messages].reverse(), params, 100);
         if (!p) return fail('invalid_cursor');
-        return ok({ messages: p.items.map((m) => messageObject(m)), has_more: p.next !== '', response_metadata: { next_cursor: p.next } });
+        return ok({
+          messages: p.items.map((m) => messageObject(m)),
+          has_more: p.next !== '',
+          response_metadata: { next_cursor: p.next },
+        });
       }
       const parent = ch.messages.find((m) => m.ts === params.ts);
       if (!parent) return fail('thread_not_found');
@@ -157,7 +182,13 @@ function postMessage(fake: FakeSlack, params: Params, bearer: string | null): An
   if (isAnswer(ch)) return ch;
   if (!ch.member) return fail('not_in_channel');
   if (!params.text) return fail('no_text');
-  const msg: FakeMessage = { ts: nextTs(), text: params.text, user: a.team.botUserId, bot_id: a.team.botId, app_id: fake.appId };
+  const msg: FakeMessage = {
+    ts: nextTs(),
+    text: params.text,
+    user: a.team.botUserId,
+    bot_id: a.team.botId,
+    app_id: fake.appId,
+  };
   if (params.thread_ts) {
     const parent = ch.messages.find((m) => m.ts === params.thread_ts);
     if (!parent) return fail('thread_not_found');
@@ -165,9 +196,20 @@ function postMessage(fake: FakeSlack, params: Params, bearer: string | null): An
   } else {
     ch.messages.push(msg);
   }
-  fake.posted.push({ teamId: a.team.id, channel: ch.id, ts: msg.ts, text: msg.text, thread_ts: params.thread_ts, at: Date.now() });
+  fake.posted.push({
+    teamId: a.team.id,
+    channel: ch.id,
+    ts: msg.ts,
+    text: msg.text,
+    thread_ts: params.thread_ts,
+    at: Date.now(),
+  });
   fake.onPosted(a.team, ch, { ...msg, ...(params.thread_ts ? { thread_ts: params.thread_ts } : {}) });
-  return ok({ channel: ch.id, ts: msg.ts, message: { ...messageObject(msg, params.thread_ts), bot_profile: { app_id: fake.appId } } });
+  return ok({
+    channel: ch.id,
+    ts: msg.ts,
+    message: { ...messageObject(msg, params.thread_ts), bot_profile: { app_id: fake.appId } },
+  });
 }
 
 function oauthAccess(fake: FakeSlack, params: Params, basic: { id: string; secret: string } | null): Answer {
@@ -193,7 +235,9 @@ function oauthAccess(fake: FakeSlack, params: Params, basic: { id: string; secre
 /** A bot token for the team: Slack keeps one per app and workspace, so a reinstall gets the live one back. */
 function grant(fake: FakeSlack, team: FakeTeam, scopes: string[]): Record<string, unknown> {
   const rotating = team.rotationExpiresInS !== undefined;
-  let token = rotating ? undefined : [...fake.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot' && !t.revoked);
+  let token = rotating
+    ? undefined
+    : [...fake.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot' && !t.revoked);
   if (!token) {
     const value = `${rotating ? 'xoxe.' : ''}xoxb-${team.id}-${randomBytes(8).toString('hex')}`;
     token = { token: value, kind: 'bot', teamId: team.id, scopes, revoked: false };

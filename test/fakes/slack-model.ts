@@ -75,13 +75,49 @@ export function channelObject(c: FakeChannel): Record<string, unknown> {
   const base = { id: c.id, created: 1_700_000_000, is_archived: false, is_org_shared: false };
   switch (c.type) {
     case 'channel':
-      return { ...base, name: c.name, is_channel: true, is_group: false, is_im: false, is_mpim: false, is_private: false, is_member: c.member };
+      return {
+        ...base,
+        name: c.name,
+        is_channel: true,
+        is_group: false,
+        is_im: false,
+        is_mpim: false,
+        is_private: false,
+        is_member: c.member,
+      };
     case 'group':
-      return { ...base, name: c.name, is_channel: false, is_group: true, is_im: false, is_mpim: false, is_private: true, is_member: c.member };
+      return {
+        ...base,
+        name: c.name,
+        is_channel: false,
+        is_group: true,
+        is_im: false,
+        is_mpim: false,
+        is_private: true,
+        is_member: c.member,
+      };
     case 'mpim':
-      return { ...base, name: c.name, is_channel: false, is_group: false, is_im: false, is_mpim: true, is_private: true, is_member: c.member };
+      return {
+        ...base,
+        name: c.name,
+        is_channel: false,
+        is_group: false,
+        is_im: false,
+        is_mpim: true,
+        is_private: true,
+        is_member: c.member,
+      };
     case 'im':
-      return { ...base, is_im: true, is_channel: false, is_group: false, is_mpim: false, is_private: true, user: 'U0FRIEND', is_user_deleted: false };
+      return {
+        ...base,
+        is_im: true,
+        is_channel: false,
+        is_group: false,
+        is_mpim: false,
+        is_private: true,
+        user: 'U0FRIEND',
+        is_user_deleted: false,
+      };
   }
 }
 
@@ -115,7 +151,12 @@ export const READ_SCOPE: Record<string, string> = {
   im: 'im:read',
   mpim: 'mpim:read',
 };
-export const LIST_TYPE: Record<string, ChannelType> = { public_channel: 'channel', private_channel: 'group', im: 'im', mpim: 'mpim' };
+export const LIST_TYPE: Record<string, ChannelType> = {
+  public_channel: 'channel',
+  private_channel: 'group',
+  im: 'im',
+  mpim: 'mpim',
+};
 
 /** Opaque page cursors, as Slack's are. */
 export const encodePage = (offset: number) => Buffer.from(`offset:${offset}`).toString('base64');

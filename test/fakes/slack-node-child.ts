@@ -8,5 +8,8 @@ import { loadConfig } from '../../src/config.js';
 import { startNode } from '../../src/node.js';
 
 const config = loadConfig(process.env, { requireDatabase: true, requireMasterKey: true });
-const node = await startNode(config, { roles: ['edge', 'actors'], log: pino({ level: config.logLevel }, pino.destination(2)) });
+const node = await startNode(config, {
+  roles: ['edge', 'actors'],
+  log: pino({ level: config.logLevel }, pino.destination(2)),
+});
 process.stdout.write(`${JSON.stringify({ url: node.url })}\n`);

@@ -57,7 +57,14 @@ export class FakeSocketMode {
           // not an ack
         }
       });
-      ws.send(JSON.stringify({ type: 'hello', num_connections: this.open.size, connection_info: { app_id: this.fake.appId }, debug_info: { host: 'fake' } }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: this.open.size,
+          connection_info: { app_id: this.fake.appId },
+          debug_info: { host: 'fake' },
+        }),
+      );
     });
   }
 
@@ -66,7 +73,11 @@ export class FakeSocketMode {
   }
 
   /** Sends one `events_api` envelope; resolves with whether it was acked within `timeoutMs`. */
-  async push(teamId: string, event: Record<string, unknown>, o: { retryAttempt?: number; eventId?: string; timeoutMs?: number } = {}): Promise<{ envelopeId: string; acked: boolean }> {
+  async push(
+    teamId: string,
+    event: Record<string, unknown>,
+    o: { retryAttempt?: number; eventId?: string; timeoutMs?: number } = {},
+  ): Promise<{ envelopeId: string; acked: boolean }> {
     const sent = this.send(teamId, event, o);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), o.timeoutMs ?? 5_000)));
@@ -77,7 +88,11 @@ export class FakeSocketMode {
   }
 
   /** Sends one `events_api` envelope and returns at once; `acked` resolves when its ack comes back. */
-  send(teamId: string, event: Record<string, unknown>, o: { retryAttempt?: number; eventId?: string } = {}): { envelopeId: string; acked: Promise<true> } {
+  send(
+    teamId: string,
+    event: Record<string, unknown>,
+    o: { retryAttempt?: number; eventId?: string } = {},
+  ): { envelopeId: string; acked: Promise<true> } {
     const ws = [...this.open][0];
     if (!ws) throw new Error('fake slack: no Socket Mode connection');
     const envelopeId = randomBytes(8).toString('hex');

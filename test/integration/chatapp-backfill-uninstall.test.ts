@@ -29,13 +29,18 @@ const WITNESS_STEPS = 6;
 function fill(ch: FakeChannel, n: number, threads = true): void {
   for (let i = 0; i < n; i++) {
     const ts = nextTs();
-    const replies = threads && i % 10 === 0 ? [0, 1].map((r) => ({ ts: nextTs(), user: 'U0R', text: `reply ${r}`, thread_ts: ts })) : undefined;
+    const replies =
+      threads && i % 10 === 0
+        ? [0, 1].map((r) => ({ ts: nextTs(), user: 'U0R', text: `reply ${r}`, thread_ts: ts }))
+        : undefined;
     ch.messages.push({ ts, user: 'U0P', text: `${ch.id} #${i}`, ...(replies ? { replies } : {}) });
   }
 }
 
-const installOf = async (tenant: Tenant, id: string) => json(await fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
-const storedCount = async (installId: string) => Number((await s.node.pool.query('SELECT count(*) AS n FROM events WHERE install_id = $1', [installId])).rows[0].n);
+const installOf = async (tenant: Tenant, id: string) =>
+  json(await fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
+const storedCount = async (installId: string) =>
+  Number((await s.node.pool.query('SELECT count(*) AS n FROM events WHERE install_id = $1', [installId])).rows[0].n);
 const cursorOf = async (installId: string) => {
   const kv = await new Kvm(s.node.node.nc).open(makeNames(s.node.namespace).cursorBucket);
   const e = await kv.get(kvKey([CHAT_BACKFILL_KIND, installId]));
@@ -55,8 +60,13 @@ async function twoWalks(o: { threads: boolean }) {
   await installOk(s, tenant, witnessTeam.id);
   const { install_id } = await installOk(s, tenant, team.id);
   // Every conversations.* call of the workspace: its one listing page was the walk's first step.
-  const callsOf = (c: FakeChannel) => s.slack.calls.filter((x) => x.method.startsWith('conversations.') && x.params.channel === c.id);
-  await eventually(async () => callsOf(ch).filter((c) => c.method === 'conversations.history').length >= 3, 10_000, 'three history pages');
+  const callsOf = (c: FakeChannel) =>
+    s.slack.calls.filter((x) => x.method.startsWith('conversations.') && x.params.channel === c.id);
+  await eventually(
+    async () => callsOf(ch).filter((c) => c.method === 'conversations.history').length >= 3,
+    10_000,
+    'three history pages',
+  );
   expect((await installOf(tenant, install_id)).backfill.state).toBe('running');
   expect(await eventually(() => cursorOf(install_id), 5_000, 'a committed cursor')).not.toBeNull();
   return { tenant, team, ch, install_id, total, calls: () => callsOf(ch), witnessCalls: () => callsOf(witnessCh) };
@@ -65,10 +75,19 @@ async function twoWalks(o: { threads: boolean }) {
 /** After the uninstall answered: the walk stops, ends `failed`, stores nothing more, and its cursor is gone. */
 async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { calls: number; stored: number }) {
   // Until the record leaves `running`, or the walk shows it went on (then the call count below says so).
-  await eventually(async () => w.calls().length > at.calls + 1 || (await installOf(w.tenant, w.install_id)).backfill.state !== 'running', 10_000, 'the walk to stop');
+  await eventually(
+    async () =>
+      w.calls().length > at.calls + 1 || (await installOf(w.tenant, w.install_id)).backfill.state !== 'running',
+    10_000,
+    'the walk to stop',
+  );
   // Then several more steps of the witness walk, at the same pacing: time for the walk to go on, had it not stopped.
   const witnessAt = w.witnessCalls().length;
-  await eventually(async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS, 10_000, 'the witness walk to go on');
+  await eventually(
+    async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS,
+    10_000,
+    'the witness walk to go on',
+  );
 
   // At most the call that was under way when the uninstall answered.
   expect(w.calls().length - at.calls).toBeLessThanOrEqual(1);
@@ -86,7 +105,10 @@ async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { call
 describe('chatapp backfill: uninstalled mid-walk', () => {
   it('DELETE of the install stops the walk: no more Slack calls, nothing stored, backfill failed, cursor gone', async () => {
     const w = await twoWalks({ threads: true });
-    const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${w.install_id}`, { method: 'DELETE', headers: w.tenant.auth });
+    const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${w.install_id}`, {
+      method: 'DELETE',
+      headers: w.tenant.auth,
+    });
     const at = { calls: w.calls().length, stored: await storedCount(w.install_id) };
     expect(res.status).toBe(200);
     const backfill = await expectStopped(w, at);
@@ -103,7 +125,10 @@ describe('chatapp backfill: uninstalled mid-walk', () => {
     w.ch.historyError = 'internal_error';
     await eventually(async () => w.calls().some((c) => c.error === 'internal_error'), 5_000, 'a failed history call');
     delete w.ch.historyError;
-    const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${w.install_id}`, { method: 'DELETE', headers: w.tenant.auth });
+    const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${w.install_id}`, {
+      method: 'DELETE',
+      headers: w.tenant.auth,
+    });
     const at = { calls: w.calls().length, stored: await storedCount(w.install_id) };
     expect(res.status).toBe(200);
     const backfill = await expectStopped(w, at);

@@ -2,7 +2,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import { allEvents, chatEnv, emit, eventually, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  allEvents,
+  chatEnv,
+  emit,
+  eventually,
+  installOk,
+  json,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
@@ -24,7 +33,13 @@ function fill(ch: FakeChannel, n: number, threads: Record<number, number> = {}):
   for (let i = 0; i < n; i++) {
     const m: FakeMessage = { ts: nextTs(), user: `U0P${i % 3}`, text: `${ch.id} #${i}` };
     const replies = threads[i] ?? 0;
-    if (replies > 0) m.replies = Array.from({ length: replies }, (_, r) => ({ ts: nextTs(), user: 'U0R', text: `${ch.id} #${i} reply ${r}`, thread_ts: m.ts }));
+    if (replies > 0)
+      m.replies = Array.from({ length: replies }, (_, r) => ({
+        ts: nextTs(),
+        user: 'U0R',
+        text: `${ch.id} #${i} reply ${r}`,
+        thread_ts: m.ts,
+      }));
     ch.messages.push(m);
     ids.push(`message:${ch.id}:${m.ts}`, ...(m.replies ?? []).map((r) => `message:${ch.id}:${r.ts}`));
   }
@@ -37,12 +52,17 @@ async function node(slack: FakeSlack, extra: Record<string, string> = {}, logs?:
   return n;
 }
 
-const installOf = async (url: string, tenant: Tenant, id: string) => json(await fetch(`${url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
+const installOf = async (url: string, tenant: Tenant, id: string) =>
+  json(await fetch(`${url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
 const backfillDone = (url: string, tenant: Tenant, id: string, timeoutMs = 15_000) =>
-  eventually(async () => {
-    const i = await installOf(url, tenant, id);
-    return i.backfill.state === 'complete' ? i.backfill : undefined;
-  }, timeoutMs, 'backfill complete');
+  eventually(
+    async () => {
+      const i = await installOf(url, tenant, id);
+      return i.backfill.state === 'complete' ? i.backfill : undefined;
+    },
+    timeoutMs,
+    'backfill complete',
+  );
 
 describe('chatapp backfill', () => {
   it('walks channels, history pages and threads; killed mid-way, it resumes on another node and ends with every message exactly once', async () => {
@@ -96,22 +116,35 @@ describe('chatapp backfill', () => {
     expect(progressBefore.state).toBe('running');
     // What A published is stored before it dies (an unacked delivery would only come back after the
     // stream's ack wait, which is the runtime's business, not this walk's).
-    await eventually(async () => (await allEvents(a.url, tenant, install_id)).length >= progressBefore.messages + progressBefore.replies, 10_000, 'ingest caught up');
+    await eventually(
+      async () =>
+        (await allEvents(a.url, tenant, install_id)).length >= progressBefore.messages + progressBefore.replies,
+      10_000,
+      'ingest caught up',
+    );
     await a.kill();
     stall.release();
 
     // Node B takes the shards over once A's leases expire, and resumes the walk from its cursor.
     const b = await node(slack, { SERVICE_NAMESPACE: namespace });
     cleanups.push(() => b.stop());
-    const done = await eventually(async () => {
-      const i = await installOf(b.url, tenant, install_id);
-      return i.backfill.state === 'complete' ? i.backfill : undefined;
-    }, 25_000, 'backfill complete');
+    const done = await eventually(
+      async () => {
+        const i = await installOf(b.url, tenant, install_id);
+        return i.backfill.state === 'complete' ? i.backfill : undefined;
+      },
+      25_000,
+      'backfill complete',
+    );
 
-    const events = await eventually(async () => {
-      const evs = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message');
-      return evs.length >= expected.length ? evs : undefined;
-    }, 10_000, 'all messages ingested');
+    const events = await eventually(
+      async () => {
+        const evs = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message');
+        return evs.length >= expected.length ? evs : undefined;
+      },
+      10_000,
+      'all messages ingested',
+    );
     await new Promise((r) => setTimeout(r, 300));
     const ids = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
     expect(ids.length).toBe(expected.length);
@@ -119,7 +152,11 @@ describe('chatapp backfill', () => {
     expect(events.find((e) => e.id === `message:${gdm.id}:${gdm.messages[0]!.ts}`)!.payload.channel_type).toBe('mpim');
 
     // INTERFACE §8.21: the kicked channel is skipped and listed; the walk still completes.
-    expect(done).toMatchObject({ skipped_count: 1, skipped_channels: [{ channel_id: kicked.id, reason: 'not_in_channel' }], group_dms_excluded: false });
+    expect(done).toMatchObject({
+      skipped_count: 1,
+      skipped_channels: [{ channel_id: kicked.id, reason: 'not_in_channel' }],
+      group_dms_excluded: false,
+    });
     // The channel the bot was never in costs no history call.
     expect(slack.callsOf('conversations.history').filter((c) => c.params.channel === outside.id)).toEqual([]);
     // INTERFACE §8.16 non_marketplace: limit 15, and (divided by 1000 here) one call per 60 ms per method, across the restart.
@@ -129,7 +166,9 @@ describe('chatapp backfill', () => {
     const replies = slack.callsOf('conversations.replies');
     for (let i = 1; i < replies.length; i++) expect(replies[i]!.at - replies[i - 1]!.at).toBeGreaterThanOrEqual(55);
     // B resumed from A's cursor: no page was fetched twice except the one A died in the middle of.
-    const pages = [...history, ...replies].filter((c) => c.status === 200).map((c) => `${c.method}|${c.params.channel}|${c.params.ts ?? ''}|${c.params.cursor ?? ''}`);
+    const pages = [...history, ...replies]
+      .filter((c) => c.status === 200)
+      .map((c) => `${c.method}|${c.params.channel}|${c.params.ts ?? ''}|${c.params.cursor ?? ''}`);
     expect(pages.length - new Set(pages).size).toBeLessThanOrEqual(1);
     // A thread of 20 replies at limit 15 took two pages.
     expect(replies.filter((c) => c.params.ts === pub.messages[3]!.ts)).toHaveLength(2);
@@ -145,7 +184,16 @@ describe('chatapp backfill', () => {
   it('leaves group DMs out without mpim:history, honours a 429 with its Retry-After, and paces marketplace apps at limit 200', async () => {
     const slack = await new FakeSlack().start();
     cleanups.push(() => slack.close());
-    const scopes = ['channels:history', 'channels:read', 'groups:history', 'groups:read', 'im:history', 'im:read', 'mpim:read', 'chat:write'];
+    const scopes = [
+      'channels:history',
+      'channels:read',
+      'groups:history',
+      'groups:read',
+      'im:history',
+      'im:read',
+      'mpim:read',
+      'chat:write',
+    ];
     const team = slack.addTeam({ scopes });
     const pub = slack.addChannel(team.id, { type: 'channel' });
     const gdm = slack.addChannel(team.id, { type: 'mpim' });
@@ -164,16 +212,22 @@ describe('chatapp backfill', () => {
     expect(warned[0]).toMatchObject({ installId: install_id, teamId: team.id });
     const done = await backfillDone(n.url, tenant, install_id);
     expect(done.group_dms_excluded).toBe(true);
-    expect(slack.callsOf('conversations.list').map((c) => c.params.types)).toEqual(['public_channel,private_channel,im']);
+    expect(slack.callsOf('conversations.list').map((c) => c.params.types)).toEqual([
+      'public_channel,private_channel,im',
+    ]);
     const history = slack.callsOf('conversations.history');
     expect(history[0]!.status).toBe(429);
     expect(history[1]!.at - history[0]!.at).toBeGreaterThanOrEqual(1_000);
     expect(history.slice(1).every((c) => c.params.limit === '200')).toBe(true);
     expect(history.some((c) => c.params.channel === gdm.id)).toBe(false);
-    const ids = await eventually(async () => {
-      const evs = (await allEvents(n.url, tenant, install_id)).map((e) => e.id);
-      return evs.length >= expected.length ? evs : undefined;
-    }, 10_000, 'messages');
+    const ids = await eventually(
+      async () => {
+        const evs = (await allEvents(n.url, tenant, install_id)).map((e) => e.id);
+        return evs.length >= expected.length ? evs : undefined;
+      },
+      10_000,
+      'messages',
+    );
     expect(new Set(ids)).toEqual(new Set(expected));
   });
 
@@ -191,7 +245,12 @@ describe('chatapp backfill', () => {
     ];
     ch.messages.push(...ours);
     const thread = ch.messages[1]!;
-    const ourReply: FakeMessage = { ts: nextTs(), user: team.botUserId, text: 'ours in a thread', thread_ts: thread.ts };
+    const ourReply: FakeMessage = {
+      ts: nextTs(),
+      user: team.botUserId,
+      text: 'ours in a thread',
+      thread_ts: thread.ts,
+    };
     thread.replies!.push(ourReply);
 
     const n = await node(slack);
@@ -201,7 +260,10 @@ describe('chatapp backfill', () => {
     const stall = slack.stall('conversations.history');
     const { install_id } = await installOk({ slack, node: n } as ChatStack, tenant, team.id);
     await stall.reached;
-    const res = await emit(n.url, tenant, install_id, 'chatapp.message', { channel_id: ch.id, text: 'posted by the graph' });
+    const res = await emit(n.url, tenant, install_id, 'chatapp.message', {
+      channel_id: ch.id,
+      text: 'posted by the graph',
+    });
     expect(res.status).toBe(200);
     const postedTs = (await json(res)).provider_id as string;
     // Tier 2 alone: in history our post shows up re-attributed to a person (a mirror tool), author fields gone.
@@ -212,12 +274,17 @@ describe('chatapp backfill', () => {
     stall.release();
 
     await backfillDone(n.url, tenant, install_id);
-    const dropped = (tier: string) => scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+    const dropped = (tier: string) =>
+      scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
     await eventually(async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, 10_000, 'drops counted');
-    const ids = await eventually(async () => {
-      const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
-      return evs.length >= humans.length ? evs : undefined;
-    }, 10_000, 'human messages ingested');
+    const ids = await eventually(
+      async () => {
+        const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
+        return evs.length >= humans.length ? evs : undefined;
+      },
+      10_000,
+      'human messages ingested',
+    );
     expect(new Set(ids)).toEqual(new Set(humans));
     for (const m of [...ours, ourReply, mirrored]) expect(ids).not.toContain(`message:${ch.id}:${m.ts}`);
     // INTERFACE §8.20: each drop counted once, by tier.

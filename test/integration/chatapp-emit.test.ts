@@ -5,7 +5,15 @@ import { CHAT_WORKSPACE_KIND } from '../../src/actors/chat-workspace-bucket.js';
 import { WORKSPACE_BUCKET } from '../../src/connectors/chatapp/rate-buckets.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
-import { emit, eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  emit,
+  eventually,
+  installOk,
+  json,
+  startChatStack,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeTeam } from '../fakes/slack-model.js';
 
 let s: ChatStack;
@@ -19,10 +27,14 @@ beforeAll(async () => {
   team = s.slack.addTeam();
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
-  await eventually(async () => {
-    const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
-    return (await json(r)).backfill.state === 'complete';
-  }, 10_000, 'backfill complete');
+  await eventually(
+    async () => {
+      const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
+      return (await json(r)).backfill.state === 'complete';
+    },
+    10_000,
+    'backfill complete',
+  );
   // Created after the (empty) workspace's backfill ended, so the walk stays out of the counts below.
   for (let i = 0; i < 150; i++) channels.push(s.slack.addChannel(team.id, { name: `c${i}` }));
 });
@@ -44,8 +56,17 @@ describe('chatapp emit', () => {
     const res = await post(ch(0), 'hello from the graph');
     expect(res.status).toBe(200);
     const receipt = await json(res);
-    expect(receipt).toEqual({ provider_id: expect.stringMatching(/^\d+\.\d+$/), kind: 'chatapp.message', install_id: installId, emitted_at: expect.any(String) });
-    expect(s.slack.posted.at(-1)).toMatchObject({ channel: ch(0).id, ts: receipt.provider_id, text: 'hello from the graph' });
+    expect(receipt).toEqual({
+      provider_id: expect.stringMatching(/^\d+\.\d+$/),
+      kind: 'chatapp.message',
+      install_id: installId,
+      emitted_at: expect.any(String),
+    });
+    expect(s.slack.posted.at(-1)).toMatchObject({
+      channel: ch(0).id,
+      ts: receipt.provider_id,
+      text: 'hello from the graph',
+    });
     const reply = await post(ch(1), 'in thread', { thread_ts: receipt.provider_id });
     expect(reply.status).toBe(502); // the parent is in another channel: Slack refuses, we say so
     expect((await json(reply)).error).toMatchObject({ code: 'upstream_error', upstream_error: 'thread_not_found' });
@@ -67,11 +88,19 @@ describe('chatapp emit', () => {
     const target = ch(2);
     const ts = nextTs();
     target.messages.push({ ts, user: 'U0HUMAN', text: 'react to me' });
-    const first = await emit(s.node.url, tenant, installId, 'chatapp.reaction', { channel_id: target.id, timestamp: ts, name: ':tada:' });
+    const first = await emit(s.node.url, tenant, installId, 'chatapp.reaction', {
+      channel_id: target.id,
+      timestamp: ts,
+      name: ':tada:',
+    });
     expect(first.status).toBe(200);
     expect((await json(first)).provider_id).toBe(`${target.id}:${ts}:tada`);
     await new Promise((r) => setTimeout(r, 1_000));
-    const again = await emit(s.node.url, tenant, installId, 'chatapp.reaction', { channel_id: target.id, timestamp: ts, name: 'tada' });
+    const again = await emit(s.node.url, tenant, installId, 'chatapp.reaction', {
+      channel_id: target.id,
+      timestamp: ts,
+      name: 'tada',
+    });
     expect(again.status).toBe(200);
     expect(s.slack.callsOf('reactions.add').map((c) => c.error)).toEqual([undefined, 'already_reacted']);
   });
@@ -103,7 +132,12 @@ describe('chatapp emit', () => {
     // 100 emits over about 1.5 s, ten in flight at a time.
     for (let b = 0; b < 10; b++) {
       const rs = await Promise.all(Array.from({ length: 10 }, () => post(target, `burst ${b}`)));
-      for (const r of rs) answers.push({ status: r.status, retryAfter: r.headers.get('retry-after'), code: r.status === 200 ? undefined : (await json(r)).error.code });
+      for (const r of rs)
+        answers.push({
+          status: r.status,
+          retryAfter: r.headers.get('retry-after'),
+          code: r.status === 200 ? undefined : (await json(r)).error.code,
+        });
       await new Promise((r) => setTimeout(r, 150));
     }
     const elapsed = Date.now() - started;
@@ -171,7 +205,9 @@ describe('chatapp emit', () => {
   });
 
   it('reports health through auth.test, and 503 when the workspace is unreachable', async () => {
-    const ok = await json(await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}/health`, { headers: tenant.auth }));
+    const ok = await json(
+      await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}/health`, { headers: tenant.auth }),
+    );
     expect(ok).toMatchObject({ install_id: installId, connector_id: 'chatapp', status: 'healthy', team_id: team.id });
     const token = [...s.slack.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot')!;
     token.revoked = true;

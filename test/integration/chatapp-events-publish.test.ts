@@ -6,7 +6,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
-import { allEvents, eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  allEvents,
+  eventually,
+  installOk,
+  json,
+  startChatStack,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { ingestOutage } from '../support/ingest-outage.js';
 
@@ -22,17 +30,22 @@ beforeAll(async () => {
   chan = s.slack.addChannel(team.id);
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
-  await eventually(async () => {
-    const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
-    return (await json(r)).backfill.state === 'complete';
-  }, 10_000, 'backfill complete');
+  await eventually(
+    async () => {
+      const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
+      return (await json(r)).backfill.state === 'complete';
+    },
+    10_000,
+    'backfill complete',
+  );
 });
 afterAll(() => s?.stop());
 
 const message = (text: string): FakeMessage => ({ ts: nextTs(), user: 'U0HUMAN', text });
 const idOf = (m: FakeMessage) => `message:${chan.id}:${m.ts}`;
 const storedCount = async (id: string): Promise<number> =>
-  (await s.node.pool.query('SELECT count(*)::int AS n FROM events WHERE install_id = $1 AND id = $2', [installId, id])).rows[0].n;
+  (await s.node.pool.query('SELECT count(*)::int AS n FROM events WHERE install_id = $1 AND id = $2', [installId, id]))
+    .rows[0].n;
 const ingested = async (id: string) => (await allEvents(s.node.url, tenant, installId)).some((e) => e.id === id);
 
 /** Delivers `m` while the stream is out as `how`; returns the answer. */

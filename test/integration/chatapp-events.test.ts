@@ -1,7 +1,22 @@
 /** Chat events in over HTTP (issue 4 "Events in", "Self-emit filter"; INTERFACE §3, §4, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageChangedEvent, messageDeletedEvent, messageEvent, reactionEvent, signedHeaders } from '../fakes/slack-events.js';
-import { allEvents, emit, eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  messageChangedEvent,
+  messageDeletedEvent,
+  messageEvent,
+  reactionEvent,
+  signedHeaders,
+} from '../fakes/slack-events.js';
+import {
+  allEvents,
+  emit,
+  eventually,
+  installOk,
+  json,
+  startChatStack,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { scrapeSample } from '../support/metrics.js';
 
@@ -18,10 +33,14 @@ beforeAll(async () => {
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
   // Let the backfill of this (empty) workspace end first: its ids must not shadow the echoes below.
-  await eventually(async () => {
-    const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
-    return (await json(r)).backfill.state === 'complete';
-  }, 10_000, 'backfill complete');
+  await eventually(
+    async () => {
+      const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
+      return (await json(r)).backfill.state === 'complete';
+    },
+    10_000,
+    'backfill complete',
+  );
 });
 afterAll(() => s?.stop());
 
@@ -37,10 +56,18 @@ const waitFor = (id: string) => eventually(() => eventById(id), 10_000, id);
 describe('chatapp events over HTTP', () => {
   it('answers url_verification with the challenge (signed)', async () => {
     const body = JSON.stringify({ token: 'x', challenge: 'ch4ll3nge', type: 'url_verification' });
-    const res = await fetch(s.slack.eventsUrl!, { method: 'POST', headers: signedHeaders(s.slack.signingSecret, body, 'valid'), body });
+    const res = await fetch(s.slack.eventsUrl!, {
+      method: 'POST',
+      headers: signedHeaders(s.slack.signingSecret, body, 'valid'),
+      body,
+    });
     expect(res.status).toBe(200);
     expect(await json(res)).toEqual({ challenge: 'ch4ll3nge' });
-    const forged = await fetch(s.slack.eventsUrl!, { method: 'POST', headers: signedHeaders(s.slack.signingSecret, body, 'forged'), body });
+    const forged = await fetch(s.slack.eventsUrl!, {
+      method: 'POST',
+      headers: signedHeaders(s.slack.signingSecret, body, 'forged'),
+      body,
+    });
     expect(forged.status).toBe(401);
   });
 
@@ -62,17 +89,41 @@ describe('chatapp events over HTTP', () => {
   });
 
   it('ingests messages of channels, private channels, DMs and group DMs, with file references', async () => {
-    const file = { id: 'F0FILE', name: 'plan.pdf', mimetype: 'application/pdf', size: 1234, permalink: 'https://files.example/plan' };
-    const sent = (['channel', 'group', 'im', 'mpim'] as const).map((type) => ({ type, m: userMessage(ch[type], `hello ${type}`, type === 'group' ? { files: [file] } : {}) }));
-    for (const { type, m } of sent) expect((await s.slack.deliver(team.id, messageEvent(team, ch[type], m))).status).toBe(200);
+    const file = {
+      id: 'F0FILE',
+      name: 'plan.pdf',
+      mimetype: 'application/pdf',
+      size: 1234,
+      permalink: 'https://files.example/plan',
+    };
+    const sent = (['channel', 'group', 'im', 'mpim'] as const).map((type) => ({
+      type,
+      m: userMessage(ch[type], `hello ${type}`, type === 'group' ? { files: [file] } : {}),
+    }));
+    for (const { type, m } of sent)
+      expect((await s.slack.deliver(team.id, messageEvent(team, ch[type], m))).status).toBe(200);
     for (const { type, m } of sent) {
       const e = await waitFor(`message:${ch[type].id}:${m.ts}`);
       expect(e.kind).toBe('message');
-      expect(e.payload).toMatchObject({ channel_id: ch[type].id, channel_type: type, ts: m.ts, user: 'U0HUMAN', text: `hello ${type}` });
+      expect(e.payload).toMatchObject({
+        channel_id: ch[type].id,
+        channel_type: type,
+        ts: m.ts,
+        user: 'U0HUMAN',
+        text: `hello ${type}`,
+      });
       expect(e.occurred_at).toBe(new Date(Number(m.ts.split('.')[0]) * 1000).toISOString());
     }
     const withFile = await eventById(`message:${ch.group.id}:${sent[1]!.m.ts}`);
-    expect(withFile!.payload.files).toEqual([{ file_id: 'F0FILE', name: 'plan.pdf', mimetype: 'application/pdf', size: 1234, permalink: 'https://files.example/plan' }]);
+    expect(withFile!.payload.files).toEqual([
+      {
+        file_id: 'F0FILE',
+        name: 'plan.pdf',
+        mimetype: 'application/pdf',
+        size: 1234,
+        permalink: 'https://files.example/plan',
+      },
+    ]);
     expect((await eventById(`message:${ch.channel.id}:${sent[0]!.m.ts}`))!.payload.files).toBeUndefined();
   });
 
@@ -86,8 +137,14 @@ describe('chatapp events over HTTP', () => {
     await s.slack.deliver(team.id, messageEvent(team, ch.channel, reply));
     await s.slack.deliver(team.id, messageChangedEvent(ch.channel, parent, 'parent, edited', editTs));
     await s.slack.deliver(team.id, messageDeletedEvent(ch.channel, reply, deleteTs));
-    await s.slack.deliver(team.id, reactionEvent('reaction_added', ch.channel, parent.ts, 'U0OTHER', 'tada', reactTs, 'U0HUMAN'));
-    await s.slack.deliver(team.id, reactionEvent('reaction_removed', ch.channel, parent.ts, 'U0OTHER', 'tada', unreactTs));
+    await s.slack.deliver(
+      team.id,
+      reactionEvent('reaction_added', ch.channel, parent.ts, 'U0OTHER', 'tada', reactTs, 'U0HUMAN'),
+    );
+    await s.slack.deliver(
+      team.id,
+      reactionEvent('reaction_removed', ch.channel, parent.ts, 'U0OTHER', 'tada', unreactTs),
+    );
     const c = ch.channel.id;
     expect((await waitFor(`message:${c}:${reply.ts}`)).payload).toMatchObject({ thread_ts: parent.ts, text: 'reply' });
     expect((await waitFor(`message_changed:${c}:${parent.ts}:${editTs}`)).payload).toEqual({
@@ -98,7 +155,12 @@ describe('chatapp events over HTTP', () => {
       text: 'parent, edited',
       user: 'U0HUMAN',
     });
-    expect((await waitFor(`message_deleted:${c}:${reply.ts}:${deleteTs}`)).payload).toEqual({ channel_id: c, channel_type: 'channel', ts: reply.ts, event_ts: deleteTs });
+    expect((await waitFor(`message_deleted:${c}:${reply.ts}:${deleteTs}`)).payload).toEqual({
+      channel_id: c,
+      channel_type: 'channel',
+      ts: reply.ts,
+      event_ts: deleteTs,
+    });
     expect((await waitFor(`reaction_added:${c}:${parent.ts}:U0OTHER:tada:${reactTs}`)).payload).toEqual({
       channel_id: c,
       item_ts: parent.ts,
@@ -107,13 +169,17 @@ describe('chatapp events over HTTP', () => {
       event_ts: reactTs,
       item_user: 'U0HUMAN',
     });
-    expect((await waitFor(`reaction_removed:${c}:${parent.ts}:U0OTHER:tada:${unreactTs}`)).kind).toBe('reaction_removed');
+    expect((await waitFor(`reaction_removed:${c}:${parent.ts}:U0OTHER:tada:${unreactTs}`)).kind).toBe(
+      'reaction_removed',
+    );
   });
 
   it('ingests a retry storm (each event 4 times, with X-Slack-Retry-Num) exactly once', async () => {
     const msgs = Array.from({ length: 5 }, (_, i) => userMessage(ch.im, `storm ${i}`));
     const deliveries = msgs.flatMap((m, i) =>
-      [0, 1, 2, 3].map((retryNum) => s.slack.deliver(team.id, messageEvent(team, ch.im, m), { eventId: `EvSTORM${i}`, retryNum })),
+      [0, 1, 2, 3].map((retryNum) =>
+        s.slack.deliver(team.id, messageEvent(team, ch.im, m), { eventId: `EvSTORM${i}`, retryNum }),
+      ),
     );
     const answers = await Promise.all(deliveries);
     for (const a of answers) expect(a.status).toBe(200);
@@ -130,41 +196,74 @@ describe('chatapp events over HTTP', () => {
     const c = s.slack.addChannel(stranger.id);
     const m: FakeMessage = { ts: nextTs(), user: 'U0X', text: 'nobody home' };
     expect((await s.slack.deliver(stranger.id, messageEvent(stranger, c, m))).status).toBe(200);
-    const { rows } = await s.node.pool.query(`SELECT count(*)::int AS n FROM events WHERE payload->>'text' = 'nobody home'`);
+    const { rows } = await s.node.pool.query(
+      `SELECT count(*)::int AS n FROM events WHERE payload->>'text' = 'nobody home'`,
+    );
     expect(rows[0].n).toBe(0);
   });
 
   it('never ingests our own posted message echoed back (tier 1), nor a mirror of it without author fields (tier 2)', async () => {
-    const droppedSoFar = (tier: string) => scrapeSample(s.node.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+    const droppedSoFar = (tier: string) =>
+      scrapeSample(s.node.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
     const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     // Tier 2 alone: a mirror tool re-posts our message with the author fields stripped and a human's user id.
-    const first = await emit(s.node.url, tenant, installId, 'chatapp.message', { channel_id: ch.channel.id, text: 'mirrored' });
+    const first = await emit(s.node.url, tenant, installId, 'chatapp.message', {
+      channel_id: ch.channel.id,
+      text: 'mirrored',
+    });
     expect(first.status).toBe(200);
     const mirroredTs = (await json(first)).provider_id as string;
-    const mirror = { type: 'message', channel: ch.channel.id, channel_type: 'channel', user: 'U0MIRROR', text: 'mirrored', ts: mirroredTs, event_ts: mirroredTs };
+    const mirror = {
+      type: 'message',
+      channel: ch.channel.id,
+      channel_type: 'channel',
+      user: 'U0MIRROR',
+      text: 'mirrored',
+      ts: mirroredTs,
+      event_ts: mirroredTs,
+    };
     expect((await s.slack.deliver(team.id, mirror)).status).toBe(200);
 
     s.slack.echo = 'http';
     try {
       // Another channel: this one's bucket allows one post per second.
-      const res = await emit(s.node.url, tenant, installId, 'chatapp.message', { channel_id: ch.group.id, text: 'from the graph' });
+      const res = await emit(s.node.url, tenant, installId, 'chatapp.message', {
+        channel_id: ch.group.id,
+        text: 'from the graph',
+      });
       expect(res.status).toBe(200);
       const { provider_id: ts } = await json(res);
       // Our own reaction comes back authored by the bot user.
-      expect((await s.slack.deliver(team.id, reactionEvent('reaction_added', ch.group, ts, team.botUserId, 'eyes', nextTs()))).status).toBe(200);
+      expect(
+        (
+          await s.slack.deliver(
+            team.id,
+            reactionEvent('reaction_added', ch.group, ts, team.botUserId, 'eyes', nextTs()),
+          )
+        ).status,
+      ).toBe(200);
       // Tier 1 alone: bot-authored messages this install has no emitted record of (by bot_id, by app_id, by bot user).
       const byBot = [
         { bot_id: team.botId, subtype: 'bot_message' },
         { app_id: s.slack.appId, user: 'U0SOMEONE' },
         { user: team.botUserId },
-      ].map((author) => ({ type: 'message', channel: ch.channel.id, channel_type: 'channel', text: 'ours, posted elsewhere', ts: nextTs(), ...author }));
+      ].map((author) => ({
+        type: 'message',
+        channel: ch.channel.id,
+        channel_type: 'channel',
+        text: 'ours, posted elsewhere',
+        ts: nextTs(),
+        ...author,
+      }));
       for (const e of byBot) expect((await s.slack.deliver(team.id, e)).status).toBe(200);
       // A human's message sent after them all is ingested: the drop above is not an outage.
       const control = userMessage(ch.channel, 'human after echo');
       await s.slack.deliver(team.id, messageEvent(team, ch.channel, control));
       await waitFor(`message:${ch.channel.id}:${control.ts}`);
       const all = await events();
-      expect(all.filter((e) => [ts, mirroredTs].includes(e.payload.ts as string) || e.payload.item_ts === ts)).toEqual([]);
+      expect(all.filter((e) => [ts, mirroredTs].includes(e.payload.ts as string) || e.payload.item_ts === ts)).toEqual(
+        [],
+      );
       expect(all.filter((e) => e.payload.text === 'ours, posted elsewhere')).toEqual([]);
       expect(s.slack.posted.some((p) => p.ts === ts)).toBe(true);
       // INTERFACE §8.20: every drop is counted, by tier: the echo, our reaction and the three

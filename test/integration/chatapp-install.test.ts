@@ -5,7 +5,16 @@ import { loadConfig } from '../../src/config.js';
 import { botCredentials } from '../../src/connectors/chatapp/bot-token.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { getInstallById } from '../../src/store/installs.js';
-import { chatEnv, consent, install, installOk, json, oauthStart, startChatStack, type ChatStack } from '../fakes/slack-harness.js';
+import {
+  chatEnv,
+  consent,
+  install,
+  installOk,
+  json,
+  oauthStart,
+  startChatStack,
+  type ChatStack,
+} from '../fakes/slack-harness.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 let s: ChatStack;
@@ -45,7 +54,9 @@ describe('chatapp oauth/start', () => {
     expect(u.searchParams.get('client_id')).toBe(s.slack.clientId);
     expect(u.searchParams.get('redirect_uri')).toBe('https://installer.example/cb?x=1');
     expect(u.searchParams.get('state')).toBe(start.state);
-    expect(u.searchParams.get('scope')!.split(',')).toEqual(expect.arrayContaining(['channels:history', 'chat:write', 'mpim:history']));
+    expect(u.searchParams.get('scope')!.split(',')).toEqual(
+      expect.arrayContaining(['channels:history', 'chat:write', 'mpim:history']),
+    );
     const after = Date.now();
     // INTERFACE §3: the state expires 10 minutes after it was issued, which was between before and after.
     const expires = Date.parse(start.expires_at);
@@ -61,26 +72,49 @@ describe('chatapp oauth/callback', () => {
     const res = await install(s, tenant, team.id);
     const body = await json(res);
     expect(res.status).toBe(200);
-    expect(body).toEqual({ install_id: expect.any(String), connector_id: 'chatapp', status: 'active', team_id: team.id, team_name: 'Acme' });
+    expect(body).toEqual({
+      install_id: expect.any(String),
+      connector_id: 'chatapp',
+      status: 'active',
+      team_id: team.id,
+      team_name: 'Acme',
+    });
     // The exchange used the same redirect_uri the state was bound to (the fake checks it).
     expect(s.slack.callsOf('oauth.v2.access').at(-1)).toMatchObject({ status: 200 });
 
     const listed = await json(await get('/api/v1/connectors/installs?connector_id=chatapp', tenant.auth));
-    expect(listed.installs).toEqual([expect.objectContaining({ install_id: body.install_id, external_id: team.id, status: 'active', display_name: 'Acme' })]);
+    expect(listed.installs).toEqual([
+      expect.objectContaining({
+        install_id: body.install_id,
+        external_id: team.id,
+        status: 'active',
+        display_name: 'Acme',
+      }),
+    ]);
     const one = await json(await get(`/api/v1/connectors/installs/${body.install_id}`, tenant.auth));
     expect(['pending', 'running', 'complete']).toContain(one.backfill.state);
 
     const token = [...s.slack.tokens.values()].find((t) => t.teamId === team.id && t.kind === 'bot')!.token;
-    const { rows } = await s.node.pool.query('SELECT ciphertext FROM credentials WHERE install_id = $1', [body.install_id]);
+    const { rows } = await s.node.pool.query('SELECT ciphertext FROM credentials WHERE install_id = $1', [
+      body.install_id,
+    ]);
     expect(rows).toHaveLength(1);
     expect(Buffer.from(rows[0].ciphertext).includes(Buffer.from(token))).toBe(false);
     const claim = await s.node.pool.query('SELECT install_id FROM chat_workspace_claims WHERE team_id = $1', [team.id]);
     expect(claim.rows).toEqual([{ install_id: body.install_id }]);
-    const id = await s.node.pool.query('SELECT bot_user_id, bot_id, app_id FROM chat_bot_identities WHERE install_id = $1', [body.install_id]);
+    const id = await s.node.pool.query(
+      'SELECT bot_user_id, bot_id, app_id FROM chat_bot_identities WHERE install_id = $1',
+      [body.install_id],
+    );
     expect(id.rows).toEqual([{ bot_user_id: team.botUserId, bot_id: team.botId, app_id: s.slack.appId }]);
 
     const health = await json(await get(`/api/v1/connectors/installs/${body.install_id}/health`, tenant.auth));
-    expect(health).toMatchObject({ install_id: body.install_id, connector_id: 'chatapp', status: 'healthy', team_id: team.id });
+    expect(health).toMatchObject({
+      install_id: body.install_id,
+      connector_id: 'chatapp',
+      status: 'healthy',
+      team_id: team.id,
+    });
   });
 
   it('refuses a reused, forged, missing or expired state with invalid_state', async () => {
@@ -106,7 +140,9 @@ describe('chatapp oauth/callback', () => {
     s.slack.setConsent(other.id);
     const late = await oauthStart(s.node.url, tenant);
     const lateCallback = await consent(late.authorize_url);
-    await s.node.pool.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE tenant_id = $1`, [tenant.tenant_id]);
+    await s.node.pool.query(`UPDATE oauth_states SET expires_at = now() - interval '1 second' WHERE tenant_id = $1`, [
+      tenant.tenant_id,
+    ]);
     const expired = await fetch(lateCallback);
     expect(expired.status).toBe(400);
     expect((await json(expired)).error.code).toBe('invalid_state');
@@ -143,14 +179,22 @@ describe('chatapp oauth/callback', () => {
     expect(statuses).toEqual([200, 409]);
     const loser = results.find((r) => r.status === 409)!;
     expect((await json(loser)).error.code).toBe('workspace_already_installed');
-    const claims = await s.node.pool.query('SELECT count(*)::int AS n FROM chat_workspace_claims WHERE team_id = $1', [team.id]);
+    const claims = await s.node.pool.query('SELECT count(*)::int AS n FROM chat_workspace_claims WHERE team_id = $1', [
+      team.id,
+    ]);
     expect(claims.rows[0].n).toBe(1);
-    const active = await s.node.pool.query(`SELECT count(*)::int AS n FROM installs WHERE external_id = $1 AND status = 'active'`, [team.id]);
+    const active = await s.node.pool.query(
+      `SELECT count(*)::int AS n FROM installs WHERE external_id = $1 AND status = 'active'`,
+      [team.id],
+    );
     expect(active.rows[0].n).toBe(1);
     // The winner's token still works: the loser's exchange revoked nothing.
     const winner = results.find((r) => r.status === 200)!;
     const w = await json(winner);
-    const owner = w.install_id && (await s.node.pool.query('SELECT tenant_id FROM installs WHERE install_id = $1', [w.install_id])).rows[0].tenant_id;
+    const owner =
+      w.install_id &&
+      (await s.node.pool.query('SELECT tenant_id FROM installs WHERE install_id = $1', [w.install_id])).rows[0]
+        .tenant_id;
     const auth = owner === a.tenant_id ? a.auth : b.auth;
     expect((await json(await get(`/api/v1/connectors/installs/${w.install_id}/health`, auth))).status).toBe('healthy');
 
@@ -164,13 +208,17 @@ describe('chatapp oauth/callback', () => {
     const team = s.slack.addTeam({ rotationExpiresInS: 2 });
     const tenant = await s.node.tenant();
     const { install_id } = await installOk(s, tenant, team.id);
-    const { rows } = await s.node.pool.query('SELECT 1 FROM credentials WHERE install_id = $1 AND revoked_at IS NULL', [install_id]);
+    const { rows } = await s.node.pool.query('SELECT 1 FROM credentials WHERE install_id = $1 AND revoked_at IS NULL', [
+      install_id,
+    ]);
     expect(rows).toHaveLength(1);
     // Past half the token's life: the next users must refresh it, and only one may.
     await new Promise((r) => setTimeout(r, 1_200));
     const before = s.slack.refreshes.length;
     const healths = await Promise.all(
-      Array.from({ length: 4 }, () => get(`/api/v1/connectors/installs/${install_id}/health`, tenant.auth).then((r) => json(r))),
+      Array.from({ length: 4 }, () =>
+        get(`/api/v1/connectors/installs/${install_id}/health`, tenant.auth).then((r) => json(r)),
+      ),
     );
     for (const h of healths) expect(h.status).toBe('healthy');
     expect(s.slack.refreshes.length - before).toBe(1);
@@ -188,9 +236,14 @@ describe('chatapp oauth/callback', () => {
     const config = loadConfig({ ...chatEnv(s.slack), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
     const cipher = CredentialCipher.fromMasterKey(TEST_MASTER_KEY);
     const log = pino({ level: 'silent' });
-    const stores = [botCredentials({ config, pool: s.node.pool, cipher, log }), botCredentials({ config, pool: s.node.pool, cipher, log })];
+    const stores = [
+      botCredentials({ config, pool: s.node.pool, cipher, log }),
+      botCredentials({ config, pool: s.node.pool, cipher, log }),
+    ];
     const before = s.slack.refreshes.length;
-    const secrets = await Promise.all(Array.from({ length: 6 }, (_, i) => stores[i % 2]!.get(install, AbortSignal.timeout(10_000))));
+    const secrets = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => stores[i % 2]!.get(install, AbortSignal.timeout(10_000))),
+    );
     // Slack refresh tokens are single-use: a second concurrent refresh would have failed outright.
     expect(s.slack.refreshes.length - before).toBe(1);
     expect(new Set(secrets.map((x) => x.bot_token)).size).toBe(1);

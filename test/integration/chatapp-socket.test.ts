@@ -2,7 +2,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import { allEvents, emit, eventually, installOk, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  allEvents,
+  emit,
+  eventually,
+  installOk,
+  startChatStack,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
@@ -30,12 +38,17 @@ const message = (text: string): FakeMessage => ({ ts: nextTs(), user: 'U0HUMAN',
 const idOf = (m: FakeMessage) => `message:${chan.id}:${m.ts}`;
 const ingested = async (id: string) => (await allEvents(s.node.url, tenant, installId)).some((e) => e.id === id);
 const storedCount = async (id: string): Promise<number> =>
-  (await s.node.pool.query('SELECT count(*)::int AS n FROM events WHERE install_id = $1 AND id = $2', [installId, id])).rows[0].n;
+  (await s.node.pool.query('SELECT count(*)::int AS n FROM events WHERE install_id = $1 AND id = $2', [installId, id]))
+    .rows[0].n;
 
 describe('chatapp Socket Mode', () => {
   it('does not mount the HTTP events route', async () => {
     const body = JSON.stringify({ type: 'url_verification', challenge: 'x' });
-    const res = await fetch(s.slack.eventsUrl!, { method: 'POST', headers: signedHeaders(s.slack.signingSecret, body, 'valid'), body });
+    const res = await fetch(s.slack.eventsUrl!, {
+      method: 'POST',
+      headers: signedHeaders(s.slack.signingSecret, body, 'valid'),
+      body,
+    });
     expect(res.status).toBe(404);
   });
 
@@ -45,7 +58,10 @@ describe('chatapp Socket Mode', () => {
     expect(first.acked).toBe(true);
     await eventually(() => ingested(idOf(m)), 10_000, 'ingested');
     for (const retryAttempt of [1, 2, 3]) {
-      const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCK1', retryAttempt });
+      const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), {
+        eventId: 'EvSOCK1',
+        retryAttempt,
+      });
       expect(again.acked).toBe(true);
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -62,7 +78,10 @@ describe('chatapp Socket Mode', () => {
   it('drops our own posted message echoed back over the socket', async () => {
     s.slack.echo = 'socket';
     try {
-      const res = await emit(s.node.url, tenant, installId, 'chatapp.message', { channel_id: chan.id, text: 'echo me' });
+      const res = await emit(s.node.url, tenant, installId, 'chatapp.message', {
+        channel_id: chan.id,
+        text: 'echo me',
+      });
       expect(res.status).toBe(200);
       const { provider_id: ts } = (await res.json()) as { provider_id: string };
       const after = message('human after the echo');
@@ -81,7 +100,11 @@ describe('chatapp Socket Mode', () => {
     s.slack.socket.refuseNext = 1;
     const dropped = Date.now();
     s.slack.socket.drop();
-    await eventually(async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0, 20_000, 'reconnected');
+    await eventually(
+      async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0,
+      20_000,
+      'reconnected',
+    );
     // One attempt refused, then one connection: it kept trying after a failed attempt.
     expect(s.slack.socket.refusals.length - refusedBefore).toBe(1);
     expect(s.slack.socket.connections.length - before).toBe(1);
@@ -103,7 +126,11 @@ describe('chatapp Socket Mode', () => {
     try {
       sent = s.slack.socket.send(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCKFAIL' });
       // The node gave up on this envelope (socket-mode.ts): that, not a clock, says the ack is not coming.
-      await eventually(async () => logs.find('chat event not stored', LOG_LEVEL.warn).some((l) => l.envelopeId === sent.envelopeId), 10_000, 'envelope given up');
+      await eventually(
+        async () => logs.find('chat event not stored', LOG_LEVEL.warn).some((l) => l.envelopeId === sent.envelopeId),
+        10_000,
+        'envelope given up',
+      );
     } finally {
       await outage.restore();
     }
@@ -115,7 +142,10 @@ describe('chatapp Socket Mode', () => {
     expect(await storedCount(idOf(m))).toBe(0);
     // Slack redelivers the unacknowledged envelope: acknowledged now, and stored once.
     for (const retryAttempt of [1, 2]) {
-      const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCKFAIL', retryAttempt });
+      const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), {
+        eventId: 'EvSOCKFAIL',
+        retryAttempt,
+      });
       expect(again.acked).toBe(true);
     }
     await eventually(() => ingested(idOf(m)), 10_000, 'redelivery ingested');

@@ -1,6 +1,14 @@
 /** Chat uninstall (issue 4 "Uninstall"; spec §3.1; INTERFACE §3 DELETE, §8.3). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, install, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import {
+  eventually,
+  install,
+  installOk,
+  json,
+  startChatStack,
+  type ChatStack,
+  type Tenant,
+} from '../fakes/slack-harness.js';
 
 let s: ChatStack;
 beforeAll(async () => {
@@ -8,14 +16,20 @@ beforeAll(async () => {
 });
 afterAll(() => s?.stop());
 
-const del = (tenant: Tenant, id: string) => fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { method: 'DELETE', headers: tenant.auth });
-const getInstall = async (tenant: Tenant, id: string) => json(await fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
-const claimOf = async (teamId: string) => (await s.node.pool.query('SELECT install_id FROM chat_workspace_claims WHERE team_id = $1', [teamId])).rows;
+const del = (tenant: Tenant, id: string) =>
+  fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { method: 'DELETE', headers: tenant.auth });
+const getInstall = async (tenant: Tenant, id: string) =>
+  json(await fetch(`${s.node.url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
+const claimOf = async (teamId: string) =>
+  (await s.node.pool.query('SELECT install_id FROM chat_workspace_claims WHERE team_id = $1', [teamId])).rows;
 const liveCredentials = async (id: string) =>
   (await s.node.pool.query('SELECT 1 FROM credentials WHERE install_id = $1 AND revoked_at IS NULL', [id])).rows.length;
 /** A bot token of the team that still works at Slack (not revoked, not expired). */
 const botToken = (teamId: string) =>
-  [...s.slack.tokens.values()].find((t) => t.teamId === teamId && t.kind === 'bot' && !t.revoked && (t.expiresAt === undefined || t.expiresAt > Date.now()));
+  [...s.slack.tokens.values()].find(
+    (t) =>
+      t.teamId === teamId && t.kind === 'bot' && !t.revoked && (t.expiresAt === undefined || t.expiresAt > Date.now()),
+  );
 
 describe('chatapp uninstall', () => {
   it('revokes upstream, then status, credentials and claim change together; a reinstall works', async () => {
@@ -35,7 +49,9 @@ describe('chatapp uninstall', () => {
     // Idempotent: the same answer, no second upstream call.
     expect(await json(await del(tenant, install_id))).toEqual({ install_id, status: 'uninstalled' });
     expect(s.slack.callsOf('auth.revoke')).toHaveLength(1);
-    const health = await json(await fetch(`${s.node.url}/api/v1/connectors/installs/${install_id}/health`, { headers: tenant.auth }));
+    const health = await json(
+      await fetch(`${s.node.url}/api/v1/connectors/installs/${install_id}/health`, { headers: tenant.auth }),
+    );
     expect(health.status).toBe('uninstalled');
 
     // Reinstall of the same workspace, by another tenant even.
@@ -53,7 +69,9 @@ describe('chatapp uninstall', () => {
     const fn = `fail_claim_${install_id.replace(/-/g, '')}`;
     await s.node.pool.query(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF OLD.install_id = '${install_id}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN OLD; END $$`);
-    await s.node.pool.query(`CREATE TRIGGER ${fn} BEFORE DELETE ON chat_workspace_claims FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
+    await s.node.pool.query(
+      `CREATE TRIGGER ${fn} BEFORE DELETE ON chat_workspace_claims FOR EACH ROW EXECUTE FUNCTION ${fn}()`,
+    );
     try {
       const failed = await del(tenant, install_id);
       expect(failed.status).toBe(500);
@@ -70,7 +88,12 @@ describe('chatapp uninstall', () => {
     const retried = await del(tenant, install_id);
     expect(retried.status).toBe(200);
     // The retry asked Slack again; the dead token's answer counted as revoked.
-    expect(s.slack.callsOf('auth.revoke').slice(revokesBefore).map((c) => c.error)).toEqual(['token_revoked']);
+    expect(
+      s.slack
+        .callsOf('auth.revoke')
+        .slice(revokesBefore)
+        .map((c) => c.error),
+    ).toEqual(['token_revoked']);
     expect((await getInstall(tenant, install_id)).status).toBe('uninstalled');
     expect(await claimOf(team.id)).toEqual([]);
     expect(await liveCredentials(install_id)).toBe(0);
@@ -129,9 +152,13 @@ describe('chatapp uninstall', () => {
     const team = s.slack.addTeam();
     const tenant = await s.node.tenant();
     const { install_id } = await installOk(s, tenant, team.id);
-    expect((await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'], bot: [] } })).status).toBe(200);
+    expect(
+      (await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'], bot: [] } })).status,
+    ).toBe(200);
     expect((await getInstall(tenant, install_id)).status).toBe('active');
-    expect((await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: [], bot: [team.botUserId] } })).status).toBe(200);
+    expect(
+      (await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: [], bot: [team.botUserId] } })).status,
+    ).toBe(200);
     await eventually(async () => (await getInstall(tenant, install_id)).status === 'uninstalled', 5_000, 'uninstalled');
     expect((await s.slack.deliver(team.id, { type: 'app_uninstalled' })).status).toBe(200);
     expect(await claimOf(team.id)).toEqual([]);

@@ -47,7 +47,10 @@ describe('connectors CLI', () => {
   });
 
   it('names the bad setting and never prints its value', async () => {
-    const r = await runCli(['tenants', 'create', '--name', 'x'], { DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: 'too-short-secret' });
+    const r = await runCli(['tenants', 'create', '--name', 'x'], {
+      DATABASE_URL: testDatabaseUrl(),
+      SERVICE_MASTER_KEY: 'too-short-secret',
+    });
     expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('SERVICE_MASTER_KEY');
@@ -58,7 +61,10 @@ describe('connectors CLI', () => {
   });
 
   it('users create for an unknown tenant fails clearly', async () => {
-    const r = await runCli(['users', 'create', '--tenant', '00000000-0000-4000-8000-000000000000', '--email', 'a@b.test'], env());
+    const r = await runCli(
+      ['users', 'create', '--tenant', '00000000-0000-4000-8000-000000000000', '--email', 'a@b.test'],
+      env(),
+    );
     expect(r.code).not.toBe(0);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('tenant');

@@ -66,8 +66,15 @@ async function tenantWithUser(e: CodehostEdge = full) {
 }
 
 function call(e: CodehostEdge, headers: Record<string, string | undefined>, body: unknown) {
-  const h = Object.fromEntries(Object.entries({ 'content-type': 'application/json', ...headers }).filter(([, v]) => v !== undefined)) as Record<string, string>;
-  return e.app.inject({ method: 'POST', url: PATH, headers: h, payload: typeof body === 'string' ? body : JSON.stringify(body) });
+  const h = Object.fromEntries(
+    Object.entries({ 'content-type': 'application/json', ...headers }).filter(([, v]) => v !== undefined),
+  ) as Record<string, string>;
+  return e.app.inject({
+    method: 'POST',
+    url: PATH,
+    headers: h,
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 const body = (userId: string, installationId: number, extra: Record<string, unknown> = {}) => ({
@@ -83,7 +90,11 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
   it('404 not_found while SERVICE_ADMIN_ENDPOINTS is not 1, whatever else is sent', async () => {
     const off = await edge({ ...settings(gh.url), SERVICE_ADMIN_ENDPOINTS: '0' });
     const t = await tenantWithUser(off);
-    const res = await call(off, { 'x-service-admin-token': adminToken, authorization: t.authorization }, body(t.user_id, installation()));
+    const res = await call(
+      off,
+      { 'x-service-admin-token': adminToken, authorization: t.authorization },
+      body(t.user_id, installation()),
+    );
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('not_found');
   });
@@ -99,7 +110,11 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
   it('401 for a missing, wrong or wrong-length admin token, even with a valid Bearer', async () => {
     const t = await tenantWithUser();
     for (const token of [undefined, '', `${adminToken.slice(0, -1)}x`, `${adminToken}x`, 'short']) {
-      const res = await call(full, { 'x-service-admin-token': token, authorization: t.authorization }, body(t.user_id, installation()));
+      const res = await call(
+        full,
+        { 'x-service-admin-token': token, authorization: t.authorization },
+        body(t.user_id, installation()),
+      );
       expect(res.statusCode, String(token)).toBe(401);
       expect(res.json().error.code).toBe('unauthorized');
     }
@@ -108,7 +123,11 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
   it('401 for a missing or unknown Bearer key once the admin token passed', async () => {
     const t = await tenantWithUser();
     for (const authorization of [undefined, 'Bearer csk_not-a-real-key-000000', 'Basic abc']) {
-      const res = await call(full, { 'x-service-admin-token': adminToken, authorization }, body(t.user_id, installation()));
+      const res = await call(
+        full,
+        { 'x-service-admin-token': adminToken, authorization },
+        body(t.user_id, installation()),
+      );
       expect(res.statusCode).toBe(401);
       expect(res.json().error.code).toBe('unauthorized');
     }
@@ -122,7 +141,11 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
       const t = await tenantWithUser(off);
       const denied = await call(off, { 'x-service-admin-token': adminToken }, body(t.user_id, 1));
       expect(denied.statusCode).toBe(401);
-      const res = await call(off, { 'x-service-admin-token': adminToken, authorization: t.authorization }, 'not json at all');
+      const res = await call(
+        off,
+        { 'x-service-admin-token': adminToken, authorization: t.authorization },
+        'not json at all',
+      );
       expect(res.statusCode).toBe(501);
       expect(res.json().error.code).toBe('not_configured');
     }
@@ -149,7 +172,9 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
       expect(res.statusCode, JSON.stringify(b)).toBe(400);
       expect(res.json().error.code).toBe('bad_request');
     }
-    expect(gh.callsTo('POST', /access_tokens$/).filter((c) => c.path.includes(String(good.github_installation_id)))).toHaveLength(0);
+    expect(
+      gh.callsTo('POST', /access_tokens$/).filter((c) => c.path.includes(String(good.github_installation_id))),
+    ).toHaveLength(0);
   });
 
   it('400 bad_request when user_id is not a user of the caller’s tenant', async () => {
@@ -169,8 +194,17 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
     const suspended = installation();
     gh.installations.get(suspended)!.suspended = true;
     const rejected = installation();
-    gh.fail({ method: 'POST', path: new RegExp(`/app/installations/${rejected}/access_tokens$`), status: 401, body: { message: 'A JSON web token could not be decoded' } });
-    for (const [id, status] of [[nextInstallation + 1000, 404], [suspended, 403], [rejected, 401]] as const) {
+    gh.fail({
+      method: 'POST',
+      path: new RegExp(`/app/installations/${rejected}/access_tokens$`),
+      status: 401,
+      body: { message: 'A JSON web token could not be decoded' },
+    });
+    for (const [id, status] of [
+      [nextInstallation + 1000, 404],
+      [suspended, 403],
+      [rejected, 401],
+    ] as const) {
       const res = await call(full, h, body(t.user_id, id));
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toMatchObject({ code: 'installation_not_accessible', upstream_status: status });
@@ -189,7 +223,11 @@ describe('codehost admin install: gates in INTERFACE §3 order', () => {
 
     const unreachable = await edge(settings('http://127.0.0.1:9'));
     const t2 = await tenantWithUser(unreachable);
-    const res2 = await call(unreachable, { 'x-service-admin-token': adminToken, authorization: t2.authorization }, body(t2.user_id, id));
+    const res2 = await call(
+      unreachable,
+      { 'x-service-admin-token': adminToken, authorization: t2.authorization },
+      body(t2.user_id, id),
+    );
     expect(res2.statusCode).toBe(502);
     expect(res2.json().error.code).toBe('upstream_error');
     expect(await listInstalls(full.pool, t.tenant_id)).toEqual([]);
@@ -201,17 +239,33 @@ describe('codehost admin install: success, multi-tenancy, conflict', () => {
     const t = await tenantWithUser();
     const id = installation();
     const before = gh.calls.length;
-    const res = await call(full, { 'x-service-admin-token': adminToken, authorization: t.authorization }, body(t.user_id, id));
+    const res = await call(
+      full,
+      { 'x-service-admin-token': adminToken, authorization: t.authorization },
+      body(t.user_id, id),
+    );
     expect(res.statusCode).toBe(201);
     const created = res.json();
-    expect(created).toEqual({ install_id: expect.any(String), connector_id: 'codehost', status: 'active', github_installation_id: id });
+    expect(created).toEqual({
+      install_id: expect.any(String),
+      connector_id: 'codehost',
+      status: 'active',
+      github_installation_id: id,
+    });
 
-    const mint = gh.calls.slice(before).filter((c) => c.method === 'POST' && c.path === `/app/installations/${id}/access_tokens`);
+    const mint = gh.calls
+      .slice(before)
+      .filter((c) => c.method === 'POST' && c.path === `/app/installations/${id}/access_tokens`);
     expect(mint).toHaveLength(1);
     expect(mint[0]!.auth).toBe('jwt');
 
     const [install] = await listInstalls(full.pool, t.tenant_id, 'codehost');
-    expect(install).toMatchObject({ install_id: created.install_id, status: 'active', external_id: String(id), backfill: { state: 'pending' } });
+    expect(install).toMatchObject({
+      install_id: created.install_id,
+      status: 'active',
+      external_id: String(id),
+      backfill: { state: 'pending' },
+    });
     expect(await getAppInstallation(full.pool, t.tenant_id, created.install_id)).toMatchObject({
       github_installation_id: id,
       account_login: 'octo-org',
@@ -219,7 +273,10 @@ describe('codehost admin install: success, multi-tenancy, conflict', () => {
       repository_selection: 'all',
       app_id: appId,
     });
-    const secret = await readCodehostSecret(full.pool, CredentialCipher.fromMasterKey(TEST_MASTER_KEY), { tenantId: t.tenant_id, installId: created.install_id });
+    const secret = await readCodehostSecret(full.pool, CredentialCipher.fromMasterKey(TEST_MASTER_KEY), {
+      tenantId: t.tenant_id,
+      installId: created.install_id,
+    });
     expect(secret?.github_installation_id).toBe(id);
     expect(gh.tokens.has(secret!.token!.cache_value.split('|')[0]!)).toBe(true);
     // At rest the token is ciphertext only.
@@ -233,7 +290,11 @@ describe('codehost admin install: success, multi-tenancy, conflict', () => {
     const id = installation();
     const ha = { 'x-service-admin-token': adminToken, authorization: a.authorization };
     const first = await call(full, ha, body(a.user_id, id));
-    const second = await call(full, { 'x-service-admin-token': adminToken, authorization: b.authorization }, body(b.user_id, id));
+    const second = await call(
+      full,
+      { 'x-service-admin-token': adminToken, authorization: b.authorization },
+      body(b.user_id, id),
+    );
     expect([first.statusCode, second.statusCode]).toEqual([201, 201]);
     expect(first.json().install_id).not.toBe(second.json().install_id);
 
@@ -247,7 +308,9 @@ describe('codehost admin install: success, multi-tenancy, conflict', () => {
     const t = await tenantWithUser();
     const id = installation();
     const h = { 'x-service-admin-token': adminToken, authorization: t.authorization };
-    const codes = (await Promise.all([call(full, h, body(t.user_id, id)), call(full, h, body(t.user_id, id))])).map((r) => r.statusCode).sort();
+    const codes = (await Promise.all([call(full, h, body(t.user_id, id)), call(full, h, body(t.user_id, id))]))
+      .map((r) => r.statusCode)
+      .sort();
     expect(codes).toEqual([201, 409]);
     const rows = await full.pool.query(
       `SELECT count(*)::int AS n FROM credentials c JOIN installs i USING (install_id) WHERE i.tenant_id = $1`,
@@ -260,7 +323,11 @@ describe('codehost admin install: success, multi-tenancy, conflict', () => {
 describe('codehost App installations: closed to the application role', () => {
   it('connectors_app is denied the table, reads through the service functions, and only its own tenant’s rows', async () => {
     const t = await tenantWithUser();
-    const res = await call(full, { 'x-service-admin-token': adminToken, authorization: t.authorization }, body(t.user_id, installation()));
+    const res = await call(
+      full,
+      { 'x-service-admin-token': adminToken, authorization: t.authorization },
+      body(t.user_id, installation()),
+    );
     const installId = res.json().install_id as string;
 
     const login = `connectors_app_test_${randomBytes(4).toString('hex')}`;
@@ -271,10 +338,17 @@ describe('codehost App installations: closed to the application role', () => {
     const app = new pg.Pool({ connectionString: url.toString(), max: 1 });
     try {
       await expect(app.query('SELECT * FROM codehost_app_installations')).rejects.toMatchObject({ code: '42501' });
-      await expect(app.query('UPDATE codehost_app_installations SET account_login = $1', ['x'])).rejects.toMatchObject({ code: '42501' });
+      await expect(app.query('UPDATE codehost_app_installations SET account_login = $1', ['x'])).rejects.toMatchObject({
+        code: '42501',
+      });
       // Ordinary tables stay usable by the same role.
-      expect((await app.query('SELECT count(*) FROM installs WHERE tenant_id = $1', [t.tenant_id])).rows[0].count).toBe('1');
-      expect(await getAppInstallation(app, t.tenant_id, installId)).toMatchObject({ install_id: installId, app_id: appId });
+      expect((await app.query('SELECT count(*) FROM installs WHERE tenant_id = $1', [t.tenant_id])).rows[0].count).toBe(
+        '1',
+      );
+      expect(await getAppInstallation(app, t.tenant_id, installId)).toMatchObject({
+        install_id: installId,
+        app_id: appId,
+      });
       const stranger = await tenantWithUser();
       expect(await getAppInstallation(app, stranger.tenant_id, installId)).toBeNull();
     } finally {

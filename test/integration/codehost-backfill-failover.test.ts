@@ -22,7 +22,16 @@ import { seedRepos } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import { assertBuilt, freePort, until, kill9, killAll, startServe, waitReady, type ServeProcess } from './helpers/failover-cluster.js';
+import {
+  assertBuilt,
+  freePort,
+  until,
+  kill9,
+  killAll,
+  startServe,
+  waitReady,
+  type ServeProcess,
+} from './helpers/failover-cluster.js';
 
 const SHARDS = 4;
 const P = 8_600_000 + Math.floor(Math.random() * 100_000);
@@ -91,15 +100,34 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     const { user_id } = await createUser(pool, tenant.tenant_id, 'ops@failover.test');
     const res = await fetch(`${nodes[0]!.url}/api/v1/connectors/codehost/admin/install`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.api_key}`, 'x-service-admin-token': adminToken },
-      body: JSON.stringify({ user_id, github_installation_id: P, account_type: 'Organization', account_login: 'failover-org', repository_selection: 'all' }),
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${tenant.api_key}`,
+        'x-service-admin-token': adminToken,
+      },
+      body: JSON.stringify({
+        user_id,
+        github_installation_id: P,
+        account_type: 'Organization',
+        account_login: 'failover-org',
+        repository_selection: 'all',
+      }),
     });
     expect(res.status).toBe(201);
     const { install_id: installId } = (await res.json()) as { install_id: string };
 
     const stored = async () =>
-      Number((await pool.query(`SELECT count(*) AS n FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff'`, [installId])).rows[0].n);
-    await until('a third of the PRs ingested', 20_000, async () => ((await stored()) >= expected.length / 3 ? true : null));
+      Number(
+        (
+          await pool.query(
+            `SELECT count(*) AS n FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff'`,
+            [installId],
+          )
+        ).rows[0].n,
+      );
+    await until('a third of the PRs ingested', 20_000, async () =>
+      (await stored()) >= expected.length / 3 ? true : null,
+    );
 
     // The node whose lease covers the walker's shard is the one walking.
     const leases = await new Kvm(jetstream(nc)).open(makeNames(namespace).leaseBucket);
@@ -115,13 +143,18 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     expect(atKill).toBeLessThan(expected.length);
 
     const state = await until('backfill finished on the survivor', 40_000, async () => {
-      const r = await pool.query(`SELECT backfill_state, backfill_progress FROM installs WHERE install_id = $1`, [installId]);
+      const r = await pool.query(`SELECT backfill_state, backfill_progress FROM installs WHERE install_id = $1`, [
+        installId,
+      ]);
       const s = r.rows[0] as { backfill_state: string; backfill_progress: Record<string, unknown> };
       return s.backfill_state === 'complete' || s.backfill_state === 'failed' ? s : null;
     });
     expect(state.backfill_state).toBe('complete');
     const ids = await until('every event stored', 15_000, async () => {
-      const r = await pool.query(`SELECT id FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff' ORDER BY id`, [installId]);
+      const r = await pool.query(
+        `SELECT id FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff' ORDER BY id`,
+        [installId],
+      );
       return r.rows.length >= expected.length ? r.rows.map((x) => x.id as string) : null;
     });
     // Exactly once: every PR, no other id, no id twice (the ingest dedup absorbed any replay).
@@ -132,7 +165,9 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     const lastDiff = gh.calls.filter((c) => /\/pulls\/\d+$/.test(c.path)).at(-1)!;
     expect(lastDiff.at).toBeGreaterThan(killedAt);
     const replays = gh.calls.filter((c) => /\/pulls\/\d+$/.test(c.path)).length - expected.length;
-    process.stdout.write(`backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`);
+    process.stdout.write(
+      `backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`,
+    );
     expect(replays).toBeGreaterThanOrEqual(0);
     expect(replays).toBeLessThanOrEqual(1);
   });

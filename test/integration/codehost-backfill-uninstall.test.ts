@@ -12,7 +12,13 @@ import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillCursorKey } from '../../src/actors/codehost-backfill.js';
 import { names as makeNames } from '../../src/runtime/names.js';
-import { examplePayload, forInstallation, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 import { seedRepos } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 
@@ -37,16 +43,28 @@ const WITNESS_STEPS = 6;
 
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;
 
-const recordOf = async (t: Tenant, id: string) => (await (await h.api(`/api/v1/connectors/installs/${id}`, t)).json()) as { status: string; backfill: Record<string, unknown> };
+const recordOf = async (t: Tenant, id: string) =>
+  (await (await h.api(`/api/v1/connectors/installs/${id}`, t)).json()) as {
+    status: string;
+    backfill: Record<string, unknown>;
+  };
 const storedDiffs = async (installId: string) =>
-  Number((await h.node.pool.query(`SELECT count(*) AS n FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff'`, [installId])).rows[0].n);
+  Number(
+    (
+      await h.node.pool.query(
+        `SELECT count(*) AS n FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff'`,
+        [installId],
+      )
+    ).rows[0].n,
+  );
 const cursorOf = async (installId: string) => {
   const kv = await new Kvm(h.node.node.nc).open(makeNames(h.node.namespace).cursorBucket);
   const e = await kv.get(backfillCursorKey(installId));
   return e !== null && e.operation === 'PUT' ? e : null;
 };
 /** The backfill's `/repos/{owner}/{repo}/pulls...` calls for one installation's account. */
-const pullsCalls = (login: string) => h.gh.calls.filter((c) => c.path.startsWith(`/repos/${login}/`) && /\/pulls(\/\d+)?$/.test(c.path));
+const pullsCalls = (login: string) =>
+  h.gh.calls.filter((c) => c.path.startsWith(`/repos/${login}/`) && /\/pulls(\/\d+)?$/.test(c.path));
 
 /** Two installations walking side by side: `installationId` is uninstalled mid-walk, the witness keeps walking. */
 async function twoWalks() {
@@ -62,16 +80,31 @@ async function twoWalks() {
   const total = 120;
   await h.install(t, witness);
   const installId = await h.install(t, installationId);
-  await until('ten diffs fetched', async () => pullsCalls(login).filter((c) => /\/pulls\/\d+$/.test(c.path)).length >= 10, 20_000);
+  await until(
+    'ten diffs fetched',
+    async () => pullsCalls(login).filter((c) => /\/pulls\/\d+$/.test(c.path)).length >= 10,
+    20_000,
+  );
   expect((await recordOf(t, installId)).backfill.state).toBe('running');
   expect(await until('a committed cursor', () => cursorOf(installId))).not.toBeNull();
-  return { t, installationId, installId, total, calls: () => pullsCalls(login), witnessCalls: () => pullsCalls(witnessLogin) };
+  return {
+    t,
+    installationId,
+    installId,
+    total,
+    calls: () => pullsCalls(login),
+    witnessCalls: () => pullsCalls(witnessLogin),
+  };
 }
 
 /** After the uninstall answered: the walk stops, ends `failed`, stores no more diffs, and its cursor is gone. */
 async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { calls: number; stored: number }) {
   // Until the record leaves `running`, or the walk shows it went on (then the calls below say so).
-  await until('the walk to stop', async () => w.calls().length > at.calls + 3 || (await recordOf(w.t, w.installId)).backfill.state !== 'running', 15_000);
+  await until(
+    'the walk to stop',
+    async () => w.calls().length > at.calls + 3 || (await recordOf(w.t, w.installId)).backfill.state !== 'running',
+    15_000,
+  );
   // Then several more steps of the witness walk, slowed the same way: time to go on, had it not stopped.
   const witnessAt = w.witnessCalls().length;
   await until('the witness walk to go on', async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS, 15_000);
@@ -93,13 +126,20 @@ async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { call
 }
 
 describe('codehost backfill: uninstalled mid-walk', () => {
-  it('an installation deleted webhook stops the walk: no more pulls calls, no diff stored, backfill failed, cursor gone', { timeout: 60_000 }, async () => {
-    const w = await twoWalks();
-    const res = await h.deliver('installation', forInstallation(examplePayload('installation', 'deleted'), w.installationId));
-    const at = { calls: w.calls().length, stored: await storedDiffs(w.installId) };
-    expect(res.status).toBe(202);
-    await expectStopped(w, at);
-  });
+  it(
+    'an installation deleted webhook stops the walk: no more pulls calls, no diff stored, backfill failed, cursor gone',
+    { timeout: 60_000 },
+    async () => {
+      const w = await twoWalks();
+      const res = await h.deliver(
+        'installation',
+        forInstallation(examplePayload('installation', 'deleted'), w.installationId),
+      );
+      const at = { calls: w.calls().length, stored: await storedDiffs(w.installId) };
+      expect(res.status).toBe(202);
+      await expectStopped(w, at);
+    },
+  );
 
   it('DELETE of the install stops the walk the same way', { timeout: 60_000 }, async () => {
     const w = await twoWalks();

@@ -47,7 +47,11 @@ async function walker(caps?: BackfillCaps) {
   const token = `ghs_walker_${installationId}`;
   gh.tokens.set(token, { installationId, createdAt: 0, expiresAt: Date.now() + 3_600_000 });
   const tenant = await createTenant(pool, TEST_MASTER_KEY, 'walker');
-  const install = await createInstall(pool, { tenantId: tenant.tenant_id, connectorId: 'codehost', externalId: String(installationId) });
+  const install = await createInstall(pool, {
+    tenantId: tenant.tenant_id,
+    connectorId: 'codehost',
+    externalId: String(installationId),
+  });
   const kernel = new Kernel({ log });
   const actors: ActorAsk = {
     ask: <T>(key: ActorKey, msg: { type: string } & Record<string, unknown>, opts: { timeoutMs?: number } = {}) =>
@@ -79,7 +83,13 @@ async function walker(caps?: BackfillCaps) {
     }
   };
   const start = () => actors.ask(codehostBackfillKey(install.install_id), { type: 'resume' });
-  const backfillCalls = () => gh.calls.filter((c) => c.at >= t0 && /^\/installation\/repositories$|^\/repos\/[^/]+\/[^/]+\/pulls(\/\d+)?$/.test(c.path) && c.token === token);
+  const backfillCalls = () =>
+    gh.calls.filter(
+      (c) =>
+        c.at >= t0 &&
+        /^\/installation\/repositories$|^\/repos\/[^/]+\/[^/]+\/pulls(\/\d+)?$/.test(c.path) &&
+        c.token === token,
+    );
   const t0 = Date.now();
   return { installationId, install, kernel, published, done, start, backfillCalls, kv };
 }
@@ -94,7 +104,14 @@ describe('actor: code-host backfill walker', () => {
     const repos = seedRepos(gh.pulls, w.installationId, `org-${w.installationId}`, [4, 0, 8, 2, 1]);
     await w.start();
     const install = await w.done();
-    expect(install.backfill).toMatchObject({ state: 'complete', phase: 'Done', repos_listed: 5, repos_done: 5, prs_done: 15, prs_oversized: 2 });
+    expect(install.backfill).toMatchObject({
+      state: 'complete',
+      phase: 'Done',
+      repos_listed: 5,
+      repos_done: 5,
+      prs_done: 15,
+      prs_oversized: 2,
+    });
     // Every PR exactly once (no crash, so no replay either).
     expect(w.published.map((e) => e.id).sort()).toEqual(expectedIds(repos));
     // Exactly one upstream call per tick, counted by the fake.
@@ -111,12 +128,28 @@ describe('actor: code-host backfill walker', () => {
 
     const byId = new Map(w.published.map((e) => [e.id, e]));
     const r2 = repos[2]!;
-    expect(byId.get(`backfill:pr-diff:${r2.id}:5`)!.payload).toEqual({ repo_id: r2.id, repo_full_name: r2.full_name, pr_number: 5, oversized: true });
-    expect(byId.get(`backfill:pr-diff:${r2.id}:7`)!.payload).toEqual({ repo_id: r2.id, repo_full_name: r2.full_name, pr_number: 7, oversized: true });
+    expect(byId.get(`backfill:pr-diff:${r2.id}:5`)!.payload).toEqual({
+      repo_id: r2.id,
+      repo_full_name: r2.full_name,
+      pr_number: 5,
+      oversized: true,
+    });
+    expect(byId.get(`backfill:pr-diff:${r2.id}:7`)!.payload).toEqual({
+      repo_id: r2.id,
+      repo_full_name: r2.full_name,
+      pr_number: 7,
+      oversized: true,
+    });
     expect(byId.get(`backfill:pr-diff:${r2.id}:8`)!).toMatchObject({
       kind: 'pull_request.backfill_diff',
       connectorId: 'codehost',
-      payload: { repo_id: r2.id, repo_full_name: r2.full_name, pr_number: 8, oversized: false, diff: 'diff --git a/f8 b/f8\n+line 8\n' },
+      payload: {
+        repo_id: r2.id,
+        repo_full_name: r2.full_name,
+        pr_number: 8,
+        oversized: false,
+        diff: 'diff --git a/f8 b/f8\n+line 8\n',
+      },
     });
     const diffCall = calls.find((c) => /\/pulls\/\d+$/.test(c.path));
     expect(diffCall).toBeDefined();
@@ -126,7 +159,12 @@ describe('actor: code-host backfill walker', () => {
   it('a secondary rate limit pauses the walk for its retry-after, then it finishes with nothing lost', async () => {
     const w = await walker();
     const repos = seedRepos(gh.pulls, w.installationId, `org-${w.installationId}`, [3]);
-    gh.fail({ path: new RegExp(`^/repos/org-${w.installationId}/repo-0/pulls/2$`), status: 403, headers: { 'retry-after': '1' }, body: { message: 'You have exceeded a secondary rate limit' } });
+    gh.fail({
+      path: new RegExp(`^/repos/org-${w.installationId}/repo-0/pulls/2$`),
+      status: 403,
+      headers: { 'retry-after': '1' },
+      body: { message: 'You have exceeded a secondary rate limit' },
+    });
     await w.start();
     const install = await w.done();
     expect(install.backfill).toMatchObject({ state: 'complete' });

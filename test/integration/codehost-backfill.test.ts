@@ -37,7 +37,10 @@ async function events(t: { auth: { authorization: string } }, installId: string)
   const out: Ev[] = [];
   let cursor: string | null = null;
   do {
-    const res = await h.api(`/api/v1/connectors/installs/${installId}/events?kind=pull_request.backfill_diff&limit=500${cursor ? `&cursor=${cursor}` : ''}`, t);
+    const res = await h.api(
+      `/api/v1/connectors/installs/${installId}/events?kind=pull_request.backfill_diff&limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      t,
+    );
     const body = (await res.json()) as { events: Ev[]; next_cursor: string | null };
     out.push(...body.events);
     cursor = body.next_cursor;
@@ -46,57 +49,90 @@ async function events(t: { auth: { authorization: string } }, installId: string)
 }
 
 describe('codehost PR-diff backfill', () => {
-  it('walks several repos and pages; 406s and >1 MB diffs are oversized; every PR once; one upstream call per step', { timeout: 60_000 }, async () => {
-    const t = await h.tenant('backfill');
-    h.gh.addInstallation(P, 'acme-org');
-    // 103 repos: two listing pages; repo-0 has 102 PRs: two pulls pages.
-    const counts = [102, 9, 0, ...Array.from({ length: 100 }, (_, i) => (i % 25 === 0 ? 1 : 0))];
-    const repos = seedRepos(h.gh.pulls, P, 'acme-org', counts);
-    const installId = await h.install(t, P);
+  it(
+    'walks several repos and pages; 406s and >1 MB diffs are oversized; every PR once; one upstream call per step',
+    { timeout: 60_000 },
+    async () => {
+      const t = await h.tenant('backfill');
+      h.gh.addInstallation(P, 'acme-org');
+      // 103 repos: two listing pages; repo-0 has 102 PRs: two pulls pages.
+      const counts = [102, 9, 0, ...Array.from({ length: 100 }, (_, i) => (i % 25 === 0 ? 1 : 0))];
+      const repos = seedRepos(h.gh.pulls, P, 'acme-org', counts);
+      const installId = await h.install(t, P);
 
-    const record = await until(
-      'backfill complete',
-      async () => {
-        const res = await h.api(`/api/v1/connectors/installs/${installId}`, t);
-        const body = (await res.json()) as { backfill: Record<string, unknown> };
-        return body.backfill.state === 'complete' || body.backfill.state === 'failed' ? body : null;
-      },
-      45_000,
-    );
-    expect(record.backfill).toMatchObject({ state: 'complete', phase: 'Done', repos_listed: 103, repos_done: 103, prs_done: 115 });
+      const record = await until(
+        'backfill complete',
+        async () => {
+          const res = await h.api(`/api/v1/connectors/installs/${installId}`, t);
+          const body = (await res.json()) as { backfill: Record<string, unknown> };
+          return body.backfill.state === 'complete' || body.backfill.state === 'failed' ? body : null;
+        },
+        45_000,
+      );
+      expect(record.backfill).toMatchObject({
+        state: 'complete',
+        phase: 'Done',
+        repos_listed: 103,
+        repos_done: 103,
+        prs_done: 115,
+      });
 
-    const expected = repos.flatMap((r) => r.pulls.map((p) => `backfill:pr-diff:${r.id}:${p.number}`)).sort();
-    const got = await until('every backfill event stored', async () => {
-      const evs = await events(t, installId);
-      return evs.length >= expected.length ? evs : null;
-    });
-    expect(got.map((e) => e.id).sort()).toEqual(expected);
+      const expected = repos.flatMap((r) => r.pulls.map((p) => `backfill:pr-diff:${r.id}:${p.number}`)).sort();
+      const got = await until('every backfill event stored', async () => {
+        const evs = await events(t, installId);
+        return evs.length >= expected.length ? evs : null;
+      });
+      expect(got.map((e) => e.id).sort()).toEqual(expected);
 
-    const byId = new Map(got.map((e) => [e.id, e]));
-    const r0 = repos[0]!;
-    // #5 answered 406, #7's diff is 1 000 002+ bytes of UTF-8 (500 001 two-byte characters).
-    expect(byId.get(`backfill:pr-diff:${r0.id}:5`)!.payload).toEqual({ repo_id: r0.id, repo_full_name: r0.full_name, pr_number: 5, oversized: true });
-    expect(byId.get(`backfill:pr-diff:${r0.id}:7`)!.payload).toEqual({ repo_id: r0.id, repo_full_name: r0.full_name, pr_number: 7, oversized: true });
-    expect(byId.get(`backfill:pr-diff:${r0.id}:101`)).toMatchObject({
-      kind: 'pull_request.backfill_diff',
-      connector_id: 'codehost',
-      payload: { repo_id: r0.id, repo_full_name: r0.full_name, pr_number: 101, oversized: false, diff: 'diff --git a/f101 b/f101\n+line 101\n' },
-    });
-    const oversized = got.filter((e) => e.payload.oversized === true);
-    expect(oversized.every((e) => !('diff' in e.payload))).toBe(true);
-    expect(oversized.length).toBe(record.backfill.prs_oversized);
+      const byId = new Map(got.map((e) => [e.id, e]));
+      const r0 = repos[0]!;
+      // #5 answered 406, #7's diff is 1 000 002+ bytes of UTF-8 (500 001 two-byte characters).
+      expect(byId.get(`backfill:pr-diff:${r0.id}:5`)!.payload).toEqual({
+        repo_id: r0.id,
+        repo_full_name: r0.full_name,
+        pr_number: 5,
+        oversized: true,
+      });
+      expect(byId.get(`backfill:pr-diff:${r0.id}:7`)!.payload).toEqual({
+        repo_id: r0.id,
+        repo_full_name: r0.full_name,
+        pr_number: 7,
+        oversized: true,
+      });
+      expect(byId.get(`backfill:pr-diff:${r0.id}:101`)).toMatchObject({
+        kind: 'pull_request.backfill_diff',
+        connector_id: 'codehost',
+        payload: {
+          repo_id: r0.id,
+          repo_full_name: r0.full_name,
+          pr_number: 101,
+          oversized: false,
+          diff: 'diff --git a/f101 b/f101\n+line 101\n',
+        },
+      });
+      const oversized = got.filter((e) => e.payload.oversized === true);
+      expect(oversized.every((e) => !('diff' in e.payload))).toBe(true);
+      expect(oversized.length).toBe(record.backfill.prs_oversized);
 
-    // spec §8: exactly one upstream call per step, counted by the fake (token mints excluded).
-    const calls = h.gh.calls.filter((c) => c.path === '/installation/repositories' || new RegExp(`^/repos/acme-org/[^/]+/pulls(/\\d+)?$`).test(c.path));
-    expect(calls).toHaveLength(record.backfill.steps as number);
-    expect(calls.filter((c) => c.path === '/installation/repositories').map((c) => c.query)).toEqual([
-      { per_page: '100', page: '1' },
-      { per_page: '100', page: '2' },
-    ]);
-    expect(calls.filter((c) => c.path === `/repos/${r0.full_name}/pulls`).map((c) => [c.query.state, c.query.per_page, c.query.page])).toEqual([
-      ['all', '100', '1'],
-      ['all', '100', '2'],
-    ]);
-    expect(calls.filter((c) => /\/pulls\/\d+$/.test(c.path))).toHaveLength(115);
-  });
+      // spec §8: exactly one upstream call per step, counted by the fake (token mints excluded).
+      const calls = h.gh.calls.filter(
+        (c) =>
+          c.path === '/installation/repositories' || new RegExp(`^/repos/acme-org/[^/]+/pulls(/\\d+)?$`).test(c.path),
+      );
+      expect(calls).toHaveLength(record.backfill.steps as number);
+      expect(calls.filter((c) => c.path === '/installation/repositories').map((c) => c.query)).toEqual([
+        { per_page: '100', page: '1' },
+        { per_page: '100', page: '2' },
+      ]);
+      expect(
+        calls
+          .filter((c) => c.path === `/repos/${r0.full_name}/pulls`)
+          .map((c) => [c.query.state, c.query.per_page, c.query.page]),
+      ).toEqual([
+        ['all', '100', '1'],
+        ['all', '100', '2'],
+      ]);
+      expect(calls.filter((c) => /\/pulls\/\d+$/.test(c.path))).toHaveLength(115);
+    },
+  );
 });

@@ -78,11 +78,17 @@ async function heardAfter<T>(change: () => Promise<T>): Promise<T> {
 describe('bound-installs cache on Postgres', () => {
   it('a second tenant’s install and an uninstall made elsewhere reach the cached list', async () => {
     const t = await tenant('a');
-    const a = await heardAfter(() => createInstall(pool, { tenantId: t, connectorId: 'codehost', externalId: String(installation) }));
+    const a = await heardAfter(() =>
+      createInstall(pool, { tenantId: t, connectorId: 'codehost', externalId: String(installation) }),
+    );
     expect(await ids(installation)).toEqual([a.install_id]);
     expect(cache.size).toBe(1);
 
-    const b = await createInstall(pool, { tenantId: await tenant('b'), connectorId: 'codehost', externalId: String(installation) });
+    const b = await createInstall(pool, {
+      tenantId: await tenant('b'),
+      connectorId: 'codehost',
+      externalId: String(installation),
+    });
     await until('the new install is looked up', async () => (await ids(installation)).length === 2);
     expect(await ids(installation)).toEqual([a.install_id, b.install_id]);
 
@@ -93,7 +99,9 @@ describe('bound-installs cache on Postgres', () => {
 
   it('announces committed status changes only: not backfill progress, not a rolled-back install', async () => {
     const t = await tenant('quiet');
-    const inst = await heardAfter(() => createInstall(pool, { tenantId: t, connectorId: 'codehost', externalId: String(installation + 1) }));
+    const inst = await heardAfter(() =>
+      createInstall(pool, { tenantId: t, connectorId: 'codehost', externalId: String(installation + 1) }),
+    );
     heard.length = 0;
     await setBackfill(pool, inst.install_id, 'complete');
     await withTx(pool, async (tx) => {

@@ -29,7 +29,11 @@ async function fresh(): Promise<string> {
 
 async function emit(installId: string, kind: string, body: unknown) {
   const res = await h.api(`/api/v1/connectors/installs/${installId}/emit`, t, { body: { kind, body } });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), json: (await res.json()) as Record<string, any> };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    json: (await res.json()) as Record<string, any>,
+  };
 }
 
 const records = async (installId: string) =>
@@ -44,8 +48,15 @@ describe('codehost emit: every kind', () => {
   it('writes each kind upstream, answers the receipt of §8.6 and records it with the five-field key', async () => {
     const id = await fresh();
     const repo = 'Codertocat/Hello-World';
-    const summary = await emit(id, 'codehost.pr_summary_comment', { repo_full_name: repo, pr_number: 2, body: `${PR_SUMMARY_SENTINEL}\nv1` });
-    expect(summary).toMatchObject({ status: 200, json: { kind: 'codehost.pr_summary_comment', install_id: id, provider_id: expect.stringMatching(/^\d+$/) } });
+    const summary = await emit(id, 'codehost.pr_summary_comment', {
+      repo_full_name: repo,
+      pr_number: 2,
+      body: `${PR_SUMMARY_SENTINEL}\nv1`,
+    });
+    expect(summary).toMatchObject({
+      status: 200,
+      json: { kind: 'codehost.pr_summary_comment', install_id: id, provider_id: expect.stringMatching(/^\d+$/) },
+    });
     expect(Number.isNaN(Date.parse(summary.json.emitted_at))).toBe(false);
     const edited = await emit(id, 'codehost.pr_summary_comment', {
       repo_full_name: repo,
@@ -57,27 +68,86 @@ describe('codehost emit: every kind', () => {
     expect(h.gh.repos.comments.get(Number(summary.json.provider_id))?.body).toBe(`${PR_SUMMARY_SENTINEL}\nv2`);
 
     const comment = await emit(id, 'codehost.issue_comment', { repo_full_name: repo, issue_number: 1, body: 'hello' });
-    const review = await emit(id, 'codehost.review_comment', { repo_full_name: repo, pr_number: 2, commit_id: SHA, path: 'README.md', line: 3, body: 'nit', side: 'LEFT' });
-    const label = await emit(id, 'codehost.label', { repo_full_name: repo, issue_number: 1, labels: ['bug', '   ', ' ui '] });
-    const status = await emit(id, 'codehost.commit_status', { repo_full_name: repo, sha: SHA, state: 'success', description: 'd'.repeat(140), context: 'service/ci', target_url: 'https://ci.example/1' });
+    const review = await emit(id, 'codehost.review_comment', {
+      repo_full_name: repo,
+      pr_number: 2,
+      commit_id: SHA,
+      path: 'README.md',
+      line: 3,
+      body: 'nit',
+      side: 'LEFT',
+    });
+    const label = await emit(id, 'codehost.label', {
+      repo_full_name: repo,
+      issue_number: 1,
+      labels: ['bug', '   ', ' ui '],
+    });
+    const status = await emit(id, 'codehost.commit_status', {
+      repo_full_name: repo,
+      sha: SHA,
+      state: 'success',
+      description: 'd'.repeat(140),
+      context: 'service/ci',
+      target_url: 'https://ci.example/1',
+    });
     for (const r of [comment, review, label, status]) expect(r.status).toBe(200);
 
     expect(h.gh.repos.comments.get(Number(comment.json.provider_id))).toMatchObject({ body: 'hello', issue_number: 1 });
-    expect(h.gh.repos.reviewComments.get(Number(review.json.provider_id))).toMatchObject({ path: 'README.md', line: 3, side: 'LEFT', commit_id: SHA });
+    expect(h.gh.repos.reviewComments.get(Number(review.json.provider_id))).toMatchObject({
+      path: 'README.md',
+      line: 3,
+      side: 'LEFT',
+      commit_id: SHA,
+    });
     expect(label.json.provider_id).toBe(`${repo}#1`);
     expect(h.gh.repos.labels.get(`${repo}#1`)).toEqual(['bug', 'ui']);
-    expect(h.gh.repos.statuses.find((s) => String(s.id) === status.json.provider_id)).toMatchObject({ state: 'success', context: 'service/ci' });
+    expect(h.gh.repos.statuses.find((s) => String(s.id) === status.json.provider_id)).toMatchObject({
+      state: 'success',
+      context: 'service/ci',
+    });
 
     const bot = `${h.gh.slug}[bot]`;
     expect(await records(id)).toEqual([
-      { kind: 'codehost.pr_summary_comment', repo_full_name: repo, issue_or_pr_number: '2', provider_id: summary.json.provider_id, by_actor_login: bot },
-      { kind: 'codehost.issue_comment', repo_full_name: repo, issue_or_pr_number: '1', provider_id: comment.json.provider_id, by_actor_login: bot },
-      { kind: 'codehost.review_comment', repo_full_name: repo, issue_or_pr_number: '2', provider_id: review.json.provider_id, by_actor_login: bot },
-      { kind: 'codehost.label', repo_full_name: repo, issue_or_pr_number: '1', provider_id: `${repo}#1`, by_actor_login: null },
-      { kind: 'codehost.commit_status', repo_full_name: repo, issue_or_pr_number: '0', provider_id: status.json.provider_id, by_actor_login: bot },
+      {
+        kind: 'codehost.pr_summary_comment',
+        repo_full_name: repo,
+        issue_or_pr_number: '2',
+        provider_id: summary.json.provider_id,
+        by_actor_login: bot,
+      },
+      {
+        kind: 'codehost.issue_comment',
+        repo_full_name: repo,
+        issue_or_pr_number: '1',
+        provider_id: comment.json.provider_id,
+        by_actor_login: bot,
+      },
+      {
+        kind: 'codehost.review_comment',
+        repo_full_name: repo,
+        issue_or_pr_number: '2',
+        provider_id: review.json.provider_id,
+        by_actor_login: bot,
+      },
+      {
+        kind: 'codehost.label',
+        repo_full_name: repo,
+        issue_or_pr_number: '1',
+        provider_id: `${repo}#1`,
+        by_actor_login: null,
+      },
+      {
+        kind: 'codehost.commit_status',
+        repo_full_name: repo,
+        issue_or_pr_number: '0',
+        provider_id: status.json.provider_id,
+        by_actor_login: bot,
+      },
     ]);
     // Writes went out with the installation token, never the App JWT.
-    expect(h.gh.calls.filter((c) => c.method !== 'GET' && c.path.startsWith('/repos/')).every((c) => c.auth === 'token')).toBe(true);
+    expect(
+      h.gh.calls.filter((c) => c.method !== 'GET' && c.path.startsWith('/repos/')).every((c) => c.auth === 'token'),
+    ).toBe(true);
   });
 
   it('refuses bad payloads with 400 bad_config before any upstream call', async () => {
@@ -88,7 +158,10 @@ describe('codehost emit: every kind', () => {
       ['codehost.label', { repo_full_name: 'o/r', issue_number: 1, labels: [' ', '\t'] }],
       ['codehost.commit_status', { repo_full_name: 'o/r', sha: SHA, state: 'success', description: 'd'.repeat(141) }],
       ['codehost.commit_status', { repo_full_name: 'o/r', sha: SHA, state: 'done' }],
-      ['codehost.review_comment', { repo_full_name: 'o/r', pr_number: 1, commit_id: SHA, path: 'a', line: 1, body: 'x', side: 'MIDDLE' }],
+      [
+        'codehost.review_comment',
+        { repo_full_name: 'o/r', pr_number: 1, commit_id: SHA, path: 'a', line: 1, body: 'x', side: 'MIDDLE' },
+      ],
       ['codehost.issue_comment', { repo_full_name: 'o/r', body: 'missing number' }],
       ['codehost.nonsense', {}],
       ['chatapp.message', { channel_id: 'C1', text: 'hi' }],
@@ -105,8 +178,20 @@ describe('codehost emit: every kind', () => {
 describe('codehost emit: GitHub failures', () => {
   it('a refusal is 502 upstream_error with GitHub’s message, and nothing is recorded', async () => {
     const id = await fresh();
-    h.gh.fail({ method: 'POST', path: /\/pulls\/7\/comments$/, status: 422, body: { message: 'Validation Failed: pull_request_review_thread.line must be part of the diff' } });
-    const r = await emit(id, 'codehost.review_comment', { repo_full_name: 'o/r', pr_number: 7, commit_id: SHA, path: 'a.ts', line: 999, body: 'x' });
+    h.gh.fail({
+      method: 'POST',
+      path: /\/pulls\/7\/comments$/,
+      status: 422,
+      body: { message: 'Validation Failed: pull_request_review_thread.line must be part of the diff' },
+    });
+    const r = await emit(id, 'codehost.review_comment', {
+      repo_full_name: 'o/r',
+      pr_number: 7,
+      commit_id: SHA,
+      path: 'a.ts',
+      line: 999,
+      body: 'x',
+    });
     expect(r.status).toBe(502);
     expect(r.json.error.code).toBe('upstream_error');
     expect(r.json.error.message).toContain('must be part of the diff');
@@ -116,7 +201,13 @@ describe('codehost emit: GitHub failures', () => {
   it('a secondary rate limit is 429 with GitHub’s retry-after, and holds that installation’s writes only', async () => {
     const held = await fresh();
     const other = await fresh();
-    h.gh.fail({ method: 'POST', path: /\/issues\/3\/comments$/, status: 403, headers: { 'retry-after': '30' }, body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' } });
+    h.gh.fail({
+      method: 'POST',
+      path: /\/issues\/3\/comments$/,
+      status: 403,
+      headers: { 'retry-after': '30' },
+      body: { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' },
+    });
     const body = { repo_full_name: 'o/r', issue_number: 3, body: 'x' };
     const first = await emit(held, 'codehost.issue_comment', body);
     expect(first).toMatchObject({ status: 429, retryAfter: '30', json: { error: { code: 'rate_limited' } } });
@@ -131,7 +222,12 @@ describe('codehost emit: GitHub failures', () => {
 
   it('a rate limit without retry-after holds for at least 60 s', async () => {
     const id = await fresh();
-    h.gh.fail({ method: 'POST', path: /\/issues\/4\/comments$/, status: 429, body: { message: 'API rate limit exceeded' } });
+    h.gh.fail({
+      method: 'POST',
+      path: /\/issues\/4\/comments$/,
+      status: 429,
+      body: { message: 'API rate limit exceeded' },
+    });
     const r = await emit(id, 'codehost.issue_comment', { repo_full_name: 'o/r', issue_number: 4, body: 'x' });
     expect(r.status).toBe(429);
     expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(60);
@@ -143,7 +239,11 @@ describe('codehost emit: GitHub failures', () => {
     try {
       const health = await h.api(`/api/v1/connectors/installs/${id}/health`, t); // mints a brand-new token
       expect(health.status).toBe(200);
-      const r = await emit(id, 'codehost.issue_comment', { repo_full_name: 'o/r', issue_number: 5, body: 'after replication' });
+      const r = await emit(id, 'codehost.issue_comment', {
+        repo_full_name: 'o/r',
+        issue_number: 5,
+        body: 'after replication',
+      });
       expect(r.status).toBe(200);
       expect(h.gh.callsTo('POST', /\/issues\/5\/comments$/).length).toBeGreaterThanOrEqual(2);
     } finally {
@@ -168,7 +268,10 @@ describe('codehost emit: installation tokens', () => {
     expect(used.token).toBe(proof.cache_value.split('|')[0]);
 
     // Four minutes left: inside the refresh margin, so the next call mints a new one.
-    await storeInstallationToken(h.node.pool, cipher, binding, { ...proof, expires_at: new Date(Date.now() + 4 * 60_000).toISOString() });
+    await storeInstallationToken(h.node.pool, cipher, binding, {
+      ...proof,
+      expires_at: new Date(Date.now() + 4 * 60_000).toISOString(),
+    });
     expect((await emit(id, 'codehost.issue_comment', body)).status).toBe(200);
     expect(mints()).toBe(2);
     const fresh2 = (await readCodehostSecret(h.node.pool, cipher, binding))!.token!;
@@ -182,10 +285,15 @@ describe('codehost emit: pacing and records', () => {
   it('writes of one installation are paced: a burst of 5, then about 80 a minute', async () => {
     const id = await fresh();
     const results = await Promise.all(
-      Array.from({ length: 7 }, (_, i) => emit(id, 'codehost.issue_comment', { repo_full_name: 'pace/r', issue_number: 9, body: `n${i}` })),
+      Array.from({ length: 7 }, (_, i) =>
+        emit(id, 'codehost.issue_comment', { repo_full_name: 'pace/r', issue_number: 9, body: `n${i}` }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(7).fill(200));
-    const at = h.gh.callsTo('POST', /^\/repos\/pace\/r\/issues\/9\/comments$/).map((c) => c.at).sort((x, y) => x - y);
+    const at = h.gh
+      .callsTo('POST', /^\/repos\/pace\/r\/issues\/9\/comments$/)
+      .map((c) => c.at)
+      .sort((x, y) => x - y);
     expect(at).toHaveLength(7);
     expect(at[5]! - at[4]!).toBeGreaterThanOrEqual(600);
     expect(at[6]! - at[5]!).toBeGreaterThanOrEqual(600);
@@ -200,7 +308,11 @@ describe('codehost emit: pacing and records', () => {
       CREATE TRIGGER codehost_test_refuse_record BEFORE INSERT ON emitted_events
         FOR EACH ROW WHEN (NEW.repo_full_name = 'norecord/r') EXECUTE FUNCTION codehost_test_refuse_record();`);
     try {
-      const r = await emit(id, 'codehost.issue_comment', { repo_full_name: 'norecord/r', issue_number: 1, body: 'kept' });
+      const r = await emit(id, 'codehost.issue_comment', {
+        repo_full_name: 'norecord/r',
+        issue_number: 1,
+        body: 'kept',
+      });
       expect(r.status).toBe(200);
       expect(h.gh.repos.comments.get(Number(r.json.provider_id))?.body).toBe('kept');
       expect(await records(id)).toEqual([]);

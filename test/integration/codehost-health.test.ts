@@ -34,7 +34,7 @@ const health = async (installId: string, node = h.node, auth = t.auth) => {
 
 /** The admin install starts the PR-diff backfill; let its GitHub calls finish first. */
 async function backfillSettled(installId: string): Promise<void> {
-  for (const until = Date.now() + 20_000; Date.now() < until; ) {
+  for (const until = Date.now() + 20_000; Date.now() < until;) {
     const res = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}`, { headers: t.auth });
     const state = ((await res.json()) as { backfill?: { state?: string } }).backfill?.state;
     if (state === 'complete' || state === 'failed') return;
@@ -46,17 +46,28 @@ async function backfillSettled(installId: string): Promise<void> {
 describe('codehost health', () => {
   it('skeleton while the connector is not enabled and fully configured', async () => {
     const tenant = await off.tenant('skeleton');
-    const install = await createInstall(off.pool, { tenantId: tenant.tenant_id, connectorId: 'codehost', externalId: '12345' });
+    const install = await createInstall(off.pool, {
+      tenantId: tenant.tenant_id,
+      connectorId: 'codehost',
+      externalId: '12345',
+    });
     expect(await health(install.install_id, off, tenant.auth)).toEqual({
       status: 200,
       json: { install_id: install.install_id, connector_id: 'codehost', status: 'skeleton' },
     });
-    const hook = await fetch(`${off.url}/api/v1/connectors/codehost/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const hook = await fetch(`${off.url}/api/v1/connectors/codehost/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(hook.status).toBe(501);
     const emit = await fetch(`${off.url}/api/v1/connectors/installs/${install.install_id}/emit`, {
       method: 'POST',
       headers: { ...tenant.auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'codehost.issue_comment', body: { repo_full_name: 'o/r', issue_number: 1, body: 'x' } }),
+      body: JSON.stringify({
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'o/r', issue_number: 1, body: 'x' },
+      }),
     });
     expect(emit.status).toBe(501);
     expect(((await emit.json()) as { error: { code: string } }).error.code).toBe('not_configured');
@@ -68,9 +79,16 @@ describe('codehost health', () => {
     await backfillSettled(installId);
     const before = h.gh.calls.length;
     const r = await health(installId);
-    expect(r).toMatchObject({ status: 200, json: { install_id: installId, connector_id: 'codehost', status: 'healthy', github_installation_id: id } });
+    expect(r).toMatchObject({
+      status: 200,
+      json: { install_id: installId, connector_id: 'codehost', status: 'healthy', github_installation_id: id },
+    });
     const calls = h.gh.calls.slice(before).map((c) => `${c.method} ${c.path} ${c.auth}`);
-    expect(calls).toEqual(['GET /app jwt', `GET /app/installations/${id} jwt`, `POST /app/installations/${id}/access_tokens jwt`]);
+    expect(calls).toEqual([
+      'GET /app jwt',
+      `GET /app/installations/${id} jwt`,
+      `POST /app/installations/${id}/access_tokens jwt`,
+    ]);
   });
 
   it('503 unavailable with GitHub’s message when the token cannot be minted (suspended, gone)', async () => {

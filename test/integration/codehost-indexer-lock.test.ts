@@ -7,7 +7,13 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { indexerSessionActor, indexerSessionKey, type IndexerTimings, type SyncAnswer, type ToolAnswer } from '../../src/actors/indexer-session.js';
+import {
+  indexerSessionActor,
+  indexerSessionKey,
+  type IndexerTimings,
+  type SyncAnswer,
+  type ToolAnswer,
+} from '../../src/actors/indexer-session.js';
 import type { ActorAsk } from '../../src/edge/app.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
@@ -19,7 +25,13 @@ import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 const log = pino({ level: 'silent' });
-const TIMINGS: Partial<IndexerTimings> = { rpcTimeoutMs: 1000, toolTimeoutMs: 1000, firstPollMs: 40, maxPollMs: 80, lockMs: 400 };
+const TIMINGS: Partial<IndexerTimings> = {
+  rpcTimeoutMs: 1000,
+  toolTimeoutMs: 1000,
+  firstPollMs: 40,
+  maxPollMs: 80,
+  lockMs: 400,
+};
 let pool: ReturnType<typeof createPool>;
 let daemon: FakeIndexerDaemon;
 const kernels: Kernel[] = [];
@@ -37,7 +49,11 @@ beforeEach(() => daemon.reset());
 
 async function session(opts: { template?: string | null; cap?: number } = {}) {
   const tenant = await createTenant(pool, TEST_MASTER_KEY, 'indexer');
-  const install = await createInstall(pool, { tenantId: tenant.tenant_id, connectorId: 'codehost', externalId: String(Math.floor(Math.random() * 1e9)) });
+  const install = await createInstall(pool, {
+    tenantId: tenant.tenant_id,
+    connectorId: 'codehost',
+    externalId: String(Math.floor(Math.random() * 1e9)),
+  });
   const kernel = new Kernel({ log });
   kernels.push(kernel);
   const actors: ActorAsk = {
@@ -57,14 +73,24 @@ async function session(opts: { template?: string | null; cap?: number } = {}) {
     }),
   );
   const repo = (id: number) => ({ full_name: `acme/r${id}`, clone_url: `https://example.test/acme/r${id}.git` });
-  const sync = (repoId: number, sha: string | null = null) => actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
+  const sync = (repoId: number, sha: string | null = null) =>
+    actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
   const tool = (repoId: number) =>
-    actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'tool', name: 'service_explain', arguments: { symbol: 'X' }, repo: repo(repoId) });
+    actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), {
+      type: 'tool',
+      name: 'service_explain',
+      arguments: { symbol: 'X' },
+      repo: repo(repoId),
+    });
   const state = (repoId: number) => getIndexState(pool, install.install_id, repoId);
   return { install, tenant, sync, tool, state };
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 5000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 5000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -81,8 +107,18 @@ describe('actor: repo indexer session', () => {
     const sha = 'c'.repeat(40);
     expect(await s.sync(11, sha)).toEqual({ status: 'indexing' });
     const first = (await s.state(11))!;
-    expect(first).toMatchObject({ status: 'indexing', target_sha: sha, lock_owner: 'ns-test/node-test', daemon_url: `${daemon.url}${daemon.pathOf(s.install.install_id, 11)}` });
-    expect(daemon.callsOf('index/sync')[0]!.params).toEqual({ repo_full_name: 'acme/r11', clone_url: 'https://example.test/acme/r11.git', access_token: 'ghs_fresh_token', sha });
+    expect(first).toMatchObject({
+      status: 'indexing',
+      target_sha: sha,
+      lock_owner: 'ns-test/node-test',
+      daemon_url: `${daemon.url}${daemon.pathOf(s.install.install_id, 11)}`,
+    });
+    expect(daemon.callsOf('index/sync')[0]!.params).toEqual({
+      repo_full_name: 'acme/r11',
+      clone_url: 'https://example.test/acme/r11.git',
+      access_token: 'ghs_fresh_token',
+      sha,
+    });
     const firstLock = Date.parse(first.lock_expires_at!);
     // Past the first lock's expiry the index is still running and its lock has moved on.
     await new Promise((r) => setTimeout(r, Math.max(0, firstLock - Date.now()) + 100));
@@ -117,7 +153,10 @@ describe('actor: repo indexer session', () => {
 
   it('a refused daemon URL fails the repo without any request', async () => {
     const s = await session({ template: 'http://127.0.0.1:1/{install}{repo}' });
-    expect(await s.sync(13)).toMatchObject({ status: 'failed', error: expect.stringMatching(/separate path segments/) });
+    expect(await s.sync(13)).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/separate path segments/),
+    });
     expect(await s.tool(13)).toMatchObject({ ok: false, kind: 'no_daemon' });
     expect(daemon.calls).toHaveLength(0);
   });

@@ -11,7 +11,13 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { indexerSessionActor, indexerSessionKey, type IndexerTimings, type SyncAnswer, type ToolAnswer } from '../../src/actors/indexer-session.js';
+import {
+  indexerSessionActor,
+  indexerSessionKey,
+  type IndexerTimings,
+  type SyncAnswer,
+  type ToolAnswer,
+} from '../../src/actors/indexer-session.js';
 import type { ActorAsk } from '../../src/edge/app.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
@@ -24,7 +30,16 @@ import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 const log = pino({ level: 'silent' });
-const TIMINGS: Partial<IndexerTimings> = { rpcTimeoutMs: 1000, toolTimeoutMs: 1000, firstPollMs: 20, maxPollMs: 40, lockMs: 5000, retryBaseMs: 40, retryMaxMs: 160, maxRetries: 3 };
+const TIMINGS: Partial<IndexerTimings> = {
+  rpcTimeoutMs: 1000,
+  toolTimeoutMs: 1000,
+  firstPollMs: 20,
+  maxPollMs: 40,
+  lockMs: 5000,
+  retryBaseMs: 40,
+  retryMaxMs: 160,
+  maxRetries: 3,
+};
 let pool: ReturnType<typeof createPool>;
 let daemon: FakeIndexerDaemon;
 let kernel: Kernel;
@@ -39,7 +54,16 @@ beforeAll(async () => {
       kernel.dispatch(key, msg, { deadline: Date.now() + (o.timeoutMs ?? 10_000) }) as Promise<T>,
   };
   kernel.register(
-    indexerSessionActor({ pool, log, actors, lockOwner: 'ns-retry/node-1', template: daemon.template, repoCap: 50, accessToken: async () => 'ghs_fresh_token', timings: TIMINGS }),
+    indexerSessionActor({
+      pool,
+      log,
+      actors,
+      lockOwner: 'ns-retry/node-1',
+      template: daemon.template,
+      repoCap: 50,
+      accessToken: async () => 'ghs_fresh_token',
+      timings: TIMINGS,
+    }),
   );
 });
 afterAll(async () => {
@@ -51,17 +75,39 @@ beforeEach(() => daemon.reset());
 
 async function newInstall(): Promise<Install> {
   const tenant = await createTenant(pool, TEST_MASTER_KEY, 'indexer-retry');
-  return createInstall(pool, { tenantId: tenant.tenant_id, connectorId: 'codehost', externalId: String(Math.floor(Math.random() * 1e9)) });
+  return createInstall(pool, {
+    tenantId: tenant.tenant_id,
+    connectorId: 'codehost',
+    externalId: String(Math.floor(Math.random() * 1e9)),
+  });
 }
 
-const hint = (repoId: number) => ({ full_name: `acme/r${repoId}`, clone_url: `https://example.test/acme/r${repoId}.git` });
-const sync = (install: Install, repoId: number) => actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha: null, repo: hint(repoId) });
+const hint = (repoId: number) => ({
+  full_name: `acme/r${repoId}`,
+  clone_url: `https://example.test/acme/r${repoId}.git`,
+});
+const sync = (install: Install, repoId: number) =>
+  actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), {
+    type: 'sync',
+    sha: null,
+    repo: hint(repoId),
+  });
 const tool = (install: Install, repoId: number) =>
-  actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'tool', name: 'service_explain', arguments: { symbol: 'X' }, repo: hint(repoId) });
+  actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), {
+    type: 'tool',
+    name: 'service_explain',
+    arguments: { symbol: 'X' },
+    repo: hint(repoId),
+  });
 const state = (install: Install, repoId: number) => getIndexState(pool, install.install_id, repoId);
-const calls = (method: string, install: Install, repoId: number) => daemon.callsOf(method, daemon.pathOf(install.install_id, repoId)).length;
+const calls = (method: string, install: Install, repoId: number) =>
+  daemon.callsOf(method, daemon.pathOf(install.install_id, repoId)).length;
 
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  timeoutMs = 10_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -86,10 +132,18 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
       const r = await state(install, 31);
       return r?.status === 'failed' ? r : null;
     });
-    expect(failed).toMatchObject({ retries: 1, retry_owner: 'ns-retry/node-1', error: 'the indexer daemon reported a failed index', lock_owner: null });
+    expect(failed).toMatchObject({
+      retries: 1,
+      retry_owner: 'ns-retry/node-1',
+      error: 'the indexer daemon reported a failed index',
+      lock_owner: null,
+    });
     expect(failed.retry_at).not.toBeNull();
     // A shard move would resume it: failed with a retry scheduled counts as unsettled.
-    expect((await listUnsettledSessions(pool)).find((s) => s.install_id === install.install_id)).toMatchObject({ repo_id: 31, retry_owner: 'ns-retry/node-1' });
+    expect((await listUnsettledSessions(pool)).find((s) => s.install_id === install.install_id)).toMatchObject({
+      repo_id: 31,
+      retry_owner: 'ns-retry/node-1',
+    });
 
     await waitFor('a second failure', async () => ((await state(install, 31))?.retries ?? 0) >= 2);
     daemon.set({ failIndex: false });
@@ -138,7 +192,10 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     daemon.set({ indexingPolls: 100_000 });
     expect(await sync(install, 34)).toEqual({ status: 'indexing' });
     expect(await sync(other, 35)).toEqual({ status: 'indexing' });
-    await waitFor('polls of both', () => calls('index/status', install, 34) >= 2 && calls('index/status', other, 35) >= 2);
+    await waitFor(
+      'polls of both',
+      () => calls('index/status', install, 34) >= 2 && calls('index/status', other, 35) >= 2,
+    );
 
     await setInstallStatus(pool, install.install_id, 'uninstalled');
     await waitFor('the lock released', async () => (await state(install, 34))?.lock_owner === null);
@@ -151,7 +208,9 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     expect(await tool(install, 34)).toMatchObject({ ok: false, kind: 'inactive' });
     await actors.ask(indexerSessionKey(install.install_id, 34), { type: 'resume' });
     await controlPolls({ install: other, repoId: 35 }, 2);
-    expect(daemon.calls.filter((c) => c.path.includes(install.install_id) && c.method !== 'index/status')).toHaveLength(1); // its first index/sync
+    expect(daemon.calls.filter((c) => c.path.includes(install.install_id) && c.method !== 'index/status')).toHaveLength(
+      1,
+    ); // its first index/sync
     expect(calls('index/status', install, 34)).toBe(polled);
   });
 
@@ -160,9 +219,16 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     daemon.set({ indexingPolls: 100_000 });
     expect(await sync(install, 37)).toEqual({ status: 'indexing' });
     expect(await sync(install, 38)).toEqual({ status: 'indexing' });
-    await waitFor('polls of both', () => calls('index/status', install, 37) >= 2 && calls('index/status', install, 38) >= 2);
+    await waitFor(
+      'polls of both',
+      () => calls('index/status', install, 37) >= 2 && calls('index/status', install, 38) >= 2,
+    );
 
-    expect(await removeRepos(pool, install, [{ repo_id: 37, full_name: 'acme/r37', clone_url: 'https://example.test/acme/r37.git' }])).toEqual([37]);
+    expect(
+      await removeRepos(pool, install, [
+        { repo_id: 37, full_name: 'acme/r37', clone_url: 'https://example.test/acme/r37.git' },
+      ]),
+    ).toEqual([37]);
     expect(await state(install, 37)).toBeNull();
     expect(await getListedRepo(pool, install.install_id, 37)).toBeNull();
     // A poll already on the wire when the row went may still land; none starts after.
@@ -174,7 +240,11 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     expect(calls('index/status', install, 37)).toBe(settled);
 
     expect(await sync(install, 37)).toEqual({ status: 'removed' });
-    expect(await tool(install, 37)).toMatchObject({ ok: false, kind: 'removed', message: expect.stringMatching(/removed from the GitHub App installation/) });
+    expect(await tool(install, 37)).toMatchObject({
+      ok: false,
+      kind: 'removed',
+      message: expect.stringMatching(/removed from the GitHub App installation/),
+    });
     expect(await state(install, 37)).toBeNull();
     expect(calls('index/sync', install, 37)).toBe(1);
     expect(calls('tools/call', install, 37)).toBe(0);

@@ -7,7 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PR_SUMMARY_SENTINEL } from '../../src/connectors/codehost/sentinels.js';
-import { examplePayload, forInstallation, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 import type { FakeFile } from '../fakes/github-repos.js';
 
 let h: CodehostHarness;
@@ -29,17 +35,49 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 function files(n: number): FakeFile[] {
-  return Array.from({ length: n }, (_, i) => ({ filename: `src/file-${i}.ts`, status: 'modified', additions: i + 1, deletions: i, changes: 2 * i + 1, patch: `@@ -1 +1 @@\n-a${i}\n+b${i}` }));
+  return Array.from({ length: n }, (_, i) => ({
+    filename: `src/file-${i}.ts`,
+    status: 'modified',
+    additions: i + 1,
+    deletions: i,
+    changes: 2 * i + 1,
+    patch: `@@ -1 +1 @@\n-a${i}\n+b${i}`,
+  }));
 }
 
 function prEvent(action: 'opened' | 'reopened' | 'synchronize', number: number, head: string) {
-  const p = forInstallation(examplePayload('pull_request', action === 'synchronize' ? 'synchronize' : action), P) as Record<string, any>;
-  return { ...p, number, pull_request: { ...p.pull_request, number, title: `Change ${number}`, commits: 3, additions: 10, deletions: 4, changed_files: 2, head: { ...p.pull_request.head, sha: head } } };
+  const p = forInstallation(
+    examplePayload('pull_request', action === 'synchronize' ? 'synchronize' : action),
+    P,
+  ) as Record<string, any>;
+  return {
+    ...p,
+    number,
+    pull_request: {
+      ...p.pull_request,
+      number,
+      title: `Change ${number}`,
+      commits: 3,
+      additions: 10,
+      deletions: 4,
+      changed_files: 2,
+      head: { ...p.pull_request.head, sha: head },
+    },
+  };
 }
 
-const summaries = (number: number) => [...h.gh.repos.comments.values()].filter((c) => c.repo === REPO && c.issue_number === number && c.body.includes(PR_SUMMARY_SENTINEL));
+const summaries = (number: number) =>
+  [...h.gh.repos.comments.values()].filter(
+    (c) => c.repo === REPO && c.issue_number === number && c.body.includes(PR_SUMMARY_SENTINEL),
+  );
 const writes = (method: string, number: number | null) =>
-  h.gh.calls.filter((c) => c.method === method && (method === 'POST' ? c.path === `/repos/${REPO}/issues/${number}/comments` : /\/issues\/comments\/\d+$/.test(c.path)));
+  h.gh.calls.filter(
+    (c) =>
+      c.method === method &&
+      (method === 'POST'
+        ? c.path === `/repos/${REPO}/issues/${number}/comments`
+        : /\/issues\/comments\/\d+$/.test(c.path)),
+  );
 const summaryRecords = async (installId: string, number: number) =>
   (
     await h.node.pool.query(
@@ -54,7 +92,9 @@ describe('codehost PR summary comment', () => {
     h.gh.repos.prFiles.set(`${REPO}#${number}`, files(2));
     const patchesBefore = writes('PATCH', null).length;
     const heads = ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(40)];
-    const answers = await Promise.all(heads.map((sha) => h.deliver('pull_request', prEvent('synchronize', number, sha))));
+    const answers = await Promise.all(
+      heads.map((sha) => h.deliver('pull_request', prEvent('synchronize', number, sha))),
+    );
     expect(answers.map((r) => r.status)).toEqual([202, 202, 202]);
     await until('two edits after the first comment', async () => writes('PATCH', null).length - patchesBefore >= 2);
 
@@ -99,7 +139,10 @@ describe('codehost PR summary comment', () => {
     await until('summary recorded', async () => (await summaryRecords(oldestInstall, number)).length === 1);
     const first = summaries(number)[0]!;
 
-    await h.node.pool.query(`DELETE FROM emitted_events WHERE install_id = $1 AND issue_or_pr_number = $2`, [oldestInstall, number]);
+    await h.node.pool.query(`DELETE FROM emitted_events WHERE install_id = $1 AND issue_or_pr_number = $2`, [
+      oldestInstall,
+      number,
+    ]);
     await h.deliver('pull_request', prEvent('synchronize', number, '1'.repeat(40)));
     await until('record written again', async () => (await summaryRecords(oldestInstall, number)).length === 1);
     expect(summaries(number).map((c) => c.id)).toEqual([first.id]);
@@ -125,7 +168,10 @@ describe('codehost PR summary comment', () => {
     expect(del.status).toBe(200);
     const delivery = randomUUID();
     await h.deliver('pull_request', prEvent('synchronize', number, '4'.repeat(40)), { delivery });
-    await until('newer install records the comment', async () => (await summaryRecords(newerInstall, number)).length === 1);
+    await until(
+      'newer install records the comment',
+      async () => (await summaryRecords(newerInstall, number)).length === 1,
+    );
     expect(summaries(number)).toHaveLength(1);
     expect(summaries(number)[0]!.body).toContain('4444444');
   });
@@ -145,7 +191,13 @@ describe('codehost PR summary comment when GitHub misbehaves', () => {
     expect(writes('POST', 21)).toHaveLength(2);
 
     h.gh.repos.prFiles.set(`${REPO}#22`, files(1));
-    h.gh.fail({ method: 'POST', path: /\/issues\/22\/comments$/, status: 403, headers: { 'retry-after': '3600' }, body: { message: 'You have exceeded a secondary rate limit.' } });
+    h.gh.fail({
+      method: 'POST',
+      path: /\/issues\/22\/comments$/,
+      status: 403,
+      headers: { 'retry-after': '3600' },
+      body: { message: 'You have exceeded a secondary rate limit.' },
+    });
     await h.deliver('pull_request', event(22));
     const next = randomUUID();
     await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), q), { delivery: next });

@@ -11,7 +11,13 @@ import { Octokit } from '@octokit/rest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { replyExists } from '../../src/connectors/codehost/slash/find-reply.js';
 import { replyMarker } from '../../src/connectors/codehost/slash/render-reply.js';
-import { examplePayload, forInstallation, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 import { seedReviewComment, type FakeReviewComment } from '../fakes/github-repos.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 
@@ -37,12 +43,25 @@ afterAll(async () => {
 beforeEach(() => daemon.reset());
 
 /** A person's review comment on a fresh PR (or in a given thread), posted on the fake GitHub, and its webhook. */
-function reviewComment(body: string, opts: { installation?: number; pr?: number; inReplyTo?: number; id?: number; userType?: string } = {}) {
+function reviewComment(
+  body: string,
+  opts: { installation?: number; pr?: number; inReplyTo?: number; id?: number; userType?: string } = {},
+) {
   const pr = opts.pr ?? nextPr++;
   const id = opts.id ?? nextComment++;
   const type = opts.userType ?? 'User';
-  if (!h.gh.repos.reviewComments.has(id)) seedReviewComment(h.gh.repos, { id, repo: REPO, pull_number: pr, body, ...(opts.inReplyTo ? { in_reply_to_id: opts.inReplyTo } : {}) });
-  const p = forInstallation(examplePayload('pull_request_review_comment', 'created'), opts.installation ?? P) as Record<string, any>;
+  if (!h.gh.repos.reviewComments.has(id))
+    seedReviewComment(h.gh.repos, {
+      id,
+      repo: REPO,
+      pull_number: pr,
+      body,
+      ...(opts.inReplyTo ? { in_reply_to_id: opts.inReplyTo } : {}),
+    });
+  const p = forInstallation(examplePayload('pull_request_review_comment', 'created'), opts.installation ?? P) as Record<
+    string,
+    any
+  >;
   return {
     ...p,
     pull_request: { ...p.pull_request, number: pr },
@@ -58,16 +77,23 @@ function reviewComment(body: string, opts: { installation?: number; pr?: number;
   };
 }
 
-const repliesOn = (pr: number): FakeReviewComment[] => [...h.gh.repos.reviewComments.values()].filter((c) => c.repo === REPO && c.pull_number === pr && c.body.includes(SENTINEL));
+const repliesOn = (pr: number): FakeReviewComment[] =>
+  [...h.gh.repos.reviewComments.values()].filter(
+    (c) => c.repo === REPO && c.pull_number === pr && c.body.includes(SENTINEL),
+  );
 
 async function ask(body: string, opts: Parameters<typeof reviewComment>[1] = {}) {
   const event = reviewComment(body, opts);
   const pr = event.pull_request.number as number;
   expect((await h.deliver('pull_request_review_comment', event)).status).toBe(202);
-  const [reply] = await until(`a reply on PR #${pr}`, async () => {
-    const r = repliesOn(pr);
-    return r.length > 0 ? r : null;
-  }, 15_000);
+  const [reply] = await until(
+    `a reply on PR #${pr}`,
+    async () => {
+      const r = repliesOn(pr);
+      return r.length > 0 ? r : null;
+    },
+    15_000,
+  );
   return { reply: reply!, pr, event };
 }
 
@@ -78,7 +104,9 @@ describe('codehost slash commands in PR review comments', () => {
     expect(reply.body.startsWith(`${SENTINEL}\n`)).toBe(true);
     expect(reply.body).toContain('answer from service_explain: {"symbol":"Foo.bar"}');
     expect(reply).toMatchObject({ in_reply_to_id: event.comment.id, user: { type: 'Bot' } });
-    expect(h.gh.callsTo('POST', new RegExp(`^/repos/${REPO}/pulls/${pr}/comments/${event.comment.id}/replies$`))).toHaveLength(1);
+    expect(
+      h.gh.callsTo('POST', new RegExp(`^/repos/${REPO}/pulls/${pr}/comments/${event.comment.id}/replies$`)),
+    ).toHaveLength(1);
     // Not an issue comment.
     expect([...h.gh.repos.comments.values()].filter((c) => c.issue_number === pr)).toHaveLength(0);
     expect(daemon.callsOf('tools/call').map((c) => c.path)).toEqual([daemon.pathOf(installId, REPO_ID)]);
@@ -107,9 +135,15 @@ describe('codehost slash commands in PR review comments', () => {
   it('never answers a bot, our own reply (sentinel, or its id re-attributed to a user), and answers a redelivery once', async () => {
     const { reply, pr, event } = await ask('/service help');
     // The reply's own webhook, as GitHub sends it (bot sender, body with the sentinel).
-    await h.deliver('pull_request_review_comment', reviewComment(reply.body, { pr, id: reply.id, inReplyTo: event.comment.id, userType: 'Bot' }));
+    await h.deliver(
+      'pull_request_review_comment',
+      reviewComment(reply.body, { pr, id: reply.id, inReplyTo: event.comment.id, userType: 'Bot' }),
+    );
     // A mirror tool that stripped the sentinel and re-attributed it to a user (Tier 2 by comment id).
-    await h.deliver('pull_request_review_comment', reviewComment('/service help', { pr, id: reply.id, inReplyTo: event.comment.id }));
+    await h.deliver(
+      'pull_request_review_comment',
+      reviewComment('/service help', { pr, id: reply.id, inReplyTo: event.comment.id }),
+    );
     // A bot's command.
     await h.deliver('pull_request_review_comment', reviewComment('/service help', { pr, userType: 'Bot' }));
     // The command again in another delivery: its reply record answers it.
@@ -117,7 +151,10 @@ describe('codehost slash commands in PR review comments', () => {
     // A marker command after them, to know they were processed.
     await ask('/service help', { pr: pr + 100_000 });
     expect(repliesOn(pr)).toHaveLength(1);
-    const recorded = await h.node.pool.query(`SELECT kind, provider_id FROM emitted_events WHERE install_id = $1 AND issue_or_pr_number = $2 ORDER BY kind`, [installId, pr]);
+    const recorded = await h.node.pool.query(
+      `SELECT kind, provider_id FROM emitted_events WHERE install_id = $1 AND issue_or_pr_number = $2 ORDER BY kind`,
+      [installId, pr],
+    );
     expect(recorded.rows).toEqual([
       { kind: 'codehost.review_comment', provider_id: String(reply.id) },
       { kind: 'codehost.slash_reply', provider_id: `slash-reply-to:review-comment:${event.comment.id}` },
@@ -136,7 +173,16 @@ describe('codehost slash commands in PR review comments', () => {
     expect(await replyExists(octokit, h.appId, place, replyMarker(event.comment.id), since, signal)).toBe(true);
     expect(await replyExists(octokit, h.appId, place, replyMarker(event.comment.id + 1), since, signal)).toBe(false);
     // Only comments updated since the command are looked at.
-    expect(await replyExists(octokit, h.appId, place, replyMarker(event.comment.id), new Date(Date.parse(reply.updated_at) + 1000).toISOString(), signal)).toBe(false);
+    expect(
+      await replyExists(
+        octokit,
+        h.appId,
+        place,
+        replyMarker(event.comment.id),
+        new Date(Date.parse(reply.updated_at) + 1000).toISOString(),
+        signal,
+      ),
+    ).toBe(false);
     expect(h.gh.callsTo('GET', new RegExp(`^/repos/${REPO}/pulls/${pr}/comments$`)).length).toBe(3);
   });
 

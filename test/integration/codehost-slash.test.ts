@@ -8,7 +8,13 @@
  * reply never retriggering, redeliveries answered once, one reply per installation.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { examplePayload, forInstallation, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 import type { FakeComment } from '../fakes/github-repos.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 
@@ -35,27 +41,46 @@ afterAll(async () => {
 });
 beforeEach(() => daemon.reset());
 
-function commentEvent(body: string, opts: { installation?: number; issue?: number; id?: number; userType?: string } = {}) {
+function commentEvent(
+  body: string,
+  opts: { installation?: number; issue?: number; id?: number; userType?: string } = {},
+) {
   const p = forInstallation(examplePayload('issue_comment', 'created'), opts.installation ?? P) as Record<string, any>;
   const type = opts.userType ?? 'User';
   return {
     ...p,
     issue: { ...p.issue, number: opts.issue ?? nextIssue++ },
-    comment: { ...p.comment, id: opts.id ?? nextComment++, body, user: { ...p.comment.user, type }, created_at: new Date(Date.now() - 1000).toISOString() },
+    comment: {
+      ...p.comment,
+      id: opts.id ?? nextComment++,
+      body,
+      user: { ...p.comment.user, type },
+      created_at: new Date(Date.now() - 1000).toISOString(),
+    },
     sender: { ...p.sender, type },
   };
 }
 
-const repliesOn = (issue: number): FakeComment[] => [...h.gh.repos.comments.values()].filter((c) => c.repo === REPO && c.issue_number === issue && c.body.includes(SENTINEL));
+const repliesOn = (issue: number): FakeComment[] =>
+  [...h.gh.repos.comments.values()].filter(
+    (c) => c.repo === REPO && c.issue_number === issue && c.body.includes(SENTINEL),
+  );
 
-async function ask(body: string, opts: Parameters<typeof commentEvent>[1] = {}): Promise<{ reply: FakeComment; issue: number; event: ReturnType<typeof commentEvent> }> {
+async function ask(
+  body: string,
+  opts: Parameters<typeof commentEvent>[1] = {},
+): Promise<{ reply: FakeComment; issue: number; event: ReturnType<typeof commentEvent> }> {
   const event = commentEvent(body, opts);
   const issue = event.issue.number as number;
   expect((await h.deliver('issue_comment', event)).status).toBe(202);
-  const [reply] = await until(`a reply on #${issue}`, async () => {
-    const r = repliesOn(issue);
-    return r.length > 0 ? r : null;
-  }, 15_000);
+  const [reply] = await until(
+    `a reply on #${issue}`,
+    async () => {
+      const r = repliesOn(issue);
+      return r.length > 0 ? r : null;
+    },
+    15_000,
+  );
   return { reply: reply!, issue, event };
 }
 
@@ -76,7 +101,14 @@ describe('codehost slash commands', () => {
       expect(reply.user.type).toBe('Bot');
       // INTERFACE §6: the URL is the template with the install id and the numeric repo id.
       const calls = daemon.callsOf('tools/call');
-      expect(calls).toEqual([{ path: daemon.pathOf(installId, REPO_ID), method: 'tools/call', params: { name: tool, arguments: { [key]: argument } }, at: expect.any(Number) }]);
+      expect(calls).toEqual([
+        {
+          path: daemon.pathOf(installId, REPO_ID),
+          method: 'tools/call',
+          params: { name: tool, arguments: { [key]: argument } },
+          at: expect.any(Number),
+        },
+      ]);
     });
   }
 
@@ -136,7 +168,10 @@ describe('codehost slash commands', () => {
     await h.deliver('issue_comment', event, { delivery: `other-${issue}` });
     await ask('/service help', { issue: issue + 100_000 });
     expect(repliesOn(issue)).toHaveLength(1);
-    const recorded = await h.node.pool.query(`SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.slash_reply' AND issue_or_pr_number = $2`, [installId, issue]);
+    const recorded = await h.node.pool.query(
+      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.slash_reply' AND issue_or_pr_number = $2`,
+      [installId, issue],
+    );
     expect(recorded.rows).toEqual([{ provider_id: `slash-reply-to:${event.comment.id}` }]);
   });
 

@@ -54,7 +54,9 @@ async function boundInstalls(n: number) {
   const installs = [];
   for (let i = 0; i < n; i++) {
     const t = await createTenant(e.pool, TEST_MASTER_KEY, `t${i}`);
-    installs.push(await createInstall(e.pool, { tenantId: t.tenant_id, connectorId: 'codehost', externalId: String(id) }));
+    installs.push(
+      await createInstall(e.pool, { tenantId: t.tenant_id, connectorId: 'codehost', externalId: String(id) }),
+    );
   }
   const t = await createTenant(e.pool, TEST_MASTER_KEY, 'noise');
   const gone = await createInstall(e.pool, { tenantId: t.tenant_id, connectorId: 'codehost', externalId: String(id) });
@@ -67,7 +69,10 @@ describe('codehost webhook route', () => {
   it('501 not_configured until enabled with all five settings, before the body is read', async () => {
     const variants: Array<Record<string, string>> = [{ ...FIVE }];
     for (const missing of Object.keys(FIVE)) {
-      variants.push({ CODEHOST_CONNECTOR_ENABLED: 'true', ...Object.fromEntries(Object.entries(FIVE).filter(([k]) => k !== missing)) });
+      variants.push({
+        CODEHOST_CONNECTOR_ENABLED: 'true',
+        ...Object.fromEntries(Object.entries(FIVE).filter(([k]) => k !== missing)),
+      });
     }
     for (const env of variants) {
       const off = await codehostEdge(env);
@@ -103,7 +108,11 @@ describe('codehost webhook route', () => {
   it('400 bad_request for missing GitHub headers or a body that is not a JSON object', async () => {
     const raw = JSON.stringify(forInstallation(examplePayload('issues', 'opened'), 1));
     const before = e.published.length;
-    for (const headers of [{ 'x-github-event': undefined }, { 'x-github-delivery': undefined }, { 'x-github-event': 'Bad Event!' }]) {
+    for (const headers of [
+      { 'x-github-event': undefined },
+      { 'x-github-delivery': undefined },
+      { 'x-github-event': 'Bad Event!' },
+    ]) {
       const res = await post(e, raw, headers);
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('bad_request');
@@ -158,11 +167,18 @@ describe('codehost webhook route', () => {
     const payload = forInstallation(examplePayload('push', undefined, 3), id);
     const form = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
     const delivery = randomUUID();
-    const res = await post(e, form, { 'content-type': 'application/x-www-form-urlencoded', 'x-github-event': 'push', 'x-github-delivery': delivery });
+    const res = await post(e, form, {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-github-event': 'push',
+      'x-github-delivery': delivery,
+    });
     expect(res.statusCode).toBe(202);
     expect(e.published.find((p) => p.id === delivery)).toMatchObject({ kind: 'push', payload });
 
-    const big = JSON.stringify({ ...forInstallation(examplePayload('issues', 'opened'), id), filler: 'x'.repeat(24 * 1024 * 1024) });
+    const big = JSON.stringify({
+      ...forInstallation(examplePayload('issues', 'opened'), id),
+      filler: 'x'.repeat(24 * 1024 * 1024),
+    });
     const bigDelivery = randomUUID();
     expect((await post(e, big, { 'x-github-delivery': bigDelivery })).statusCode).toBe(202);
     expect(e.published.some((p) => p.id === bigDelivery)).toBe(true);
@@ -181,7 +197,10 @@ describe('codehost webhook route', () => {
   it('installation.deleted publishes the event, then uninstalls each install locally and refreshes its actor', async () => {
     const { id, installs } = await boundInstalls(2);
     const delivery = randomUUID();
-    const res = await post(e, JSON.stringify(forInstallation(examplePayload('installation', 'deleted'), id)), { 'x-github-event': 'installation', 'x-github-delivery': delivery });
+    const res = await post(e, JSON.stringify(forInstallation(examplePayload('installation', 'deleted'), id)), {
+      'x-github-event': 'installation',
+      'x-github-delivery': delivery,
+    });
     expect(res.statusCode).toBe(202);
     expect(e.published.filter((p) => p.id === delivery)).toHaveLength(2);
     for (const i of installs) {

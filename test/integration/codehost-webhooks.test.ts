@@ -9,7 +9,14 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../../src/connectors/codehost/sentinels.js';
-import { examplePayload, forInstallation, sign, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  sign,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 import { testNatsUrl } from '../support/env.js';
 import { scrapeSample } from '../support/metrics.js';
 
@@ -38,11 +45,14 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const lastSeq = async () => (await (await jetstreamManager(nc)).streams.info(`${h.node.namespace}_INGEST`)).state.last_seq;
+const lastSeq = async () =>
+  (await (await jetstreamManager(nc)).streams.info(`${h.node.namespace}_INGEST`)).state.last_seq;
 
 async function stored(t: Tenant, installId: string, id: string) {
   const res = await h.api(`/api/v1/connectors/installs/${installId}/events?limit=500`, t);
-  const { events } = (await res.json()) as { events: Array<{ id: string; kind: string; connector_id: string; payload: unknown }> };
+  const { events } = (await res.json()) as {
+    events: Array<{ id: string; kind: string; connector_id: string; payload: unknown }>;
+  };
   return events.filter((e) => e.id === id);
 }
 
@@ -69,7 +79,9 @@ describe('codehost webhooks: in, fanned out, once', () => {
 
   it('push (no action) is stored under the bare event name', async () => {
     const delivery = randomUUID();
-    expect((await h.deliver('push', forInstallation(examplePayload('push', undefined, 3), Y), { delivery })).status).toBe(202);
+    expect(
+      (await h.deliver('push', forInstallation(examplePayload('push', undefined, 3), Y), { delivery })).status,
+    ).toBe(202);
     const e = await until('push stored', async () => (await stored(a, ya, delivery))[0]);
     expect(e.kind).toBe('push');
   });
@@ -133,8 +145,13 @@ describe('codehost webhooks: installation deleted or suspended', () => {
       // The next delivery of that installation reaches no install.
       const next = await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), id));
       expect(await next.json()).toEqual({ ok: true, installs: 0 });
-      for (const [t, installId] of [[a, one], [b, two]] as const) {
-        const install = (await (await h.api(`/api/v1/connectors/installs/${installId}`, t)).json()) as { status: string };
+      for (const [t, installId] of [
+        [a, one],
+        [b, two],
+      ] as const) {
+        const install = (await (await h.api(`/api/v1/connectors/installs/${installId}`, t)).json()) as {
+          status: string;
+        };
         expect(install.status).toBe('uninstalled');
         const emit = await h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
           body: { kind: 'codehost.issue_comment', body: { repo_full_name: 'o/r', issue_number: 1, body: 'hi' } },
@@ -142,7 +159,10 @@ describe('codehost webhooks: installation deleted or suspended', () => {
         expect(emit.status).toBe(409);
         expect(((await emit.json()) as { error: { code: string } }).error.code).toBe('install_not_active');
       }
-      const creds = await h.node.pool.query('SELECT count(*)::int AS n FROM credentials WHERE install_id = ANY($1) AND revoked_at IS NULL', [[one, two]]);
+      const creds = await h.node.pool.query(
+        'SELECT count(*)::int AS n FROM credentials WHERE install_id = ANY($1) AND revoked_at IS NULL',
+        [[one, two]],
+      );
       expect(creds.rows[0].n).toBe(0);
       expect(h.gh.callsTo('DELETE', /^\/app\/installations/)).toHaveLength(0);
     }
@@ -155,29 +175,46 @@ describe('codehost self-emit filters on the live path (spec §6.3)', () => {
     const id = X + 20;
     const installId = await h.install(t, id);
     const comment = (extra: Record<string, unknown>, sender = 'User') => {
-      const p = forInstallation(examplePayload('issue_comment', 'created'), id) as { comment: Record<string, unknown>; sender: Record<string, unknown> };
-      return { ...p, comment: { ...p.comment, id: Math.floor(Math.random() * 1e9), ...extra }, sender: { ...p.sender, type: sender } };
+      const p = forInstallation(examplePayload('issue_comment', 'created'), id) as {
+        comment: Record<string, unknown>;
+        sender: Record<string, unknown>;
+      };
+      return {
+        ...p,
+        comment: { ...p.comment, id: Math.floor(Math.random() * 1e9), ...extra },
+        sender: { ...p.sender, type: sender },
+      };
     };
     const emitted = await h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
-      body: { kind: 'codehost.issue_comment', body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 1, body: 'from the graph' } },
+      body: {
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 1, body: 'from the graph' },
+      },
     });
     expect(emitted.status).toBe(200);
     const ownId = Number(((await emitted.json()) as { provider_id: string }).provider_id);
 
-    const review = forInstallation(examplePayload('pull_request_review_comment', 'created'), id) as { comment: Record<string, unknown> };
-    const droppedSoFar = (tier: string) => scrapeSample(h.node.url, 'service_ingest_dropped_total', { connector: 'codehost', tier });
+    const review = forInstallation(examplePayload('pull_request_review_comment', 'created'), id) as {
+      comment: Record<string, unknown>;
+    };
+    const droppedSoFar = (tier: string) =>
+      scrapeSample(h.node.url, 'service_ingest_dropped_total', { connector: 'codehost', tier });
     const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     const dropped = {
       bot: await send('issue_comment', comment({ body: 'a bot wrote this' }, 'Bot')),
       summary: await send('issue_comment', comment({ body: `${PR_SUMMARY_SENTINEL}\nsummary` })),
       slash: await send('issue_comment', comment({ body: `${SLASH_REPLY_SENTINEL}\nreply` })),
-      reviewSentinel: await send('pull_request_review_comment', { ...review, comment: { ...review.comment, body: `quoted ${PR_SUMMARY_SENTINEL}` } }),
+      reviewSentinel: await send('pull_request_review_comment', {
+        ...review,
+        comment: { ...review.comment, body: `quoted ${PR_SUMMARY_SENTINEL}` },
+      }),
       // Tier 2: our comment re-attributed to a user, sentinel stripped by a mirror.
       ownId: await send('issue_comment', comment({ id: ownId, body: 'from the graph' })),
     };
     const kept = await send('issue_comment', comment({ body: 'a person wrote this' }));
     await until('kept comment stored', async () => (await stored(t, installId, kept))[0]);
-    for (const [what, delivery] of Object.entries(dropped)) expect(await stored(t, installId, delivery), what).toEqual([]);
+    for (const [what, delivery] of Object.entries(dropped))
+      expect(await stored(t, installId, delivery), what).toEqual([]);
     // INTERFACE §8.20: each drop is counted. One install's events commit in order, so the
     // kept comment being stored means every drop sent before it has been counted.
     expect((await droppedSoFar('1')) - before.tier1).toBe(4);

@@ -18,7 +18,10 @@ async function readyz(url: string, timeoutMs: number): Promise<number> {
   const until = Date.now() + timeoutMs;
   let status = 0;
   while (Date.now() < until) {
-    status = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
+    status = await fetch(`${url}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return status;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -29,10 +32,16 @@ describe('connectors dev', () => {
   it('runs everything with embedded defaults, answers /readyz, prints a working key, and stops cleanly', async () => {
     const env = { SERVICE_DEV_DIR: dir, PORT: '0', SERVICE_SHARDS: '4' };
     const { child, first, stderr } = await startCli(['dev'], env, 120_000);
-    expect(first).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), tenant_id: expect.any(String), api_key: expect.any(String) });
+    expect(first).toMatchObject({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      tenant_id: expect.any(String),
+      api_key: expect.any(String),
+    });
     const url = first.url as string;
     expect(await readyz(url, 30_000)).toBe(200);
-    const res = await fetch(`${url}/api/v1/connectors/installs`, { headers: { authorization: `Bearer ${first.api_key as string}` } });
+    const res = await fetch(`${url}/api/v1/connectors/installs`, {
+      headers: { authorization: `Bearer ${first.api_key as string}` },
+    });
     expect(res.status).toBe(200);
     expect(childrenOf(dir).length).toBeGreaterThan(0);
 
@@ -51,9 +60,12 @@ describe('connectors dev', () => {
 
   it('a SIGTERM while it is still starting ends in the same clean stop', async () => {
     const env = { SERVICE_DEV_DIR: dir, PORT: '0', SERVICE_SHARDS: '4' };
-    const child = spawn(process.execPath, [BIN, 'dev'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'dev'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
+      stdio: 'ignore',
+    });
     // Once its embedded Postgres is starting (a process on the data dir), it is mid-start.
-    for (const until = Date.now() + 60_000; childrenOf(dir).length === 0; ) {
+    for (const until = Date.now() + 60_000; childrenOf(dir).length === 0;) {
       if (Date.now() > until || child.exitCode !== null) throw new Error('dev never started its embedded servers');
       await new Promise((r) => setTimeout(r, 20));
     }

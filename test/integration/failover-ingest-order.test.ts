@@ -49,23 +49,38 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
     await nc.close();
   });
 
-  it('the next owner delivers the dead owner\'s unsettled events before newer ones of the same install', async () => {
+  it("the next owner delivers the dead owner's unsettled events before newer ones of the same install", async () => {
     const names = makeNames(freshNamespace('foo'));
     await ensureIngestStream(jsm, names);
     streams.push(names.ingestStream);
-    const publisher = new IngestPublisher({ js: jetstream(nc), names, shards: 1, blobs: noBlobs, maxPayload: nc.info!.max_payload });
+    const publisher = new IngestPublisher({
+      js: jetstream(nc),
+      names,
+      shards: 1,
+      blobs: noBlobs,
+      maxPayload: nc.info!.max_payload,
+    });
     for (const id of ['e0', 'e1', 'e2', 'e3']) await publisher.publish(event('ix', id));
     for (const id of ['y0', 'y1']) await publisher.publish(event('iy', id));
 
     // The victim delivers e0 and the y events, and dies in the middle of e1 (e2, e3 held).
     child = spawn(process.execPath, ['--import', 'tsx', 'test/integration/helpers/failover-ingest-node.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, FO_NATS_URL: testNatsUrl(), FO_NAMESPACE: names.ns, FO_ACK_WAIT_MS: String(ACK_WAIT_MS), FO_HANG_ON: 'e1' },
+      env: {
+        PATH: process.env.PATH,
+        FO_NATS_URL: testNatsUrl(),
+        FO_NAMESPACE: names.ns,
+        FO_ACK_WAIT_MS: String(ACK_WAIT_MS),
+        FO_HANG_ON: 'e1',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const victim: string[] = [];
     const hanging = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`victim never got to hang on e1 with y0, y1 done; saw ${victim.join(',')}`)), 15_000);
+      const timer = setTimeout(
+        () => reject(new Error(`victim never got to hang on e1 with y0, y1 done; saw ${victim.join(',')}`)),
+        15_000,
+      );
       let hung = false;
       createInterface({ input: child!.stdout! }).on('line', (line) => {
         const e = JSON.parse(line) as { type: string; id?: string };
@@ -79,7 +94,7 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
     });
     await hanging;
     // Let the victim's acks of e0, y0, y1 land: only e1 (hanging), e2 and e3 stay unsettled.
-    for (const end = Date.now() + 10_000; ; ) {
+    for (const end = Date.now() + 10_000; ;) {
       const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(0));
       if (info.num_ack_pending === 3 && info.ack_floor.stream_seq >= 1) break;
       if (Date.now() > end) throw new Error(`victim still has ${info.num_ack_pending} unacked events`);
@@ -97,7 +112,12 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
     const got: Array<{ id: string; at: number }> = [];
     const t0 = Date.now();
     successor = new ShardIngestConsumer({
-      js: jetstream(nc), jsm, names, shard: 0, log, ackWaitMs: ACK_WAIT_MS,
+      js: jetstream(nc),
+      jsm,
+      names,
+      shard: 0,
+      log,
+      ackWaitMs: ACK_WAIT_MS,
       blobs: noBlobs,
       deadLetters: { record: async () => undefined },
       deliver: async (ev) => void got.push({ id: ev.id, at: Date.now() - t0 }),

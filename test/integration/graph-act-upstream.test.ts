@@ -76,7 +76,11 @@ interface ApiNode {
 }
 
 const act = (t: Tenant, id: string, body: unknown) =>
-  fetch(`${stack.node.url}/api/v1/graph/nodes/${id}/actions`, { method: 'POST', headers: { ...t.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${stack.node.url}/api/v1/graph/nodes/${id}/actions`, {
+    method: 'POST',
+    headers: { ...t.auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 describe('node actions reach the chat platform', () => {
   it('replies in the thread of a backfilled reply and reacts to a message, at their coordinates', async () => {
@@ -102,13 +106,27 @@ describe('node actions reach the chat platform', () => {
     expect(res.status).toBe(200);
     const receipt = (await res.json()) as { provider_id: string };
     expect(receipt).toMatchObject({ kind: 'chatapp.message', install_id, provider_id: expect.any(String) });
-    expect(stack.slack.posted).toEqual([{ teamId: TEAM, channel: 'C1GRAPH', ts: receipt.provider_id, text: 'I do', thread_ts: '1700000900.000100', at: expect.any(Number) }]);
+    expect(stack.slack.posted).toEqual([
+      {
+        teamId: TEAM,
+        channel: 'C1GRAPH',
+        ts: receipt.provider_id,
+        text: 'I do',
+        thread_ts: '1700000900.000100',
+        at: expect.any(Number),
+      },
+    ]);
 
     const lunch = byExt.get(`${TEAM}:C2GRAPH:1700000900.000300`)!;
     const react = await act(tenant, lunch.id, { action: 'react', name: 'eyes' });
     expect(react.status).toBe(200);
-    expect(await react.json()).toMatchObject({ kind: 'chatapp.reaction', provider_id: 'C2GRAPH:1700000900.000300:eyes' });
+    expect(await react.json()).toMatchObject({
+      kind: 'chatapp.reaction',
+      provider_id: 'C2GRAPH:1700000900.000300:eyes',
+    });
     const bot = stack.slack.team(TEAM).botUserId;
-    expect(stack.slack.team(TEAM).channels.get('C2GRAPH')!.messages[0]!.reactions).toEqual([{ name: 'eyes', users: [bot] }]);
+    expect(stack.slack.team(TEAM).channels.get('C2GRAPH')!.messages[0]!.reactions).toEqual([
+      { name: 'eyes', users: [bot] },
+    ]);
   });
 });

@@ -48,7 +48,13 @@ const TEXTS = [
 
 async function project(inst: Install, e: { id: string; kind: string; payload: unknown }) {
   await withTx(f.pool, (tx) =>
-    projectEvent(tx, inst, { ...e, installId: inst.install_id, tenantId: inst.tenant_id, connectorId: inst.connector_id, occurredAt: null }),
+    projectEvent(tx, inst, {
+      ...e,
+      installId: inst.install_id,
+      tenantId: inst.tenant_id,
+      connectorId: inst.connector_id,
+      occurredAt: null,
+    }),
   );
 }
 
@@ -72,17 +78,35 @@ beforeAll(async () => {
     payload: {
       action: 'opened',
       number: 7,
-      pull_request: { number: 7, title: 'Add login throttling', state: 'open', body: 'Closes #3', updated_at: '2024-01-01T00:00:00Z', head: { sha: 'a'.repeat(40) }, user: { login: 'octocat' } },
+      pull_request: {
+        number: 7,
+        title: 'Add login throttling',
+        state: 'open',
+        body: 'Closes #3',
+        updated_at: '2024-01-01T00:00:00Z',
+        head: { sha: 'a'.repeat(40) },
+        user: { login: 'octocat' },
+      },
       repository: { id: 99, full_name: 'acme/api' },
     },
   });
-  await project(code, { id: 'backfill:pr-diff:99:7', kind: 'pull_request.backfill_diff', payload: { repo_id: 99, repo_full_name: 'acme/api', pr_number: 7, oversized: false, diff: '+x\n' } });
+  await project(code, {
+    id: 'backfill:pr-diff:99:7',
+    kind: 'pull_request.backfill_diff',
+    payload: { repo_id: 99, repo_full_name: 'acme/api', pr_number: 7, oversized: false, diff: '+x\n' },
+  });
   await project(other, msg('C9', '1700000300.000000', 'Deploying the café release tonight'));
 });
 afterAll(() => f.close());
 
 const get = (t: Tenant, url: string) => f.app.inject({ url, headers: t.auth });
-const act = (t: Tenant, id: string, payload: unknown) => f.app.inject({ method: 'POST', url: `/api/v1/graph/nodes/${encodeURIComponent(id)}/actions`, headers: t.auth, payload: payload as object });
+const act = (t: Tenant, id: string, payload: unknown) =>
+  f.app.inject({
+    method: 'POST',
+    url: `/api/v1/graph/nodes/${encodeURIComponent(id)}/actions`,
+    headers: t.auth,
+    payload: payload as object,
+  });
 
 async function find(t: Tenant, kind: string, externalId: string): Promise<ApiNode> {
   const res = await get(t, `/api/v1/graph/nodes?kind=${kind}&limit=500`);
@@ -115,13 +139,21 @@ describe('GET /api/v1/graph/nodes', () => {
     const nodes = all.nodes as ApiNode[];
     expect(all.next_cursor).toBeNull();
     expect(nodes.every((n) => [chat.install_id, code.install_id].includes(n.install_id))).toBe(true);
-    expect(nodes[0]).toMatchObject({ kind: expect.any(String), connector_id: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String), source_status: 'active' });
+    expect(nodes[0]).toMatchObject({
+      kind: expect.any(String),
+      connector_id: expect.any(String),
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      source_status: 'active',
+    });
 
     const messages = (await get(a, '/api/v1/graph/nodes?kind=chat.message')).json().nodes as ApiNode[];
     expect(messages.map((n) => n.props.text)).toEqual(['a reply in the thread', ...[...TEXTS].reverse()]);
 
     const mine = (await get(a, `/api/v1/graph/nodes?install_id=${code.install_id}`)).json().nodes as ApiNode[];
-    expect(new Set(mine.map((n) => n.kind))).toEqual(new Set(['codehost.pull_request', 'codehost.repository', 'codehost.user']));
+    expect(new Set(mine.map((n) => n.kind))).toEqual(
+      new Set(['codehost.pull_request', 'codehost.repository', 'codehost.user']),
+    );
     // A listing leaves the diff out (up to 1 MB each); the node's own route has it.
     expect(mine.find((n) => n.kind === 'codehost.pull_request')!.props).toMatchObject({ diff_bytes: 3 });
     expect(mine.find((n) => n.kind === 'codehost.pull_request')!.props).not.toHaveProperty('diff');
@@ -166,11 +198,32 @@ describe('full-text search (q)', () => {
     expect(await search(a, 'tonight -café')).toEqual([]);
     expect(await search(a, 'throttling')).toEqual(['Add login throttling']);
     // A stop word is still a word ('simple' keeps it), so it finds text, never everything.
-    expect(await search(a, 'the')).toEqual(['a reply in the thread', 'the alpha build is green', 'Deploying the café release tonight']);
+    expect(await search(a, 'the')).toEqual([
+      'a reply in the thread',
+      'the alpha build is green',
+      'Deploying the café release tonight',
+    ]);
   });
 
   it('never treats LIKE or tsquery syntax in the input as a wildcard', async () => {
-    for (const q of ['%', '_', '%%', '*', 'x%', '%e%', 'alph_', 'alp%', 'alp:*', 'al*', '\\', "'", '!', '&|!()', ':*', '🚀']) {
+    for (const q of [
+      '%',
+      '_',
+      '%%',
+      '*',
+      'x%',
+      '%e%',
+      'alph_',
+      'alp%',
+      'alp:*',
+      'al*',
+      '\\',
+      "'",
+      '!',
+      '&|!()',
+      ':*',
+      '🚀',
+    ]) {
       expect(await search(a, q), q).toEqual([]);
     }
     // The literal characters still find text that contains the words around them.
@@ -193,8 +246,20 @@ describe('GET /api/v1/graph/nodes/{id}', () => {
     const res = await get(a, `/api/v1/graph/nodes/${root.id}`);
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ id: root.id, kind: 'chat.message', external_id: `${TEAM}:C1:1700000200.000000`, connector_id: 'chatapp', install_id: chat.install_id, edges_truncated: false });
-    expect(body.edges).toEqual(expect.arrayContaining([{ type: 'in_channel', from: root.id, to: channel.id, props: {} }, { type: 'reply_to', from: reply.id, to: root.id, props: {} }]));
+    expect(body).toMatchObject({
+      id: root.id,
+      kind: 'chat.message',
+      external_id: `${TEAM}:C1:1700000200.000000`,
+      connector_id: 'chatapp',
+      install_id: chat.install_id,
+      edges_truncated: false,
+    });
+    expect(body.edges).toEqual(
+      expect.arrayContaining([
+        { type: 'in_channel', from: root.id, to: channel.id, props: {} },
+        { type: 'reply_to', from: reply.id, to: root.id, props: {} },
+      ]),
+    );
     const pr = await find(a, 'codehost.pull_request', 'acme/api#7');
     expect((await get(a, `/api/v1/graph/nodes/${pr.id}`)).json().props.diff).toBe('+x\n');
   });
@@ -212,8 +277,17 @@ describe('GET /api/v1/graph/nodes/{id}', () => {
 
   it('answers 404 for a node of another tenant exactly as for one that does not exist', async () => {
     const theirs = await find(b, 'chat.message', 'T0OTHER:C9:1700000300.000000');
-    for (const id of [theirs.id, theirs.id.toUpperCase(), '00000000-0000-4000-8000-000000000000', 'not-a-uuid', "1' or '1'='1"]) {
-      for (const res of [await get(a, `/api/v1/graph/nodes/${encodeURIComponent(id)}`), await act(a, id, { action: 'reply', text: 'hi' })]) {
+    for (const id of [
+      theirs.id,
+      theirs.id.toUpperCase(),
+      '00000000-0000-4000-8000-000000000000',
+      'not-a-uuid',
+      "1' or '1'='1",
+    ]) {
+      for (const res of [
+        await get(a, `/api/v1/graph/nodes/${encodeURIComponent(id)}`),
+        await act(a, id, { action: 'reply', text: 'hi' }),
+      ]) {
         expect(res.statusCode, id).toBe(404);
         expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
       }
@@ -239,12 +313,33 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
     f.asked.length = 0;
     const res = await act(a, reply.id, { action: 'reply', text: 'on it' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ provider_id: 'p-1', kind: 'chatapp.message', install_id: 'i', emitted_at: new Date(0).toISOString() });
+    expect(res.json()).toEqual({
+      provider_id: 'p-1',
+      kind: 'chatapp.message',
+      install_id: 'i',
+      emitted_at: new Date(0).toISOString(),
+    });
     const react = await act(a, reply.id, { action: 'react', name: 'eyes' });
     expect(react.statusCode).toBe(200);
     expect(f.asked).toEqual([
-      { key: { kind: 'install', id: [chat.install_id] }, msg: { type: 'emit', tenantId: a.tenant_id, kind: 'chatapp.message', body: { channel_id: 'C1', text: 'on it', thread_ts: '1700000200.000000' } } },
-      { key: { kind: 'install', id: [chat.install_id] }, msg: { type: 'emit', tenantId: a.tenant_id, kind: 'chatapp.reaction', body: { channel_id: 'C1', timestamp: '1700000200.000010', name: 'eyes' } } },
+      {
+        key: { kind: 'install', id: [chat.install_id] },
+        msg: {
+          type: 'emit',
+          tenantId: a.tenant_id,
+          kind: 'chatapp.message',
+          body: { channel_id: 'C1', text: 'on it', thread_ts: '1700000200.000000' },
+        },
+      },
+      {
+        key: { kind: 'install', id: [chat.install_id] },
+        msg: {
+          type: 'emit',
+          tenantId: a.tenant_id,
+          kind: 'chatapp.reaction',
+          body: { channel_id: 'C1', timestamp: '1700000200.000010', name: 'eyes' },
+        },
+      },
     ]);
   });
 
@@ -254,8 +349,18 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
     expect((await act(a, pr.id, { action: 'reply', text: 'LGTM' })).statusCode).toBe(200);
     expect((await act(a, pr.id, { action: 'label', labels: ['security'] })).statusCode).toBe(200);
     expect(f.asked.map((x) => x.msg)).toEqual([
-      { type: 'emit', tenantId: a.tenant_id, kind: 'codehost.issue_comment', body: { repo_full_name: 'acme/api', issue_number: 7, body: 'LGTM' } },
-      { type: 'emit', tenantId: a.tenant_id, kind: 'codehost.label', body: { repo_full_name: 'acme/api', issue_number: 7, labels: ['security'] } },
+      {
+        type: 'emit',
+        tenantId: a.tenant_id,
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'acme/api', issue_number: 7, body: 'LGTM' },
+      },
+      {
+        type: 'emit',
+        tenantId: a.tenant_id,
+        kind: 'codehost.label',
+        body: { repo_full_name: 'acme/api', issue_number: 7, labels: ['security'] },
+      },
     ]);
     expect(f.asked.every((x) => x.key.id[0] === code.install_id)).toBe(true);
   });

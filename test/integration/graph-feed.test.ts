@@ -28,7 +28,13 @@ beforeAll(async () => {
   names = makeNames(node.namespace);
   sub = await connect({ servers: testNatsUrl() });
   router = new Router({ nc: node.node.nc, names, shards: node.config.shards, log: pino({ level: 'silent' }) });
-  publisher = new IngestPublisher({ js: jetstream(node.node.nc), names, shards: node.config.shards, blobs: pgBlobPort(node.pool), maxPayload: node.node.nc.info!.max_payload });
+  publisher = new IngestPublisher({
+    js: jetstream(node.node.nc),
+    names,
+    shards: node.config.shards,
+    blobs: pgBlobPort(node.pool),
+    maxPayload: node.node.nc.info!.max_payload,
+  });
 });
 afterAll(async () => {
   await sub?.close();
@@ -62,12 +68,24 @@ async function until(cond: () => boolean, ms = 10_000): Promise<void> {
 }
 
 function event(inst: Install, id: string, kind: string, payload: unknown): IngestEvent {
-  return { installId: inst.install_id, tenantId: inst.tenant_id, connectorId: inst.connector_id, id, kind, occurredAt: null, payload };
+  return {
+    installId: inst.install_id,
+    tenantId: inst.tenant_id,
+    connectorId: inst.connector_id,
+    id,
+    kind,
+    occurredAt: null,
+    payload,
+  };
 }
 
 /** Straight to the install actor: answers once the transaction committed and notices went out. */
 async function ingest(ev: IngestEvent): Promise<{ stored: boolean }> {
-  const r = await router.ask<{ stored: boolean }>(installKey(ev.installId), { type: 'ingest', event: ev }, { timeoutMs: 10_000 });
+  const r = await router.ask<{ stored: boolean }>(
+    installKey(ev.installId),
+    { type: 'ingest', event: ev },
+    { timeoutMs: 10_000 },
+  );
   // A notice published before the actor's reply is delivered to us before this PONG.
   await sub.flush();
   return r;
@@ -84,10 +102,22 @@ describe('graph change feed on a real node', () => {
     await sub.flush();
 
     // Through the durable path: JetStream → shard consumer → install actor → Postgres.
-    const first = event(chat, 'message:C1:1700000500.000100', 'message', { channel_id: 'C1', channel_type: 'channel', ts: '1700000500.000100', user: 'U1', text: 'ship it' });
+    const first = event(chat, 'message:C1:1700000500.000100', 'message', {
+      channel_id: 'C1',
+      channel_type: 'channel',
+      ts: '1700000500.000100',
+      user: 'U1',
+      text: 'ship it',
+    });
     await publisher.publish(first);
     await until(() => mine.length >= 3);
-    await ingest(event(otherChat, 'message:C1:1700000500.000100', 'message', { channel_id: 'C1', ts: '1700000500.000100', text: 'elsewhere' }));
+    await ingest(
+      event(otherChat, 'message:C1:1700000500.000100', 'message', {
+        channel_id: 'C1',
+        ts: '1700000500.000100',
+        text: 'elsewhere',
+      }),
+    );
     expect(mine.map((c) => [c.kind, c.op])).toEqual([
       ['chat.channel', 'upserted'],
       ['chat.message', 'upserted'],
@@ -100,17 +130,37 @@ describe('graph change feed on a real node', () => {
     expect(mine).toHaveLength(3);
 
     // A reaction changes an edge: its two ends move, once each.
-    await ingest(event(chat, 'reaction_added:C1:1700000500.000100:U2:eyes:1700000500.000200', 'reaction_added', { channel_id: 'C1', item_ts: '1700000500.000100', user: 'U2', name: 'eyes', event_ts: '1700000500.000200' }));
+    await ingest(
+      event(chat, 'reaction_added:C1:1700000500.000100:U2:eyes:1700000500.000200', 'reaction_added', {
+        channel_id: 'C1',
+        item_ts: '1700000500.000100',
+        user: 'U2',
+        name: 'eyes',
+        event_ts: '1700000500.000200',
+      }),
+    );
     expect(mine.slice(3).map((c) => [c.kind, c.op])).toEqual([
       ['chat.user', 'upserted'],
       ['chat.message', 'upserted'],
     ]);
 
-    await ingest(event(chat, 'message_deleted:C1:1700000500.000100:1700000500.000300', 'message_deleted', { channel_id: 'C1', channel_type: 'channel', ts: '1700000500.000100', event_ts: '1700000500.000300' }));
-    expect(mine.slice(5)).toEqual([{ node_id: messageId, kind: 'chat.message', op: 'deleted', subject: names.graphChanged(a.tenant_id) }]);
+    await ingest(
+      event(chat, 'message_deleted:C1:1700000500.000100:1700000500.000300', 'message_deleted', {
+        channel_id: 'C1',
+        channel_type: 'channel',
+        ts: '1700000500.000100',
+        event_ts: '1700000500.000300',
+      }),
+    );
+    expect(mine.slice(5)).toEqual([
+      { node_id: messageId, kind: 'chat.message', op: 'deleted', subject: names.graphChanged(a.tenant_id) },
+    ]);
 
     // The other tenant's change (a message without author: channel and message) went to its own subject only.
-    expect(all.filter((c) => c.subject === names.graphChanged(b.tenant_id)).map((c) => c.kind)).toEqual(['chat.channel', 'chat.message']);
+    expect(all.filter((c) => c.subject === names.graphChanged(b.tenant_id)).map((c) => c.kind)).toEqual([
+      'chat.channel',
+      'chat.message',
+    ]);
     expect(all).toHaveLength(8);
 
     // The edge reads what the actor wrote.
@@ -124,10 +174,20 @@ describe('graph change feed on a real node', () => {
   it('sends a node action through the router to the install actor, with the emit errors', async () => {
     const t = await node.tenant('act');
     const inst = await chatInstall(t.tenant_id, 'T0ACT');
-    await ingest(event(inst, 'message:C1:1700000600.000100', 'message', { channel_id: 'C1', ts: '1700000600.000100', user: 'U1', text: 'hello' }));
+    await ingest(
+      event(inst, 'message:C1:1700000600.000100', 'message', {
+        channel_id: 'C1',
+        ts: '1700000600.000100',
+        user: 'U1',
+        text: 'hello',
+      }),
+    );
     const list = await fetch(`${node.url}/api/v1/graph/nodes?kind=chat.message`, { headers: t.auth });
     const [msg] = ((await list.json()) as { nodes: Array<{ id: string }> }).nodes;
-    const del = await fetch(`${node.url}/api/v1/connectors/installs/${inst.install_id}`, { method: 'DELETE', headers: t.auth });
+    const del = await fetch(`${node.url}/api/v1/connectors/installs/${inst.install_id}`, {
+      method: 'DELETE',
+      headers: t.auth,
+    });
     expect(del.status).toBe(200);
     const res = await fetch(`${node.url}/api/v1/graph/nodes/${msg!.id}/actions`, {
       method: 'POST',
@@ -137,7 +197,9 @@ describe('graph change feed on a real node', () => {
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('install_not_active');
     // The node stays, marked as from an uninstalled source.
-    const after = (await (await fetch(`${node.url}/api/v1/graph/nodes/${msg!.id}`, { headers: t.auth })).json()) as { source_status: string };
+    const after = (await (await fetch(`${node.url}/api/v1/graph/nodes/${msg!.id}`, { headers: t.auth })).json()) as {
+      source_status: string;
+    };
     expect(after.source_status).toBe('uninstalled');
   });
 
@@ -146,7 +208,13 @@ describe('graph change feed on a real node', () => {
     const chat = await chatInstall(t.tenant_id, 'T0GONE');
     const notices = listen(names.graphChanged(t.tenant_id));
     await sub.flush();
-    const msg = (ts: string) => ({ channel_id: 'C0GONE', channel_type: 'channel', ts, user: 'U0GONE', text: `late ${ts}` });
+    const msg = (ts: string) => ({
+      channel_id: 'C0GONE',
+      channel_type: 'channel',
+      ts,
+      user: 'U0GONE',
+      text: `late ${ts}`,
+    });
     expect(await ingest(event(chat, 'Ev0KEPT', 'message', msg('1700000000.000100')))).toEqual({ stored: true });
     const before = notices.length;
     expect(before).toBeGreaterThan(0);

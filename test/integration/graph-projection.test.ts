@@ -12,12 +12,21 @@ import { projectEvent } from '../../src/graph/project.js';
 import { getNode, listEdges } from '../../src/graph/queries.js';
 import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
 import { createPool, withTx } from '../../src/store/db.js';
-import { createInstall, setBackfill, setInstallStatus, type ConnectorId, type Install } from '../../src/store/installs.js';
+import {
+  createInstall,
+  setBackfill,
+  setInstallStatus,
+  type ConnectorId,
+  type Install,
+} from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 /** GitHub's recorded webhook deliveries, per event name (a JSON package, loaded as such). */
-const webhooks = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{ name: string; examples: unknown[] }>;
+const webhooks = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{
+  name: string;
+  examples: unknown[];
+}>;
 
 let pool: Pool;
 beforeAll(() => {
@@ -38,7 +47,13 @@ async function freshInstall(connectorId: ConnectorId, externalId: string, tenant
 type RawEvent = Pick<IngestEvent, 'id' | 'kind' | 'payload'>;
 
 function toIngest(inst: Install, e: RawEvent): IngestEvent {
-  return { ...e, installId: inst.install_id, tenantId: inst.tenant_id, connectorId: inst.connector_id, occurredAt: null };
+  return {
+    ...e,
+    installId: inst.install_id,
+    tenantId: inst.tenant_id,
+    connectorId: inst.connector_id,
+    occurredAt: null,
+  };
 }
 
 async function project(inst: Install, e: RawEvent): Promise<GraphChange[]> {
@@ -75,11 +90,10 @@ async function rawTables(tenantId: string) {
 }
 
 async function nodeOf(tenantId: string, kind: string, externalId: string) {
-  const { rows } = await pool.query<{ node_id: string }>('SELECT node_id FROM graph_nodes WHERE tenant_id = $1 AND kind = $2 AND external_id = $3', [
-    tenantId,
-    kind,
-    externalId,
-  ]);
+  const { rows } = await pool.query<{ node_id: string }>(
+    'SELECT node_id FROM graph_nodes WHERE tenant_id = $1 AND kind = $2 AND external_id = $3',
+    [tenantId, kind, externalId],
+  );
   if (!rows[0]) return null;
   const node = (await getNode(pool, tenantId, rows[0].node_id))!;
   const { edges } = await listEdges(pool, tenantId, node.id);
@@ -104,24 +118,148 @@ function shuffled<T>(items: T[], seed: number): T[] {
   return out;
 }
 
-const file = { file_id: 'F1', name: 'plan.pdf', mimetype: 'application/pdf', size: 1234, permalink: 'https://files.example/F1' };
+const file = {
+  file_id: 'F1',
+  name: 'plan.pdf',
+  mimetype: 'application/pdf',
+  size: 1234,
+  permalink: 'https://files.example/F1',
+};
 
 /** A chat log as the chatapp connector ingests it (INTERFACE §4, §8.2 ids). */
 const CHAT_LOG: RawEvent[] = [
-  { id: 'message:C1:1700000100.000100', kind: 'message', payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000100', user: 'U1', text: 'Deploy the café release', files: [file] } },
-  { id: 'message:C1:1700000100.000200', kind: 'message', payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000200', thread_ts: '1700000100.000100', user: 'U2', text: 'on it' } },
-  { id: 'message_changed:C1:1700000100.000100:1700000100.000500', kind: 'message_changed', payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000100', event_ts: '1700000100.000500', text: 'Deploy the café release tonight', user: 'U1', files: [file] } },
-  { id: 'reaction_added:C1:1700000100.000100:U2:eyes:1700000100.000300', kind: 'reaction_added', payload: { channel_id: 'C1', item_ts: '1700000100.000100', user: 'U2', name: 'eyes', event_ts: '1700000100.000300', item_user: 'U1' } },
-  { id: 'reaction_added:C1:1700000100.000100:U2:tada:1700000100.000400', kind: 'reaction_added', payload: { channel_id: 'C1', item_ts: '1700000100.000100', user: 'U2', name: 'tada', event_ts: '1700000100.000400' } },
-  { id: 'reaction_removed:C1:1700000100.000100:U2:eyes:1700000100.000600', kind: 'reaction_removed', payload: { channel_id: 'C1', item_ts: '1700000100.000100', user: 'U2', name: 'eyes', event_ts: '1700000100.000600' } },
-  { id: 'message:C1:1700000100.000300', kind: 'message', payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000300', user: 'U1', text: 'oops wrong channel' } },
-  { id: 'message_deleted:C1:1700000100.000300:1700000100.000700', kind: 'message_deleted', payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000300', event_ts: '1700000100.000700' } },
-  { id: 'message:D1:1700000100.000900', kind: 'message', payload: { channel_id: 'D1', channel_type: 'im', ts: '1700000100.000900', bot_id: 'B1', subtype: 'bot_message', text: 'bot says hi' } },
-  { id: 'reaction_added:C1:1600000000.000000:U3:+1:1700000100.000800', kind: 'reaction_added', payload: { channel_id: 'C1', item_ts: '1600000000.000000', user: 'U3', name: '+1', event_ts: '1700000100.000800', item_user: 'U4' } },
-  { id: 'message:G1:1700000101.000000', kind: 'message', payload: { channel_id: 'G1', channel_type: 'mpim', ts: '1700000101.000000', user: 'U1', text: 'nul\u0000 and half \ud83d pair' } },
+  {
+    id: 'message:C1:1700000100.000100',
+    kind: 'message',
+    payload: {
+      channel_id: 'C1',
+      channel_type: 'channel',
+      ts: '1700000100.000100',
+      user: 'U1',
+      text: 'Deploy the café release',
+      files: [file],
+    },
+  },
+  {
+    id: 'message:C1:1700000100.000200',
+    kind: 'message',
+    payload: {
+      channel_id: 'C1',
+      channel_type: 'channel',
+      ts: '1700000100.000200',
+      thread_ts: '1700000100.000100',
+      user: 'U2',
+      text: 'on it',
+    },
+  },
+  {
+    id: 'message_changed:C1:1700000100.000100:1700000100.000500',
+    kind: 'message_changed',
+    payload: {
+      channel_id: 'C1',
+      channel_type: 'channel',
+      ts: '1700000100.000100',
+      event_ts: '1700000100.000500',
+      text: 'Deploy the café release tonight',
+      user: 'U1',
+      files: [file],
+    },
+  },
+  {
+    id: 'reaction_added:C1:1700000100.000100:U2:eyes:1700000100.000300',
+    kind: 'reaction_added',
+    payload: {
+      channel_id: 'C1',
+      item_ts: '1700000100.000100',
+      user: 'U2',
+      name: 'eyes',
+      event_ts: '1700000100.000300',
+      item_user: 'U1',
+    },
+  },
+  {
+    id: 'reaction_added:C1:1700000100.000100:U2:tada:1700000100.000400',
+    kind: 'reaction_added',
+    payload: {
+      channel_id: 'C1',
+      item_ts: '1700000100.000100',
+      user: 'U2',
+      name: 'tada',
+      event_ts: '1700000100.000400',
+    },
+  },
+  {
+    id: 'reaction_removed:C1:1700000100.000100:U2:eyes:1700000100.000600',
+    kind: 'reaction_removed',
+    payload: {
+      channel_id: 'C1',
+      item_ts: '1700000100.000100',
+      user: 'U2',
+      name: 'eyes',
+      event_ts: '1700000100.000600',
+    },
+  },
+  {
+    id: 'message:C1:1700000100.000300',
+    kind: 'message',
+    payload: {
+      channel_id: 'C1',
+      channel_type: 'channel',
+      ts: '1700000100.000300',
+      user: 'U1',
+      text: 'oops wrong channel',
+    },
+  },
+  {
+    id: 'message_deleted:C1:1700000100.000300:1700000100.000700',
+    kind: 'message_deleted',
+    payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000100.000300', event_ts: '1700000100.000700' },
+  },
+  {
+    id: 'message:D1:1700000100.000900',
+    kind: 'message',
+    payload: {
+      channel_id: 'D1',
+      channel_type: 'im',
+      ts: '1700000100.000900',
+      bot_id: 'B1',
+      subtype: 'bot_message',
+      text: 'bot says hi',
+    },
+  },
+  {
+    id: 'reaction_added:C1:1600000000.000000:U3:+1:1700000100.000800',
+    kind: 'reaction_added',
+    payload: {
+      channel_id: 'C1',
+      item_ts: '1600000000.000000',
+      user: 'U3',
+      name: '+1',
+      event_ts: '1700000100.000800',
+      item_user: 'U4',
+    },
+  },
+  {
+    id: 'message:G1:1700000101.000000',
+    kind: 'message',
+    payload: {
+      channel_id: 'G1',
+      channel_type: 'mpim',
+      ts: '1700000101.000000',
+      user: 'U1',
+      text: 'nul\u0000 and half \ud83d pair',
+    },
+  },
 ];
 
-const WEBHOOK_EVENTS = ['pull_request', 'issues', 'issue_comment', 'pull_request_review', 'pull_request_review_comment', 'push'];
+const WEBHOOK_EVENTS = [
+  'pull_request',
+  'issues',
+  'issue_comment',
+  'pull_request_review',
+  'pull_request_review_comment',
+  'push',
+];
 
 /** Every recorded example of the webhook events the codehost connector ingests, as it names them. */
 const CODEHOST_LOG: RawEvent[] = [
@@ -133,8 +271,22 @@ const CODEHOST_LOG: RawEvent[] = [
         return { id: `delivery-${d.name}-${i}`, kind: action ? `${d.name}.${action}` : d.name, payload };
       }),
     ),
-  { id: 'backfill:pr-diff:186853002:2', kind: 'pull_request.backfill_diff', payload: { repo_id: 186853002, repo_full_name: 'Codertocat/Hello-World', pr_number: 2, oversized: false, diff: 'diff --git a/README.md b/README.md\n+hello\n' } },
-  { id: 'backfill:pr-diff:186853002:9', kind: 'pull_request.backfill_diff', payload: { repo_id: 186853002, repo_full_name: 'Codertocat/Hello-World', pr_number: 9, oversized: true } },
+  {
+    id: 'backfill:pr-diff:186853002:2',
+    kind: 'pull_request.backfill_diff',
+    payload: {
+      repo_id: 186853002,
+      repo_full_name: 'Codertocat/Hello-World',
+      pr_number: 2,
+      oversized: false,
+      diff: 'diff --git a/README.md b/README.md\n+hello\n',
+    },
+  },
+  {
+    id: 'backfill:pr-diff:186853002:9',
+    kind: 'pull_request.backfill_diff',
+    payload: { repo_id: 186853002, repo_full_name: 'Codertocat/Hello-World', pr_number: 9, oversized: true },
+  },
 ];
 
 describe('graph projection: chat', () => {
@@ -207,14 +359,26 @@ describe('graph projection: chat', () => {
     expect(root.props.text).toBe('Deploy the café release tonight');
     expect(root.edges.filter((e) => e.type === 'reacted')).toEqual([]);
     // A newer add after the removal brings the reaction back.
-    await project(inst, { id: 'reaction_added:C1:1700000100.000100:U2:eyes:1700000100.000999', kind: 'reaction_added', payload: { channel_id: 'C1', item_ts: '1700000100.000100', user: 'U2', name: 'eyes', event_ts: '1700000100.000999' } });
+    await project(inst, {
+      id: 'reaction_added:C1:1700000100.000100:U2:eyes:1700000100.000999',
+      kind: 'reaction_added',
+      payload: {
+        channel_id: 'C1',
+        item_ts: '1700000100.000100',
+        user: 'U2',
+        name: 'eyes',
+        event_ts: '1700000100.000999',
+      },
+    });
     const again = (await nodeOf(inst.tenant_id, 'chat.message', `${TEAM}:C1:1700000100.000100`))!;
     expect(again.edges.filter((e) => e.type === 'reacted').map((e) => e.props)).toEqual([{ name: 'eyes' }]);
   });
 
   it('skips a payload that does not fit its kind, and an unknown kind, without failing the ingest', async () => {
     const inst = await freshInstall('chatapp', TEAM);
-    expect(await project(inst, { id: 'm1', kind: 'message', payload: { channel_id: 'C1', ts: 'yesterday', text: 'x' } })).toEqual([]);
+    expect(
+      await project(inst, { id: 'm1', kind: 'message', payload: { channel_id: 'C1', ts: 'yesterday', text: 'x' } }),
+    ).toEqual([]);
     expect(await project(inst, { id: 'm2', kind: 'channel_created', payload: { channel: { id: 'C9' } } })).toEqual([]);
     expect((await snapshot(inst.tenant_id)).nodes).toEqual([]);
   });
@@ -240,8 +404,17 @@ describe('graph projection: code host (recorded GitHub payloads)', () => {
       diff_bytes: 42,
     });
     const user = (await nodeOf(t, 'codehost.user', 'Codertocat'))!;
-    expect(pr.edges).toEqual(expect.arrayContaining([{ type: 'in_repo', from: pr.id, to: repo.id, props: {} }, { type: 'authored_by', from: pr.id, to: user.id, props: {} }]));
-    expect((await nodeOf(t, 'codehost.pull_request', 'Codertocat/Hello-World#9'))!.props).toMatchObject({ oversized: true, diff: null, diff_bytes: null });
+    expect(pr.edges).toEqual(
+      expect.arrayContaining([
+        { type: 'in_repo', from: pr.id, to: repo.id, props: {} },
+        { type: 'authored_by', from: pr.id, to: user.id, props: {} },
+      ]),
+    );
+    expect((await nodeOf(t, 'codehost.pull_request', 'Codertocat/Hello-World#9'))!.props).toMatchObject({
+      oversized: true,
+      diff: null,
+      diff_bytes: null,
+    });
 
     // Recorded `issues.deleted` shares its second with `issues.reopened`: the delete outranks it.
     const issue = (await nodeOf(t, 'codehost.issue', 'Codertocat/Hello-World#1'))!;
@@ -259,15 +432,39 @@ describe('graph projection: code host (recorded GitHub payloads)', () => {
 
     const review = (await nodeOf(t, 'codehost.review', '237895671'))!;
     expect(review.props.state).toBe('dismissed');
-    expect(review.edges).toEqual(expect.arrayContaining([{ type: 'review_of', from: review.id, to: pr.id, props: {} }, { type: 'authored_by', from: review.id, to: user.id, props: {} }]));
+    expect(review.edges).toEqual(
+      expect.arrayContaining([
+        { type: 'review_of', from: review.id, to: pr.id, props: {} },
+        { type: 'authored_by', from: review.id, to: user.id, props: {} },
+      ]),
+    );
 
     // The recorded pushes name one sha with two messages; the later commit timestamp wins.
     const commit = (await nodeOf(t, 'codehost.commit', '6113728f27ae82c7b1a177c8d03f9e96e0adf246'))!;
-    expect(commit.props).toMatchObject({ message: 'Adding a .gitignore file', timestamp: '2019-05-15T15:20:41Z', author_name: 'Codertocat' });
-    expect(commit.edges).toEqual(expect.arrayContaining([{ type: 'pushed_to', from: commit.id, to: repo.id, props: {} }, { type: 'authored_by', from: commit.id, to: user.id, props: {} }]));
+    expect(commit.props).toMatchObject({
+      message: 'Adding a .gitignore file',
+      timestamp: '2019-05-15T15:20:41Z',
+      author_name: 'Codertocat',
+    });
+    expect(commit.edges).toEqual(
+      expect.arrayContaining([
+        { type: 'pushed_to', from: commit.id, to: repo.id, props: {} },
+        { type: 'authored_by', from: commit.id, to: user.id, props: {} },
+      ]),
+    );
 
     const kinds = (await snapshot(t)).nodes.map((n) => n.kind as string);
-    expect(new Set(kinds)).toEqual(new Set(['codehost.repository', 'codehost.pull_request', 'codehost.issue', 'codehost.comment', 'codehost.review', 'codehost.commit', 'codehost.user']));
+    expect(new Set(kinds)).toEqual(
+      new Set([
+        'codehost.repository',
+        'codehost.pull_request',
+        'codehost.issue',
+        'codehost.comment',
+        'codehost.review',
+        'codehost.commit',
+        'codehost.user',
+      ]),
+    );
   });
 
   it('makes the last writing install the node install; uninstalling keeps nodes, marked', async () => {
@@ -281,7 +478,12 @@ describe('graph projection: code host (recorded GitHub payloads)', () => {
     expect(user.install_id).toBe(b.install_id);
     await setInstallStatus(pool, b.install_id, 'uninstalled');
     const after = (await nodeOf(tenant, 'codehost.user', 'Codertocat'))!;
-    expect(after).toMatchObject({ id: user.id, install_id: b.install_id, source_status: 'uninstalled', props: user.props });
+    expect(after).toMatchObject({
+      id: user.id,
+      install_id: b.install_id,
+      source_status: 'uninstalled',
+      props: user.props,
+    });
   });
 });
 

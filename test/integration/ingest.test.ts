@@ -4,7 +4,13 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { ShardIngestConsumer, type IngestDeliveryMeta } from '../../src/runtime/ingest-consumer.js';
-import { ensureIngestStream, IngestPublisher, type BlobPort, type DeadLetterPort, type IngestEvent } from '../../src/runtime/ingest-stream.js';
+import {
+  ensureIngestStream,
+  IngestPublisher,
+  type BlobPort,
+  type DeadLetterPort,
+  type IngestEvent,
+} from '../../src/runtime/ingest-stream.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
@@ -66,7 +72,12 @@ describe('integration: ingest stream and shard consumer', () => {
     const { names } = await setup();
     await ensureIngestStream(jsm, names);
     const { config } = await jsm.streams.info(names.ingestStream);
-    expect(config).toMatchObject({ retention: 'workqueue', storage: 'file', subjects: [names.ingestSubjects], duplicate_window: 120e9 });
+    expect(config).toMatchObject({
+      retention: 'workqueue',
+      storage: 'file',
+      subjects: [names.ingestSubjects],
+      duplicate_window: 120e9,
+    });
   });
 
   it('delivers each install in order, installs concurrently, and acks (work queue empties)', async () => {
@@ -131,7 +142,10 @@ describe('integration: ingest stream and shard consumer', () => {
     const { publisher, consumer, blobs } = await setup();
     const small = '{ "action": "opened",  "n": 1 }';
     const big = JSON.stringify({ action: 'edited', text: 'ü'.repeat(nc.info!.max_payload) }, null, 1);
-    for (const [id, text] of [['raw-small', small], ['raw-big', big]] as const) {
+    for (const [id, text] of [
+      ['raw-small', small],
+      ['raw-big', big],
+    ] as const) {
       await publisher.publish({ ...event('i1', id, JSON.parse(text)), payloadJson: Buffer.from(text) });
     }
     expect(blobs.size()).toBe(1);
@@ -160,7 +174,10 @@ describe('integration: ingest stream and shard consumer', () => {
     await c.start();
     await waitFor(() => order.length === 3);
     const i1 = order.filter(([id]) => id !== 'other');
-    expect(i1).toEqual([['flaky', 3], ['next', 1]]);
+    expect(i1).toEqual([
+      ['flaky', 3],
+      ['next', 1],
+    ]);
     // The other install was not held up by i1's failures.
     expect(order[0]).toEqual(['other', 1]);
     expect(c.stats()).toMatchObject({ delivered: 3, redeliveries: 2, deadLettered: 0 });
@@ -287,68 +304,83 @@ describe('integration: ingest across a nats-server crash (private server)', () =
     await srv?.dispose();
   });
 
-  it('every event whose publish was acknowledged is delivered after a SIGKILL and restart', { timeout: 120_000 }, async () => {
-    const names = makeNames(freshNamespace('crash'));
-    const jsm = await jetstreamManager(nc);
-    const js = jetstream(nc, { timeout: 2_000 });
-    await ensureIngestStream(jsm, names);
-    const blobs = memoryBlobs();
-    const deadLetters = memoryDeadLetters();
-    const publisher = new IngestPublisher({ js, names, shards: 1, blobs, maxPayload: nc.info!.max_payload });
-    const delivered = new Set<string>();
-    let deliveries = 0;
-    consumer = new ShardIngestConsumer({
-      js, jsm, names, shard: 0, log, blobs, deadLetters, ackWaitMs: 2_000, nakBaseMs: 100,
-      deliver: async (ev) => {
-        deliveries++;
-        // A Postgres commit's worth of latency, so a backlog is in flight when the server dies.
-        await new Promise((r) => setTimeout(r, 20));
-        delivered.add(ev.id);
-      },
-    });
-    await consumer.start();
+  it(
+    'every event whose publish was acknowledged is delivered after a SIGKILL and restart',
+    { timeout: 120_000 },
+    async () => {
+      const names = makeNames(freshNamespace('crash'));
+      const jsm = await jetstreamManager(nc);
+      const js = jetstream(nc, { timeout: 2_000 });
+      await ensureIngestStream(jsm, names);
+      const blobs = memoryBlobs();
+      const deadLetters = memoryDeadLetters();
+      const publisher = new IngestPublisher({ js, names, shards: 1, blobs, maxPayload: nc.info!.max_payload });
+      const delivered = new Set<string>();
+      let deliveries = 0;
+      consumer = new ShardIngestConsumer({
+        js,
+        jsm,
+        names,
+        shard: 0,
+        log,
+        blobs,
+        deadLetters,
+        ackWaitMs: 2_000,
+        nakBaseMs: 100,
+        deliver: async (ev) => {
+          deliveries++;
+          // A Postgres commit's worth of latency, so a backlog is in flight when the server dies.
+          await new Promise((r) => setTimeout(r, 20));
+          delivered.add(ev.id);
+        },
+      });
+      await consumer.start();
 
-    const TOTAL = 600;
-    const KILL_AT = 200;
-    const acked = new Set<string>();
-    let publishFailures = 0;
-    let duplicates = 0;
-    let killed: Promise<void> | null = null;
-    let backlogAtKill = 0;
-    for (let i = 0; i < TOTAL; i++) {
-      const ev = event(`inst-${i % 10}`, `ev-${i}`);
-      // Like a webhook sender: retry the same event until JetStream acknowledges it.
-      for (;;) {
-        try {
-          const r = await publisher.publish(ev);
-          if (r.duplicate) duplicates++;
-          acked.add(ev.id);
-          break;
-        } catch (err) {
-          expect(err).toMatchObject({ kind: 'Unavailable' });
-          publishFailures++;
-          await new Promise((r) => setTimeout(r, 100));
+      const TOTAL = 600;
+      const KILL_AT = 200;
+      const acked = new Set<string>();
+      let publishFailures = 0;
+      let duplicates = 0;
+      let killed: Promise<void> | null = null;
+      let backlogAtKill = 0;
+      for (let i = 0; i < TOTAL; i++) {
+        const ev = event(`inst-${i % 10}`, `ev-${i}`);
+        // Like a webhook sender: retry the same event until JetStream acknowledges it.
+        for (;;) {
+          try {
+            const r = await publisher.publish(ev);
+            if (r.duplicate) duplicates++;
+            acked.add(ev.id);
+            break;
+          } catch (err) {
+            expect(err).toMatchObject({ kind: 'Unavailable' });
+            publishFailures++;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        if (i === KILL_AT) {
+          backlogAtKill = [...acked].filter((id) => !delivered.has(id)).length;
+          killed = srv
+            .kill()
+            .then(() => new Promise((r) => setTimeout(r, 1_000)))
+            .then(() => srv.restart());
         }
       }
-      if (i === KILL_AT) {
-        backlogAtKill = [...acked].filter((id) => !delivered.has(id)).length;
-        killed = srv.kill().then(() => new Promise((r) => setTimeout(r, 1_000))).then(() => srv.restart());
-      }
-    }
-    await killed;
-    await waitFor(() => [...acked].every((id) => delivered.has(id)), 60_000, 'every acked event delivered');
-    const lost = [...acked].filter((id) => !delivered.has(id));
-    const s = consumer.stats();
-    console.info(
-      `[crash test] backlogAtKill=${backlogAtKill} acked=${acked.size} delivered(unique)=${delivered.size} deliveries=${deliveries} ` +
-        `lost=${lost.length} publishFailures=${publishFailures} duplicateAcks=${duplicates} ` +
-        `redeliveries=${s.redeliveries} deadLettered=${s.deadLettered}`,
-    );
-    expect(backlogAtKill).toBeGreaterThan(0);
-    expect(acked.size).toBe(TOTAL);
-    expect(lost).toEqual([]);
-    expect(deadLetters.records).toEqual([]);
-  });
+      await killed;
+      await waitFor(() => [...acked].every((id) => delivered.has(id)), 60_000, 'every acked event delivered');
+      const lost = [...acked].filter((id) => !delivered.has(id));
+      const s = consumer.stats();
+      console.info(
+        `[crash test] backlogAtKill=${backlogAtKill} acked=${acked.size} delivered(unique)=${delivered.size} deliveries=${deliveries} ` +
+          `lost=${lost.length} publishFailures=${publishFailures} duplicateAcks=${duplicates} ` +
+          `redeliveries=${s.redeliveries} deadLettered=${s.deadLettered}`,
+      );
+      expect(backlogAtKill).toBeGreaterThan(0);
+      expect(acked.size).toBe(TOTAL);
+      expect(lost).toEqual([]);
+      expect(deadLetters.records).toEqual([]);
+    },
+  );
 });
 
 // In-memory ports (the Postgres ones are tested with the store) and a polling wait.

@@ -32,7 +32,8 @@ class Ledger {
     return {
       acquire: async (shard) => {
         const set = this.running.get(shard) ?? new Set<string>();
-        if ([...set].some((n) => n !== node)) this.violations.push(`shard ${shard}: ${node} started while ${[...set].join(',')} runs it`);
+        if ([...set].some((n) => n !== node))
+          this.violations.push(`shard ${shard}: ${node} started while ${[...set].join(',')} runs it`);
         set.add(node);
         this.running.set(shard, set);
         if (delayMs) await sleep(Math.random() * delayMs);
@@ -63,7 +64,16 @@ function ns(label: string): Names {
 
 async function startNode(names: Names, id: string, listener: ShardListener, shards = S): Promise<Node> {
   const nc = await connect({ servers: testNatsUrl(), name: id });
-  const m = new ShardManager({ nc, names, nodeId: id, shards, leaseTtlMs: TTL, renewEveryMs: RENEW, log: nodeLog(id), listener });
+  const m = new ShardManager({
+    nc,
+    names,
+    nodeId: id,
+    shards,
+    leaseTtlMs: TTL,
+    renewEveryMs: RENEW,
+    log: nodeLog(id),
+    listener,
+  });
   const node = { id, nc, m };
   live.push(node);
   try {
@@ -111,12 +121,19 @@ function ownershipChecker(nodes: () => Node[]): { stop(): string[] } {
 }
 
 /** Each shard's lease as the KV bucket holds it (null: absent, deleted or expired). */
-async function leaseTable(nc: NatsConnection, names: Names): Promise<Array<{ node: string; value: string; revision: number } | null>> {
+async function leaseTable(
+  nc: NatsConnection,
+  names: Names,
+): Promise<Array<{ node: string; value: string; revision: number } | null>> {
   const kv = await new Kvm(nc).open(names.leaseBucket);
   const out: Array<{ node: string; value: string; revision: number } | null> = [];
   for (let s = 0; s < S; s++) {
     const e = await kv.get(names.leaseKey(s));
-    out.push(e !== null && e.operation === 'PUT' ? { node: e.json<{ node: string }>().node, value: e.string(), revision: e.revision } : null);
+    out.push(
+      e !== null && e.operation === 'PUT'
+        ? { node: e.json<{ node: string }>().node, value: e.string(), revision: e.revision }
+        : null,
+    );
   }
   return out;
 }
@@ -176,7 +193,11 @@ describe('integration: shard leases', () => {
     await startNode(names, 'a', ledger.listener('a'));
     const acquired: number[] = [];
     const other: ShardListener = { acquire: async (s) => void acquired.push(s), release: async () => undefined };
-    await expect(startNode(names, 'b', other, 16)).rejects.toMatchObject({ code: 'shard_count_mismatch', stored: S, configured: 16 });
+    await expect(startNode(names, 'b', other, 16)).rejects.toMatchObject({
+      code: 'shard_count_mismatch',
+      stored: S,
+      configured: 16,
+    });
     expect(acquired).toEqual([]);
   });
 
@@ -219,7 +240,11 @@ describe('integration: shard leases', () => {
     // Zombies' heartbeats expire by TTL; then the three live nodes settle on 3/3/2. The waits are
     // wide: INTERFACE §8.24 gives a dead node's shards 15 s to answer again; the rest is rebalancing.
     await until('every shard owned exactly once', () => allOwnedOnce(nodes), 15_000);
-    const even = () => nodes.map((n) => n.m.owned().length).sort().join() === '2,3,3' && allOwnedOnce(nodes);
+    const even = () =>
+      nodes
+        .map((n) => n.m.owned().length)
+        .sort()
+        .join() === '2,3,3' && allOwnedOnce(nodes);
     await until('an even share', even, 20_000);
     const violations = checker.stop();
     expect(stops + crashes).toBeGreaterThan(5);
@@ -277,7 +302,9 @@ describe('integration: shard leases', () => {
     const b = await startNode(names, 'survivor', ledger.listener('survivor'));
     await until('the survivor to own every shard', () => b.m.owned().length === S, 30_000);
     const takeoverMs = performance.now() - killedAt;
-    console.log(`takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(2)} s (TTL ${TTL / 1000} s, renew ${RENEW / 1000} s)`);
+    console.log(
+      `takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(2)} s (TTL ${TTL / 1000} s, renew ${RENEW / 1000} s)`,
+    );
     // Not before the victim's last renew could have expired: its leases were respected.
     expect(takeoverMs).toBeGreaterThan(TTL - RENEW - 250);
     // INTERFACE §8.24: after a node dies its actors answer again within 15 s (lease expiry plus
@@ -290,7 +317,9 @@ describe('integration: shard leases', () => {
     try {
       expect(() => checkServerVersion(nc)).not.toThrow();
       const old = { info: { version: '2.8.4' } } as unknown as NatsConnection;
-      expect(() => checkServerVersion(old)).toThrow(expect.objectContaining({ code: 'nats_server_unsupported', version: '2.8.4' }));
+      expect(() => checkServerVersion(old)).toThrow(
+        expect.objectContaining({ code: 'nats_server_unsupported', version: '2.8.4' }),
+      );
       const names = ns('l7');
       const first = await openKv(nc, names.leaseBucket, { ttlMs: TTL });
       const again = await openKv(nc, names.leaseBucket, { ttlMs: 9_000, maxValueSize: 1024 });

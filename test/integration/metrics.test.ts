@@ -5,7 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { examplePayload, forInstallation, startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  until,
+  type CodehostHarness,
+} from '../fakes/github-harness.js';
 
 let h: CodehostHarness;
 beforeAll(async () => {
@@ -38,7 +44,10 @@ describe('runtime metrics', () => {
     for (let i = 0; i < 5; i++) {
       const delivery = randomUUID();
       ids.push(delivery);
-      expect((await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), installationId), { delivery })).status).toBe(202);
+      expect(
+        (await h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), installationId), { delivery }))
+          .status,
+      ).toBe(202);
     }
     await until('the five events stored', async () => {
       const res = await h.api(`/api/v1/connectors/installs/${installId}/events?kind=issues.opened`, t);
@@ -60,6 +69,8 @@ describe('runtime metrics', () => {
     expect(await one('service_ingest_redeliveries_total')).toBeGreaterThanOrEqual(0);
     expect(await one('service_ingest_dead_letters_total')).toBe(0);
     expect(await one('http_requests_total', 'route="/api/v1/connectors/codehost/webhooks"')).toBeGreaterThanOrEqual(5);
-    expect(await one('http_request_duration_seconds_count', 'route="/api/v1/connectors/codehost/webhooks"')).toBeGreaterThanOrEqual(5);
+    expect(
+      await one('http_request_duration_seconds_count', 'route="/api/v1/connectors/codehost/webhooks"'),
+    ).toBeGreaterThanOrEqual(5);
   });
 });

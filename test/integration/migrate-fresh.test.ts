@@ -31,7 +31,17 @@ function poolFor(url: string): pg.Pool {
 
 const allNames = async () => (await listMigrations(MIGRATIONS_DIR)).map((m) => m.name);
 
-const TABLES = ['tenants', 'api_keys', 'users', 'installs', 'credentials', 'events', 'emitted_events', 'dead_letters', 'ingest_blobs'];
+const TABLES = [
+  'tenants',
+  'api_keys',
+  'users',
+  'installs',
+  'credentials',
+  'events',
+  'emitted_events',
+  'dead_letters',
+  'ingest_blobs',
+];
 
 describe('migrate', () => {
   it('builds the schema from an empty database, then applies nothing a second time', async () => {

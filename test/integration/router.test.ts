@@ -41,7 +41,10 @@ describe('integration: router', () => {
 
   it('ask gets the handler reply', async () => {
     const s = serveAll(async (req) => ({ echo: req.msg.n, key: req.key }));
-    const reply = await router.ask<{ echo: number; key: string }>({ kind: 'install', id: ['i1'] }, { type: 'ping', n: 7 });
+    const reply = await router.ask<{ echo: number; key: string }>(
+      { kind: 'install', id: ['i1'] },
+      { type: 'ping', n: 7 },
+    );
     expect(reply).toEqual({ echo: 7, key: 'install/i1' });
     await s.stop();
   });
@@ -57,7 +60,9 @@ describe('integration: router', () => {
     const key: ActorKey = { kind: 'install', id: ['moving'] };
     await expect(router.ask(key, { type: 'moving' }, { timeoutMs: 3000 })).resolves.toEqual({ calls: 2 });
     calls = 0;
-    await expect(router.ask(key, { type: 'ran' }, { timeoutMs: 3000 })).rejects.toMatchObject({ kind: 'ActorUnavailable' });
+    await expect(router.ask(key, { type: 'ran' }, { timeoutMs: 3000 })).rejects.toMatchObject({
+      kind: 'ActorUnavailable',
+    });
     expect(calls).toBe(1);
     await s.stop();
   });
@@ -68,8 +73,15 @@ describe('integration: router', () => {
       throw new Conflict('taken', { code: 'workspace_already_installed' });
     });
     const key: ActorKey = { kind: 'install', id: ['i2'] };
-    await expect(router.ask(key, { type: 'x' })).rejects.toMatchObject({ kind: 'Conflict', code: 'workspace_already_installed' });
-    await expect(router.ask(key, { type: 'rl' })).rejects.toMatchObject({ kind: 'RateLimited', code: 'rate_limited', retryAfterS: 3 });
+    await expect(router.ask(key, { type: 'x' })).rejects.toMatchObject({
+      kind: 'Conflict',
+      code: 'workspace_already_installed',
+    });
+    await expect(router.ask(key, { type: 'rl' })).rejects.toMatchObject({
+      kind: 'RateLimited',
+      code: 'rate_limited',
+      retryAfterS: 3,
+    });
     await expect(router.ask(key, { type: 'boom' }).catch((e) => e)).resolves.toBeInstanceOf(Conflict);
     await s.stop();
   });
@@ -96,7 +108,9 @@ describe('integration: router', () => {
 
   it('throws ActorUnavailable at the deadline when nobody ever answers', async () => {
     const started = Date.now();
-    const err = await router.ask({ kind: 'install', id: ['nobody'] }, { type: 'ping' }, { timeoutMs: 1_200 }).catch((e) => e);
+    const err = await router
+      .ask({ kind: 'install', id: ['nobody'] }, { type: 'ping' }, { timeoutMs: 1_200 })
+      .catch((e) => e);
     const took = Date.now() - started;
     expect(err).toMatchObject({ kind: 'ActorUnavailable', code: 'unavailable' });
     // Kept trying until the deadline, not giving up at the first "no responders".
@@ -110,7 +124,10 @@ describe('integration: router', () => {
     const key: ActorKey = { kind: 'install', id: ['slow'] };
     let calls = 0;
     const s = serveShard({
-      nc, names, shard: shardOf(key, SHARDS), log,
+      nc,
+      names,
+      shard: shardOf(key, SHARDS),
+      log,
       handler: async () => {
         calls++;
         await new Promise((r) => setTimeout(r, 1_500));
@@ -132,7 +149,9 @@ describe('integration: router', () => {
       return req.key;
     });
     // A plain subscriber on the exact subject of key "a" must see only the ask for "a".
-    const plainA = nc.subscribe(names.actorSubject(shardOf({ kind: 'install', id: ['a'] }, SHARDS), { kind: 'install', id: ['a'] }));
+    const plainA = nc.subscribe(
+      names.actorSubject(shardOf({ kind: 'install', id: ['a'] }, SHARDS), { kind: 'install', id: ['a'] }),
+    );
     let plainHits = 0;
     void (async () => {
       for await (const _ of plainA) plainHits++;
@@ -147,7 +166,13 @@ describe('integration: router', () => {
     expect(plainHits).toBe(1);
     const subjects = ids.map((id) => names.actorSubject(0, { kind: 'install', id: [id] }));
     expect(new Set(subjects).size).toBe(ids.length);
-    for (const subj of subjects) expect(subj.split('.').slice(3).every((t) => t !== '*' && t !== '>' && !/\s/.test(t))).toBe(true);
+    for (const subj of subjects)
+      expect(
+        subj
+          .split('.')
+          .slice(3)
+          .every((t) => t !== '*' && t !== '>' && !/\s/.test(t)),
+      ).toBe(true);
     plainA.unsubscribe();
     await s.stop();
   });
@@ -155,7 +180,10 @@ describe('integration: router', () => {
   it('stop() waits for in-flight handlers to reply', async () => {
     const key: ActorKey = { kind: 'install', id: ['drain'] };
     const s = serveShard({
-      nc, names, shard: shardOf(key, SHARDS), log,
+      nc,
+      names,
+      shard: shardOf(key, SHARDS),
+      log,
       handler: async () => {
         await new Promise((r) => setTimeout(r, 400));
         return 'done';

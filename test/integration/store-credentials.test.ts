@@ -47,7 +47,9 @@ describe('credentials', () => {
     expect(await revokeCredentials(pool, inst.install_id)).toBe(true);
     expect(await revokeCredentials(pool, inst.install_id)).toBe(false);
     expect(await getCredentials(pool, cipher, binding(inst))).toBeNull();
-    const wiped = await pool.query('SELECT length(ciphertext) AS n FROM credentials WHERE install_id = $1', [inst.install_id]);
+    const wiped = await pool.query('SELECT length(ciphertext) AS n FROM credentials WHERE install_id = $1', [
+      inst.install_id,
+    ]);
     expect(wiped.rows[0].n).toBe(0);
 
     // A new put (reinstall with fresh tokens) clears the revocation.
@@ -71,11 +73,15 @@ describe('credentials', () => {
 
     const sameTenant = await install(source.tenant_id);
     await transplant(source, sameTenant);
-    await expect(getCredentials(pool, cipher, binding(sameTenant))).rejects.toMatchObject({ code: 'credentials_unreadable' });
+    await expect(getCredentials(pool, cipher, binding(sameTenant))).rejects.toMatchObject({
+      code: 'credentials_unreadable',
+    });
 
     const otherTenant = await install();
     await transplant(source, otherTenant);
-    await expect(getCredentials(pool, cipher, binding(otherTenant))).rejects.toMatchObject({ code: 'credentials_unreadable' });
+    await expect(getCredentials(pool, cipher, binding(otherTenant))).rejects.toMatchObject({
+      code: 'credentials_unreadable',
+    });
   });
 
   it('fails to decrypt under another master key', async () => {

@@ -64,7 +64,9 @@ describe('events', () => {
     const diff = 'x'.repeat(1000).concat('\u0000').repeat(24_000);
     expect(await insertEvent(pool, ev(inst, 'big', { payload: { diff, files: [{ name: 'a' }] } }))).toBe(true);
     // Every NUL removed, nothing else lost (how fast is the benchmarks' business).
-    const { rows } = await pool.query("SELECT length(payload->>'diff') AS n FROM events WHERE install_id = $1", [inst.install_id]);
+    const { rows } = await pool.query("SELECT length(payload->>'diff') AS n FROM events WHERE install_id = $1", [
+      inst.install_id,
+    ]);
     expect(rows[0].n).toBe(24_000_000);
   });
 
@@ -144,7 +146,9 @@ describe('events', () => {
     expect(page.events).toHaveLength(500);
     expect(page.next_cursor).not.toBeNull();
     expect((await listEvents(pool, inst.tenant_id, inst.install_id)).events).toHaveLength(50);
-    await expect(listEvents(pool, inst.tenant_id, inst.install_id, { limit: 0 })).rejects.toMatchObject({ code: 'bad_request' });
+    await expect(listEvents(pool, inst.tenant_id, inst.install_id, { limit: 0 })).rejects.toMatchObject({
+      code: 'bad_request',
+    });
   });
 
   it('refuses a malformed cursor with BadRequest', async () => {

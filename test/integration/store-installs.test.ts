@@ -28,7 +28,12 @@ describe('installs', () => {
   it('lists the tenant’s installs newest first, filtered by connector', async () => {
     const { tenant_id } = await createTenant(pool, TEST_MASTER_KEY, 'T');
     const other = await createTenant(pool, TEST_MASTER_KEY, 'O');
-    const first = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq(), displayName: 'WS' });
+    const first = await createInstall(pool, {
+      tenantId: tenant_id,
+      connectorId: 'chatapp',
+      externalId: uniq(),
+      displayName: 'WS',
+    });
     const second = await createInstall(pool, { tenantId: tenant_id, connectorId: 'codehost', externalId: '42' });
     await createInstall(pool, { tenantId: other.tenant_id, connectorId: 'chatapp', externalId: uniq() });
 
@@ -60,12 +65,17 @@ describe('installs', () => {
     const b = await createTenant(pool, TEST_MASTER_KEY, 'B');
     const ext = uniq();
     const one = await createInstall(pool, { tenantId: a.tenant_id, connectorId: 'codehost', externalId: ext });
-    await expect(createInstall(pool, { tenantId: a.tenant_id, connectorId: 'codehost', externalId: ext })).rejects.toMatchObject({
+    await expect(
+      createInstall(pool, { tenantId: a.tenant_id, connectorId: 'codehost', externalId: ext }),
+    ).rejects.toMatchObject({
       code: 'already_installed',
     });
     // Another tenant may bind the same installation (INTERFACE §3 fan-out).
     const two = await createInstall(pool, { tenantId: b.tenant_id, connectorId: 'codehost', externalId: ext });
-    expect((await findActiveInstalls(pool, 'codehost', ext)).map((i) => i.install_id)).toEqual([one.install_id, two.install_id]);
+    expect((await findActiveInstalls(pool, 'codehost', ext)).map((i) => i.install_id)).toEqual([
+      one.install_id,
+      two.install_id,
+    ]);
 
     const gone = await setInstallStatus(pool, one.install_id, 'uninstalled');
     expect(gone?.status).toBe('uninstalled');
@@ -80,14 +90,20 @@ describe('installs', () => {
 
   it('refuses an unknown tenant', async () => {
     await expect(
-      createInstall(pool, { tenantId: '00000000-0000-4000-8000-000000000000', connectorId: 'chatapp', externalId: uniq() }),
+      createInstall(pool, {
+        tenantId: '00000000-0000-4000-8000-000000000000',
+        connectorId: 'chatapp',
+        externalId: uniq(),
+      }),
     ).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('stores backfill state and progress; progress cannot override the named fields', async () => {
     const { tenant_id } = await createTenant(pool, TEST_MASTER_KEY, 'T');
     const inst = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq() });
-    expect(await setBackfill(pool, inst.install_id, 'running', { channels_done: 3, skipped: ['C1\u0000'], state: 'x' })).toBe(true);
+    expect(
+      await setBackfill(pool, inst.install_id, 'running', { channels_done: 3, skipped: ['C1\u0000'], state: 'x' }),
+    ).toBe(true);
     const got = await getInstall(pool, tenant_id, inst.install_id);
     expect(got?.backfill).toMatchObject({ state: 'running', channels_done: 3, skipped: ['C1'] });
     expect(got?.backfill.updated_at).toMatch(ISO);
@@ -99,15 +115,25 @@ describe('installs', () => {
     const running = await createInstall(pool, { tenantId: tenant_id, connectorId: 'codehost', externalId: uniq() });
     await setBackfill(pool, running.install_id, 'running', { prs_done: 7 });
     await setInstallStatus(pool, running.install_id, 'uninstalled');
-    expect((await getInstall(pool, tenant_id, running.install_id))?.backfill).toMatchObject({ state: 'failed', prs_done: 7, reason: 'install uninstalled' });
+    expect((await getInstall(pool, tenant_id, running.install_id))?.backfill).toMatchObject({
+      state: 'failed',
+      prs_done: 7,
+      reason: 'install uninstalled',
+    });
 
     const chat = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq() });
     await setInstallStatus(pool, chat.install_id, 'uninstalled');
-    expect((await getInstall(pool, tenant_id, chat.install_id))?.backfill).toMatchObject({ state: 'failed', last_error: 'install uninstalled' });
+    expect((await getInstall(pool, tenant_id, chat.install_id))?.backfill).toMatchObject({
+      state: 'failed',
+      last_error: 'install uninstalled',
+    });
 
     const done = await createInstall(pool, { tenantId: tenant_id, connectorId: 'chatapp', externalId: uniq() });
     await setBackfill(pool, done.install_id, 'complete', { messages: 3 });
     await setInstallStatus(pool, done.install_id, 'uninstalled');
-    expect((await getInstall(pool, tenant_id, done.install_id))?.backfill).toMatchObject({ state: 'complete', messages: 3 });
+    expect((await getInstall(pool, tenant_id, done.install_id))?.backfill).toMatchObject({
+      state: 'complete',
+      messages: 3,
+    });
   });
 });

@@ -19,7 +19,9 @@ afterAll(async () => {
 
 describe('createPool', () => {
   it('sets the statement timeout and application name on every session', async () => {
-    const { rows } = await pool.query("SELECT current_setting('statement_timeout') AS t, current_setting('application_name') AS a");
+    const { rows } = await pool.query(
+      "SELECT current_setting('statement_timeout') AS t, current_setting('application_name') AS a",
+    );
     expect(rows[0]).toEqual({ t: '5s', a: 'connector-service' });
   });
 });
@@ -66,10 +68,14 @@ describe('withTx', () => {
     let attempts = 0;
     const err = Object.assign(new Error('could not serialize'), { code: '40001' });
     await expect(
-      withTx(pool, async () => {
-        attempts++;
-        throw err;
-      }, { maxAttempts: 3 }),
+      withTx(
+        pool,
+        async () => {
+          attempts++;
+          throw err;
+        },
+        { maxAttempts: 3 },
+      ),
     ).rejects.toBe(err);
     expect(attempts).toBe(3);
   });
@@ -78,8 +84,19 @@ describe('withTx', () => {
 describe('emitted events', () => {
   it('records once and answers the self-emit lookup', async () => {
     const { tenant_id } = await createTenant(pool, TEST_MASTER_KEY, 'E');
-    const inst = await createInstall(pool, { tenantId: tenant_id, connectorId: 'codehost', externalId: `${Math.random()}` });
-    const rec = { installId: inst.install_id, tenantId: tenant_id, kind: 'codehost.issue_comment', repoFullName: 'o/r', issueOrPrNumber: 7, providerId: '123' };
+    const inst = await createInstall(pool, {
+      tenantId: tenant_id,
+      connectorId: 'codehost',
+      externalId: `${Math.random()}`,
+    });
+    const rec = {
+      installId: inst.install_id,
+      tenantId: tenant_id,
+      kind: 'codehost.issue_comment',
+      repoFullName: 'o/r',
+      issueOrPrNumber: 7,
+      providerId: '123',
+    };
     expect(await recordEmitted(pool, rec)).toBe(true);
     expect(await recordEmitted(pool, rec)).toBe(false);
     expect(await wasEmittedBy(pool, inst.install_id, '123')).toBe(true);

@@ -10,7 +10,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 30_000,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -29,7 +33,11 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
 }
 
 /** Starts a long-running command; resolves with the child and its first stdout JSON line. */
-export function startCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<{ child: ChildProcess; first: Record<string, unknown>; stderr: () => string }> {
+export function startCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 60_000,
+): Promise<{ child: ChildProcess; first: Record<string, unknown>; stderr: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

@@ -16,7 +16,11 @@ export async function startContainers(): Promise<TestServices> {
     .withExposedPorts(5432)
     .withWaitStrategy(Wait.forLogMessage(/database system is ready to accept connections/, 2))
     .start();
-  const nats = await new GenericContainer('nats:2.9-alpine').withCommand(['-js']).withExposedPorts(4222).withWaitStrategy(Wait.forLogMessage(/Server is ready/)).start();
+  const nats = await new GenericContainer('nats:2.9-alpine')
+    .withCommand(['-js'])
+    .withExposedPorts(4222)
+    .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+    .start();
   return {
     adminDatabaseUrl: `postgres://postgres@${pg.getHost()}:${pg.getMappedPort(5432)}/postgres`,
     natsUrl: `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`,

@@ -25,7 +25,11 @@ export interface TestNode {
 }
 
 /** `logs`: keep the node's log lines (info and above, or LOG_LEVEL if lower) in memory instead of printing them. */
-export async function startTestNode(env: Record<string, string> = {}, roles: Role[] = ['edge', 'actors'], opts: { logs?: LogCapture } = {}): Promise<TestNode> {
+export async function startTestNode(
+  env: Record<string, string> = {},
+  roles: Role[] = ['edge', 'actors'],
+  opts: { logs?: LogCapture } = {},
+): Promise<TestNode> {
   const namespace = env.SERVICE_NAMESPACE ?? freshNamespace('node');
   const config = loadConfig(
     {
@@ -42,7 +46,10 @@ export async function startTestNode(env: Record<string, string> = {}, roles: Rol
     { requireDatabase: true, requireMasterKey: true },
   );
   const log = opts.logs
-    ? pino({ level: pino.levels.values[config.logLevel]! < pino.levels.values.info! ? config.logLevel : 'info' }, opts.logs.stream)
+    ? pino(
+        { level: pino.levels.values[config.logLevel]! < pino.levels.values.info! ? config.logLevel : 'info' },
+        opts.logs.stream,
+      )
     : pino({ level: config.logLevel });
   const node = await startNode(config, { roles, log });
   const pool = createPool(testDatabaseUrl(), { max: 4 });

@@ -1,12 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { CURSOR_MAX_BYTES, decodeCursor, encodeCursor, initialCursor, type BackfillCursor } from '../../src/connectors/chatapp/backfill-cursor.js';
+import {
+  CURSOR_MAX_BYTES,
+  decodeCursor,
+  encodeCursor,
+  initialCursor,
+  type BackfillCursor,
+} from '../../src/connectors/chatapp/backfill-cursor.js';
 import { applyOutcome, nextCall, pacingFor, type Outcome } from '../../src/connectors/chatapp/backfill-walk.js';
 import { missingGroupDmHistory, walkableTypes } from '../../src/connectors/chatapp/scopes.js';
 
 const pacing = pacingFor('non_marketplace');
 const ok = (data: Record<string, unknown>): Outcome => ({ ok: true, data });
 const page = (next: string | null) => ({ response_metadata: { next_cursor: next ?? '' } });
-const msg = (ts: string, replies = 0) => ({ type: 'message', ts, text: `m ${ts}`, user: 'U1', ...(replies ? { thread_ts: ts, reply_count: replies } : {}) });
+const msg = (ts: string, replies = 0) => ({
+  type: 'message',
+  ts,
+  text: `m ${ts}`,
+  user: 'U1',
+  ...(replies ? { thread_ts: ts, reply_count: replies } : {}),
+});
 
 function walk(c: BackfillCursor, answers: Array<(call: ReturnType<typeof nextCall>) => Outcome>) {
   const trace: string[] = [];
@@ -27,7 +39,15 @@ describe('chat backfill walk', () => {
   it('lists, then walks each conversation newest first, with each history page followed by its threads', () => {
     const c = initialCursor('public_channel,im', false);
     const { trace, published, ending } = walk(c, [
-      () => ok({ channels: [{ id: 'C1', is_channel: true, is_member: true }, { id: 'C2', is_member: false }, { id: 'D1', is_im: true }], ...page(null) }),
+      () =>
+        ok({
+          channels: [
+            { id: 'C1', is_channel: true, is_member: true },
+            { id: 'C2', is_member: false },
+            { id: 'D1', is_im: true },
+          ],
+          ...page(null),
+        }),
       () => ok({ messages: [msg('3.0'), msg('2.0', 2)], ...page('h2') }),
       () => ok({ messages: [msg('2.0', 2), { ...msg('2.1'), thread_ts: '2.0' }], ...page('r2') }),
       () => ok({ messages: [{ ...msg('2.2'), thread_ts: '2.0' }], ...page(null) }),
@@ -43,8 +63,23 @@ describe('chat backfill walk', () => {
       'conversations.history {"channel":"D1","limit":15}',
     ]);
     expect(ending).toEqual({ state: 'complete' });
-    expect(new Set(published)).toEqual(new Set(['message:C1:3.0', 'message:C1:2.0', 'message:C1:2.1', 'message:C1:2.2', 'message:C1:1.0', 'message:D1:9.0']));
-    expect(c.progress).toMatchObject({ channels_listed: 2, channels_done: 2, messages: 4, replies: 2, skipped_count: 0 });
+    expect(new Set(published)).toEqual(
+      new Set([
+        'message:C1:3.0',
+        'message:C1:2.0',
+        'message:C1:2.1',
+        'message:C1:2.2',
+        'message:C1:1.0',
+        'message:D1:9.0',
+      ]),
+    );
+    expect(c.progress).toMatchObject({
+      channels_listed: 2,
+      channels_done: 2,
+      messages: 4,
+      replies: 2,
+      skipped_count: 0,
+    });
   });
 
   it('skips a channel answering not_in_channel and lists it; the walk still completes', () => {
@@ -82,7 +117,10 @@ describe('chat backfill walk', () => {
     expect(n).toBe(13);
     expect(ending).toEqual({ state: 'failed', reason: 'conversations.list: socket hang up' });
     const d = initialCursor('public_channel', false);
-    expect(applyOutcome(d, nextCall(d, pacing)!, { ok: false, kind: 'dead_token', error: 'token_revoked' }, 0, pacing).ending).toEqual({
+    expect(
+      applyOutcome(d, nextCall(d, pacing)!, { ok: false, kind: 'dead_token', error: 'token_revoked' }, 0, pacing)
+        .ending,
+    ).toEqual({
       state: 'failed',
       reason: 'token is dead: token_revoked',
     });
@@ -101,7 +139,16 @@ describe('chat backfill walk', () => {
   });
 
   it('chooses conversation types by scope; without mpim:history group DMs are out', () => {
-    const all = ['channels:read', 'channels:history', 'groups:read', 'groups:history', 'im:read', 'im:history', 'mpim:read', 'mpim:history'];
+    const all = [
+      'channels:read',
+      'channels:history',
+      'groups:read',
+      'groups:history',
+      'im:read',
+      'im:history',
+      'mpim:read',
+      'mpim:history',
+    ];
     expect(walkableTypes(all)).toBe('public_channel,private_channel,im,mpim');
     const noMpim = all.filter((s) => s !== 'mpim:history');
     expect(walkableTypes(noMpim)).toBe('public_channel,private_channel,im');
@@ -114,7 +161,10 @@ describe('chat backfill walk', () => {
     const c = initialCursor('public_channel,private_channel,im,mpim', true);
     const big = 'x'.repeat(60);
     c.listCursor = big;
-    c.queue = Array.from({ length: 200 }, (_, i) => ({ id: `C${String(i).padStart(10, '0')}`, type: 'channel' as const }));
+    c.queue = Array.from({ length: 200 }, (_, i) => ({
+      id: `C${String(i).padStart(10, '0')}`,
+      type: 'channel' as const,
+    }));
     c.channel = { id: 'C0000000001', type: 'channel', historyCursor: big, historyDone: false };
     c.threads = Array.from({ length: 200 }, (_, i) => `17000000${String(i).padStart(2, '0')}.000100`);
     c.repliesCursor = big;
@@ -123,7 +173,10 @@ describe('chat backfill walk', () => {
     expect(bytes.length).toBeLessThan(CURSOR_MAX_BYTES / 4);
     expect(decodeCursor(bytes)).toEqual(c);
     expect(decodeCursor(new TextEncoder().encode('{"v":2}'))).toBeNull();
-    c.queue = Array.from({ length: 5_000 }, (_, i) => ({ id: `C${String(i).padStart(20, '0')}`, type: 'channel' as const }));
+    c.queue = Array.from({ length: 5_000 }, (_, i) => ({
+      id: `C${String(i).padStart(20, '0')}`,
+      type: 'channel' as const,
+    }));
     expect(() => encodeCursor(c)).toThrow(/100 KB/);
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_BUCKET, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS, available, reserve } from '../../src/connectors/chatapp/rate-buckets.js';
+import {
+  CHANNEL_BUCKET,
+  WORKSPACE_BUCKET,
+  WORKSPACE_MAX_WAIT_MS,
+  available,
+  reserve,
+} from '../../src/connectors/chatapp/rate-buckets.js';
 
 describe('chat rate buckets (INTERFACE §8.5)', () => {
   it('channel: one write, then none until a second has passed', () => {

@@ -12,12 +12,18 @@ beforeAll(async () => {
   for (let i = 0; i < 5; i++) slack.addChannel(team.id, { name: `c${i}` });
   slack.setConsent(team.id);
   const redirect = 'https://installer.example/cb';
-  const auth = await fetch(`${slack.authorizeUrl}?client_id=${slack.clientId}&scope=chat:write&redirect_uri=${encodeURIComponent(redirect)}&state=s1`, { redirect: 'manual' });
+  const auth = await fetch(
+    `${slack.authorizeUrl}?client_id=${slack.clientId}&scope=chat:write&redirect_uri=${encodeURIComponent(redirect)}&state=s1`,
+    { redirect: 'manual' },
+  );
   const code = new URL(auth.headers.get('location')!).searchParams.get('code')!;
   // OAuth client auth by HTTP Basic, as Slack also accepts.
   const res = await fetch(`${slack.apiUrl}oauth.v2.access`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${slack.clientId}:${slack.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${slack.clientId}:${slack.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: new URLSearchParams({ code, redirect_uri: redirect }),
   });
   token = ((await res.json()) as { access_token: string }).access_token;
@@ -32,9 +38,15 @@ const call = async (method: string, init: RequestInit) => {
 describe('fake Slack', () => {
   it('takes JSON bodies with a Bearer token and form bodies with a token parameter', async () => {
     const channel = [...slack.team(teamId).channels.keys()][0]!;
-    const viaJson = await call('chat.postMessage', { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ channel, text: 'json' }) });
+    const viaJson = await call('chat.postMessage', {
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ channel, text: 'json' }),
+    });
     expect(viaJson.body).toMatchObject({ ok: true, channel, ts: expect.any(String) });
-    const viaForm = await call('auth.test', { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+    const viaForm = await call('auth.test', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }),
+    });
     expect(viaForm.body).toMatchObject({ ok: true, team_id: teamId });
     expect((await call('auth.test', {})).body).toEqual({ ok: false, error: 'not_authed' });
   });
@@ -45,7 +57,10 @@ describe('fake Slack', () => {
     expect(denied.body).toMatchObject({ ok: false, error: 'missing_scope', needed: 'im:read' });
     const first = await call('conversations.list', { headers, body: new URLSearchParams({ limit: '3' }) });
     expect(first.body.channels).toHaveLength(3);
-    const second = await call('conversations.list', { headers, body: new URLSearchParams({ limit: '3', cursor: first.body.response_metadata.next_cursor }) });
+    const second = await call('conversations.list', {
+      headers,
+      body: new URLSearchParams({ limit: '3', cursor: first.body.response_metadata.next_cursor }),
+    });
     expect(second.body.channels).toHaveLength(2);
     expect(second.body.response_metadata.next_cursor).toBe('');
     slack.rateLimit('conversations.list', 7);

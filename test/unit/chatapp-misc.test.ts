@@ -7,7 +7,9 @@ import { createTicker } from '../../src/runtime/ticker.js';
 
 describe('Socket Mode reconnect backoff (spec §5)', () => {
   it('draws uniformly below a ceiling doubling from 1 s to 60 s', () => {
-    expect([0, 1, 2, 3, 4, 5, 6, 7, 20].map((a) => reconnectDelayMs(a, () => 0.999999))).toEqual([999, 1_999, 3_999, 7_999, 15_999, 31_999, 59_999, 59_999, 59_999]);
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 20].map((a) => reconnectDelayMs(a, () => 0.999999))).toEqual([
+      999, 1_999, 3_999, 7_999, 15_999, 31_999, 59_999, 59_999, 59_999,
+    ]);
     expect(reconnectDelayMs(3, () => 0)).toBe(0);
     const draws = Array.from({ length: 2_000 }, () => reconnectDelayMs(10));
     expect(Math.max(...draws)).toBeLessThan(RECONNECT_CAP_MS);
@@ -33,8 +35,13 @@ describe('self-emit tier 1 (INTERFACE §8.23)', () => {
 
 describe('chat emit validation (spec §4.1)', () => {
   it('accepts the contract bodies and normalises reaction names', () => {
-    expect(parseEmit('chatapp.message', { channel_id: 'C1', text: ' hi ', thread_ts: '1.2' })).toEqual({ kind: 'chatapp.message', body: { channel_id: 'C1', text: ' hi ', thread_ts: '1.2' } });
-    expect(parseEmit('chatapp.reaction', { channel_id: 'C1', timestamp: '1.2', name: ':+1::skin-tone-3:' }).body).toMatchObject({ name: '+1::skin-tone-3' });
+    expect(parseEmit('chatapp.message', { channel_id: 'C1', text: ' hi ', thread_ts: '1.2' })).toEqual({
+      kind: 'chatapp.message',
+      body: { channel_id: 'C1', text: ' hi ', thread_ts: '1.2' },
+    });
+    expect(
+      parseEmit('chatapp.reaction', { channel_id: 'C1', timestamp: '1.2', name: ':+1::skin-tone-3:' }).body,
+    ).toMatchObject({ name: '+1::skin-tone-3' });
   });
   it('refuses everything else with bad_config', () => {
     for (const [k, b] of [
@@ -90,7 +97,10 @@ describe('ticker (walker self-scheduling)', () => {
   });
   it('reports a failing fire instead of throwing', async () => {
     const errors: unknown[] = [];
-    const t = createTicker({ fire: async () => Promise.reject(new Error('no responders')), onError: (e) => errors.push(e) });
+    const t = createTicker({
+      fire: async () => Promise.reject(new Error('no responders')),
+      onError: (e) => errors.push(e),
+    });
     t.arm(0);
     await new Promise((r) => setTimeout(r, 20));
     expect(errors).toHaveLength(1);

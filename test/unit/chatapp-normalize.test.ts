@@ -36,7 +36,14 @@ describe('chat event normalisation (INTERFACE §4, §8.2)', () => {
       thread_ts: '1700000000.000100',
       edited: { user: 'U1', ts: '1700000002.000000' },
       files: [
-        { id: 'F1', name: 'a.png', mimetype: 'image/png', size: 10, permalink: 'https://x/F1', url_private: 'https://files/F1' },
+        {
+          id: 'F1',
+          name: 'a.png',
+          mimetype: 'image/png',
+          size: 10,
+          permalink: 'https://x/F1',
+          url_private: 'https://files/F1',
+        },
         { id: 'F2', mode: 'tombstone' },
         { nope: true },
       ],
@@ -68,14 +75,27 @@ describe('chat event normalisation (INTERFACE §4, §8.2)', () => {
       channel_type: 'im',
       ts: '1700000009.000000',
       event_ts: '1700000009.000000',
-      message: { type: 'message', user: 'U1', text: 'new', ts: '1700000001.000001', edited: { user: 'U1', ts: '1700000009.000000' } },
+      message: {
+        type: 'message',
+        user: 'U1',
+        text: 'new',
+        ts: '1700000001.000001',
+        edited: { user: 'U1', ts: '1700000009.000000' },
+      },
       previous_message: { type: 'message', user: 'U1', text: 'old', ts: '1700000001.000001' },
     });
     expect(changed).toEqual({
       id: 'message_changed:D1:1700000001.000001:1700000009.000000',
       kind: 'message_changed',
       occurredAt: '2023-11-14T22:13:29.000Z',
-      payload: { channel_id: 'D1', channel_type: 'im', ts: '1700000001.000001', event_ts: '1700000009.000000', text: 'new', user: 'U1' },
+      payload: {
+        channel_id: 'D1',
+        channel_type: 'im',
+        ts: '1700000001.000001',
+        event_ts: '1700000009.000000',
+        text: 'new',
+        user: 'U1',
+      },
     });
     const deleted = fromSlackEvent({
       type: 'message',
@@ -95,7 +115,13 @@ describe('chat event normalisation (INTERFACE §4, §8.2)', () => {
   });
 
   it('names reactions by channel, item ts, user, name and event ts', () => {
-    const r = fromSlackEvent({ type: 'reaction_removed', user: 'U2', reaction: 'thumbsup', item: { type: 'message', channel: 'C1', ts: '1.000001' }, event_ts: '2.000002' });
+    const r = fromSlackEvent({
+      type: 'reaction_removed',
+      user: 'U2',
+      reaction: 'thumbsup',
+      item: { type: 'message', channel: 'C1', ts: '1.000001' },
+      event_ts: '2.000002',
+    });
     expect(r).toEqual({
       id: 'reaction_removed:C1:1.000001:U2:thumbsup:2.000002',
       kind: 'reaction_removed',
@@ -103,13 +129,33 @@ describe('chat event normalisation (INTERFACE §4, §8.2)', () => {
       payload: { channel_id: 'C1', item_ts: '1.000001', user: 'U2', name: 'thumbsup', event_ts: '2.000002' },
     });
     // Reactions to files (not messages) are not part of the contract.
-    expect(fromSlackEvent({ type: 'reaction_added', user: 'U2', reaction: 'x', item: { type: 'file', file: 'F1' }, event_ts: '2.0' })).toBeNull();
+    expect(
+      fromSlackEvent({
+        type: 'reaction_added',
+        user: 'U2',
+        reaction: 'x',
+        item: { type: 'file', file: 'F1' },
+        event_ts: '2.0',
+      }),
+    ).toBeNull();
   });
 
   it('drops hidden bookkeeping subtypes, unknown types, unknown channel types and malformed input', () => {
-    expect(fromSlackEvent({ type: 'message', subtype: 'message_replied', hidden: true, channel: 'C1', channel_type: 'channel', ts: '1.1', message: {} })).toBeNull();
+    expect(
+      fromSlackEvent({
+        type: 'message',
+        subtype: 'message_replied',
+        hidden: true,
+        channel: 'C1',
+        channel_type: 'channel',
+        ts: '1.1',
+        message: {},
+      }),
+    ).toBeNull();
     expect(fromSlackEvent({ type: 'app_mention', channel: 'C1', ts: '1.1' })).toBeNull();
-    expect(fromSlackEvent({ type: 'message', channel: 'C1', channel_type: 'app_home', ts: '1.1', text: 'x' })).toBeNull();
+    expect(
+      fromSlackEvent({ type: 'message', channel: 'C1', channel_type: 'app_home', ts: '1.1', text: 'x' }),
+    ).toBeNull();
     expect(fromSlackEvent({ type: 'message', channel: 'C1', channel_type: 'channel', ts: 'yesterday' })).toBeNull();
     expect(fromSlackEvent(null)).toBeNull();
     expect(messageEvent('C1', 'channel', { ts: '1.1', hidden: true })).toBeNull();

@@ -12,34 +12,79 @@ const now = 1531420618;
 
 describe('verifySlackSignature', () => {
   it("matches Slack's documented example", () => {
-    expect(signSlackRequest(secret, '1531420618', body)).toBe('v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503');
-    expect(verifySlackSignature(secret, { timestamp: '1531420618', signature: signSlackRequest(secret, '1531420618', body), rawBody: body }, now)).toEqual({ ok: true });
+    expect(signSlackRequest(secret, '1531420618', body)).toBe(
+      'v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503',
+    );
+    expect(
+      verifySlackSignature(
+        secret,
+        { timestamp: '1531420618', signature: signSlackRequest(secret, '1531420618', body), rawBody: body },
+        now,
+      ),
+    ).toEqual({ ok: true });
   });
 
   it('refuses a wrong signature, a wrong secret, a changed body and a different length', () => {
     const sig = signSlackRequest(secret, String(now), body);
-    expect(verifySlackSignature(`${secret}x`, { timestamp: String(now), signature: sig, rawBody: body }, now)).toEqual({ ok: false, reason: 'mismatch' });
-    expect(verifySlackSignature(secret, { timestamp: String(now), signature: sig, rawBody: Buffer.concat([body, Buffer.from(' ')]) }, now).ok).toBe(false);
-    expect(verifySlackSignature(secret, { timestamp: String(now), signature: `${sig}00`, rawBody: body }, now)).toEqual({ ok: false, reason: 'mismatch' });
-    expect(verifySlackSignature(secret, { timestamp: String(now), signature: sig.slice(0, -1), rawBody: body }, now)).toEqual({ ok: false, reason: 'mismatch' });
+    expect(verifySlackSignature(`${secret}x`, { timestamp: String(now), signature: sig, rawBody: body }, now)).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
+    expect(
+      verifySlackSignature(
+        secret,
+        { timestamp: String(now), signature: sig, rawBody: Buffer.concat([body, Buffer.from(' ')]) },
+        now,
+      ).ok,
+    ).toBe(false);
+    expect(verifySlackSignature(secret, { timestamp: String(now), signature: `${sig}00`, rawBody: body }, now)).toEqual(
+      { ok: false, reason: 'mismatch' },
+    );
+    expect(
+      verifySlackSignature(secret, { timestamp: String(now), signature: sig.slice(0, -1), rawBody: body }, now),
+    ).toEqual({ ok: false, reason: 'mismatch' });
     // The timestamp is signed: moving it breaks the signature.
-    expect(verifySlackSignature(secret, { timestamp: String(now + 1), signature: sig, rawBody: body }, now)).toEqual({ ok: false, reason: 'mismatch' });
+    expect(verifySlackSignature(secret, { timestamp: String(now + 1), signature: sig, rawBody: body }, now)).toEqual({
+      ok: false,
+      reason: 'mismatch',
+    });
   });
 
   it('accepts up to 5 minutes either way and refuses beyond, before comparing', () => {
     for (const skew of [-300, 300, 0]) {
       const ts = String(now + skew);
-      expect(verifySlackSignature(secret, { timestamp: ts, signature: signSlackRequest(secret, ts, body), rawBody: body }, now)).toEqual({ ok: true });
+      expect(
+        verifySlackSignature(
+          secret,
+          { timestamp: ts, signature: signSlackRequest(secret, ts, body), rawBody: body },
+          now,
+        ),
+      ).toEqual({ ok: true });
     }
     for (const skew of [-301, 301, 86_400]) {
       const ts = String(now + skew);
-      expect(verifySlackSignature(secret, { timestamp: ts, signature: signSlackRequest(secret, ts, body), rawBody: body }, now)).toEqual({ ok: false, reason: 'stale' });
+      expect(
+        verifySlackSignature(
+          secret,
+          { timestamp: ts, signature: signSlackRequest(secret, ts, body), rawBody: body },
+          now,
+        ),
+      ).toEqual({ ok: false, reason: 'stale' });
     }
   });
 
   it('refuses missing headers and a non-numeric timestamp', () => {
-    expect(verifySlackSignature(secret, { timestamp: undefined, signature: 'v0=00', rawBody: body }, now)).toEqual({ ok: false, reason: 'missing' });
-    expect(verifySlackSignature(secret, { timestamp: String(now), signature: undefined, rawBody: body }, now)).toEqual({ ok: false, reason: 'missing' });
-    expect(verifySlackSignature(secret, { timestamp: '1e9', signature: 'v0=00', rawBody: body }, now)).toEqual({ ok: false, reason: 'stale' });
+    expect(verifySlackSignature(secret, { timestamp: undefined, signature: 'v0=00', rawBody: body }, now)).toEqual({
+      ok: false,
+      reason: 'missing',
+    });
+    expect(verifySlackSignature(secret, { timestamp: String(now), signature: undefined, rawBody: body }, now)).toEqual({
+      ok: false,
+      reason: 'missing',
+    });
+    expect(verifySlackSignature(secret, { timestamp: '1e9', signature: 'v0=00', rawBody: body }, now)).toEqual({
+      ok: false,
+      reason: 'stale',
+    });
   });
 });

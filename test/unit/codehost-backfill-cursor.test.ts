@@ -1,7 +1,16 @@
 /** unit: the backfill cursor stays under 100 KB at the caps with the longest legal names (spec §8). */
 import { describe, expect, it } from 'vitest';
-import { initialCursor, SPEC_CAPS, type BackfillCursor } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
-import { CURSOR_MAX_BYTES, MAX_PR_NUMBER, decodeCursor, encodeCursor } from '../../src/connectors/codehost/backfill/cursor-codec.js';
+import {
+  initialCursor,
+  SPEC_CAPS,
+  type BackfillCursor,
+} from '../../src/connectors/codehost/backfill/backfill-cursor.js';
+import {
+  CURSOR_MAX_BYTES,
+  MAX_PR_NUMBER,
+  decodeCursor,
+  encodeCursor,
+} from '../../src/connectors/codehost/backfill/cursor-codec.js';
 
 const OWNER = 'o'.repeat(39);
 const REPO = `r${'-_.x'.repeat(24)}abc`; // 100 characters of GitHub's repo-name alphabet
@@ -13,7 +22,13 @@ function atCaps(prs: number[]): BackfillCursor {
   c.repos_resume_page = 999_999;
   c.repos_resume_after = Number.MAX_SAFE_INTEGER;
   c.pending_repos = Array.from({ length: SPEC_CAPS.pendingRepos }, (_, i) => Number.MAX_SAFE_INTEGER - i);
-  c.repo = { id: Number.MAX_SAFE_INTEGER, full_name: `${OWNER}/${REPO}`, pulls_page: 999_999, pulls_after: MAX_PR_NUMBER, pulls_listed: false };
+  c.repo = {
+    id: Number.MAX_SAFE_INTEGER,
+    full_name: `${OWNER}/${REPO}`,
+    pulls_page: 999_999,
+    pulls_after: MAX_PR_NUMBER,
+    pulls_listed: false,
+  };
   c.pending_prs = prs;
   for (const k of Object.keys(c.counts) as Array<keyof BackfillCursor['counts']>) c.counts[k] = Number.MAX_SAFE_INTEGER;
   return c;

@@ -1,6 +1,13 @@
 /** unit: the `github_general` bucket (spec §3.2, §8) on a fake clock. */
 import { describe, expect, it } from 'vitest';
-import { capacity, newGate, observe, pause, reserveOf, take } from '../../src/connectors/codehost/backfill/rate-gate.js';
+import {
+  capacity,
+  newGate,
+  observe,
+  pause,
+  reserveOf,
+  take,
+} from '../../src/connectors/codehost/backfill/rate-gate.js';
 
 const T0 = 1_700_000_000_000;
 

@@ -5,10 +5,27 @@
  * whose commit was lost.
  */
 import { describe, expect, it } from 'vitest';
-import { initialCursor, SPEC_CAPS, type BackfillCaps, type BackfillCursor, type BackfillPhase } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
-import { backfillDiffEvent, backfillEventId, DIFF_MAX_BYTES, type BackfillDiff } from '../../src/connectors/codehost/backfill/backfill-event.js';
+import {
+  initialCursor,
+  SPEC_CAPS,
+  type BackfillCaps,
+  type BackfillCursor,
+  type BackfillPhase,
+} from '../../src/connectors/codehost/backfill/backfill-cursor.js';
+import {
+  backfillDiffEvent,
+  backfillEventId,
+  DIFF_MAX_BYTES,
+  type BackfillDiff,
+} from '../../src/connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill } from '../../src/connectors/codehost/backfill/backfill-step.js';
-import type { CodehostApi, DiffResult, ListedRepo, Page, PullsPage } from '../../src/connectors/codehost/backfill/codehost-api.js';
+import type {
+  CodehostApi,
+  DiffResult,
+  ListedRepo,
+  Page,
+  PullsPage,
+} from '../../src/connectors/codehost/backfill/codehost-api.js';
 import { decodeCursor, encodeCursor } from '../../src/connectors/codehost/backfill/cursor-codec.js';
 
 interface FakeRepo extends ListedRepo {
@@ -26,7 +43,9 @@ class MemoryHost implements CodehostApi {
   ) {}
   async listInstallationRepos(page: number): Promise<Page<ListedRepo>> {
     this.calls.push(`repos:${page}`);
-    const items = this.repos.slice((page - 1) * this.perPage, page * this.perPage).map(({ prs: _p, gone: _g, ...r }) => r);
+    const items = this.repos
+      .slice((page - 1) * this.perPage, page * this.perPage)
+      .map(({ prs: _p, gone: _g, ...r }) => r);
     return { items, hasNext: page * this.perPage < this.repos.length, rate: null };
   }
   async listPulls(fullName: string, page: number): Promise<PullsPage> {
@@ -71,7 +90,11 @@ interface Walk {
 }
 
 /** Walks to Done, committing through the codec each step; `crashAt(step)` drops that step's commit (a crash after the call). */
-async function walk(host: MemoryHost, caps: BackfillCaps, crashAt: (step: number) => boolean = () => false): Promise<Walk> {
+async function walk(
+  host: MemoryHost,
+  caps: BackfillCaps,
+  crashAt: (step: number) => boolean = () => false,
+): Promise<Walk> {
   const names = new Map<number, string>();
   let committed = encodeCursor(initialCursor());
   const out: Walk = { diffs: [], phases: ['ReposListing'], steps: 0, cursor: initialCursor() };
@@ -109,24 +132,48 @@ describe('unit: code-host backfill walk', () => {
     expectEveryPrOnce(repos, w.diffs);
     // Exactly one upstream call per step, and as many steps as calls.
     expect(host.calls).toHaveLength(w.steps);
-    expect(w.cursor.counts).toMatchObject({ repos_listed: 5, repos_done: 4, repos_skipped: 1, prs_done: 20, prs_listed: 20 });
+    expect(w.cursor.counts).toMatchObject({
+      repos_listed: 5,
+      repos_done: 4,
+      repos_skipped: 1,
+      prs_done: 20,
+      prs_listed: 20,
+    });
 
     const events = w.diffs.map((d) => backfillDiffEvent({ install_id: 'i', tenant_id: 't' }, d));
     const byId = new Map(events.map((e) => [e.id, e.payload as Record<string, unknown>]));
     const oversized = [...byId.values()].filter((p) => p.oversized === true);
     // PRs 5, 10 (406) and 7 (over 1 MB) of repo 3 (12 PRs) and PRs 5, 7 of repo 0 (7 PRs).
-    expect(oversized.map((p) => `${p.repo_id}:${p.pr_number}`).sort()).toEqual(['1000:5', '1000:7', '1003:10', '1003:5', '1003:7']);
+    expect(oversized.map((p) => `${p.repo_id}:${p.pr_number}`).sort()).toEqual([
+      '1000:5',
+      '1000:7',
+      '1003:10',
+      '1003:5',
+      '1003:7',
+    ]);
     expect(w.cursor.counts.prs_oversized).toBe(5);
     for (const p of oversized) expect(p).not.toHaveProperty('diff');
     const normal = byId.get(backfillEventId(1003, 11))!;
-    expect(normal).toEqual({ repo_id: 1003, repo_full_name: 'acme/repo-3', pr_number: 11, oversized: false, diff: 'diff --git a/acme/repo-3 b/acme/repo-3\n+11\n' });
+    expect(normal).toEqual({
+      repo_id: 1003,
+      repo_full_name: 'acme/repo-3',
+      pr_number: 11,
+      oversized: false,
+      diff: 'diff --git a/acme/repo-3 b/acme/repo-3\n+11\n',
+    });
     expect(events[0]!.kind).toBe('pull_request.backfill_diff');
   });
 
   it('a diff of exactly 1 000 000 bytes is sent; one byte more is oversized', async () => {
     const exact = 'y'.repeat(DIFF_MAX_BYTES);
-    const e1 = backfillDiffEvent({ install_id: 'i', tenant_id: 't' }, { repoId: 1, repoFullName: 'a/b', prNumber: 1, diff: exact });
-    const e2 = backfillDiffEvent({ install_id: 'i', tenant_id: 't' }, { repoId: 1, repoFullName: 'a/b', prNumber: 2, diff: BIG });
+    const e1 = backfillDiffEvent(
+      { install_id: 'i', tenant_id: 't' },
+      { repoId: 1, repoFullName: 'a/b', prNumber: 1, diff: exact },
+    );
+    const e2 = backfillDiffEvent(
+      { install_id: 'i', tenant_id: 't' },
+      { repoId: 1, repoFullName: 'a/b', prNumber: 2, diff: BIG },
+    );
     expect(e1.payload).toMatchObject({ oversized: false, diff: exact });
     expect(e2.payload).toEqual({ repo_id: 1, repo_full_name: 'a/b', pr_number: 2, oversized: true });
   });

@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BoundInstallsCache } from '../../src/connectors/codehost/bound-installs-cache.js';
-import { boundInstallsFinder, type BoundInstall, type FindBoundInstalls } from '../../src/connectors/codehost/find-bound-installs.js';
+import {
+  boundInstallsFinder,
+  type BoundInstall,
+  type FindBoundInstalls,
+} from '../../src/connectors/codehost/find-bound-installs.js';
 import type { Queryable } from '../../src/store/db.js';
 
 const T0 = 1_700_000_000_000;

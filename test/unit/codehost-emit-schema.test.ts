@@ -8,7 +8,14 @@ const SHA = 'ec26c3e57ca3a959ca5aad62de7213c562f8c821';
 const valid: Record<(typeof CODEHOST_EMIT_KINDS)[number], Record<string, unknown>> = {
   'codehost.pr_summary_comment': { repo_full_name: 'o/r', pr_number: 2, body: `${PR_SUMMARY_SENTINEL}\nhi` },
   'codehost.issue_comment': { repo_full_name: 'o/r', issue_number: 1, body: 'hello' },
-  'codehost.review_comment': { repo_full_name: 'o/r', pr_number: 2, commit_id: SHA, path: 'a.ts', line: 3, body: 'nit' },
+  'codehost.review_comment': {
+    repo_full_name: 'o/r',
+    pr_number: 2,
+    commit_id: SHA,
+    path: 'a.ts',
+    line: 3,
+    body: 'nit',
+  },
   'codehost.label': { repo_full_name: 'o/r', issue_number: 1, labels: ['bug'] },
   'codehost.commit_status': { repo_full_name: 'o/r', sha: SHA, state: 'pending' },
 };
@@ -27,33 +34,59 @@ function refusal(kind: string, body: unknown): BadConfig {
 describe('parseEmit', () => {
   it('accepts each kind with its required fields, and its optional ones', () => {
     for (const [kind, body] of Object.entries(valid)) expect(parseEmit(kind, body)).toMatchObject({ kind, ...body });
-    expect(parseEmit('codehost.pr_summary_comment', { ...valid['codehost.pr_summary_comment'], existing_comment_id: '123' })).toMatchObject({ existing_comment_id: 123 });
-    expect(parseEmit('codehost.review_comment', { ...valid['codehost.review_comment'], side: 'RIGHT' })).toMatchObject({ side: 'RIGHT' });
     expect(
-      parseEmit('codehost.commit_status', { ...valid['codehost.commit_status'], state: 'failure', description: 'd'.repeat(140), context: 'ci', target_url: 'https://ci.example/1' }),
+      parseEmit('codehost.pr_summary_comment', { ...valid['codehost.pr_summary_comment'], existing_comment_id: '123' }),
+    ).toMatchObject({ existing_comment_id: 123 });
+    expect(parseEmit('codehost.review_comment', { ...valid['codehost.review_comment'], side: 'RIGHT' })).toMatchObject({
+      side: 'RIGHT',
+    });
+    expect(
+      parseEmit('codehost.commit_status', {
+        ...valid['codehost.commit_status'],
+        state: 'failure',
+        description: 'd'.repeat(140),
+        context: 'ci',
+        target_url: 'https://ci.example/1',
+      }),
     ).toMatchObject({ description: 'd'.repeat(140), context: 'ci' });
-    for (const state of ['error', 'failure', 'pending', 'success']) expect(parseEmit('codehost.commit_status', { ...valid['codehost.commit_status'], state })).toMatchObject({ state });
+    for (const state of ['error', 'failure', 'pending', 'success'])
+      expect(parseEmit('codehost.commit_status', { ...valid['codehost.commit_status'], state })).toMatchObject({
+        state,
+      });
   });
 
   it('strips whitespace-only labels (and trims the rest)', () => {
-    expect(parseEmit('codehost.label', { repo_full_name: 'o/r', issue_number: 1, labels: [' ', 'bug', '\t', ' ui '] })).toMatchObject({ labels: ['bug', 'ui'] });
+    expect(
+      parseEmit('codehost.label', { repo_full_name: 'o/r', issue_number: 1, labels: [' ', 'bug', '\t', ' ui '] }),
+    ).toMatchObject({ labels: ['bug', 'ui'] });
   });
 
   it('refuses a PR summary body without the sentinel', () => {
-    expect(refusal('codehost.pr_summary_comment', { ...valid['codehost.pr_summary_comment'], body: 'no marker' }).details).toEqual({ field: 'body' });
+    expect(
+      refusal('codehost.pr_summary_comment', { ...valid['codehost.pr_summary_comment'], body: 'no marker' }).details,
+    ).toEqual({ field: 'body' });
   });
 
   it('refuses labels that are empty once stripped', () => {
-    for (const labels of [[], ['  '], [' ', '\n\t']]) expect(refusal('codehost.label', { ...valid['codehost.label'], labels }).details).toEqual({ field: 'labels' });
+    for (const labels of [[], ['  '], [' ', '\n\t']])
+      expect(refusal('codehost.label', { ...valid['codehost.label'], labels }).details).toEqual({ field: 'labels' });
   });
 
   it('refuses a status description over 140 characters and a state GitHub does not know', () => {
-    expect(refusal('codehost.commit_status', { ...valid['codehost.commit_status'], description: 'd'.repeat(141) }).details).toEqual({ field: 'description' });
-    for (const state of ['done', 'SUCCESS', '', 1]) expect(refusal('codehost.commit_status', { ...valid['codehost.commit_status'], state }).details).toEqual({ field: 'state' });
+    expect(
+      refusal('codehost.commit_status', { ...valid['codehost.commit_status'], description: 'd'.repeat(141) }).details,
+    ).toEqual({ field: 'description' });
+    for (const state of ['done', 'SUCCESS', '', 1])
+      expect(refusal('codehost.commit_status', { ...valid['codehost.commit_status'], state }).details).toEqual({
+        field: 'state',
+      });
   });
 
   it('refuses a side other than LEFT or RIGHT', () => {
-    for (const side of ['left', 'MIDDLE', 0]) expect(refusal('codehost.review_comment', { ...valid['codehost.review_comment'], side }).details).toEqual({ field: 'side' });
+    for (const side of ['left', 'MIDDLE', 0])
+      expect(refusal('codehost.review_comment', { ...valid['codehost.review_comment'], side }).details).toEqual({
+        field: 'side',
+      });
   });
 
   it('refuses every missing required field of every kind', () => {

@@ -29,16 +29,29 @@ describe('unit: indexer daemon client', () => {
   it('calls a tool in the MCP tools/call shape and returns its text', async () => {
     const r = await callTool(url, 'service_explain', { symbol: 'Foo.bar' }, { timeoutMs: 2000 });
     expect(r).toEqual({ ok: true, text: `service_explain {"symbol":"Foo.bar"} at ${PATH}` });
-    expect(daemon.calls).toEqual([{ path: PATH, method: 'tools/call', params: { name: 'service_explain', arguments: { symbol: 'Foo.bar' } }, at: expect.any(Number) }]);
+    expect(daemon.calls).toEqual([
+      {
+        path: PATH,
+        method: 'tools/call',
+        params: { name: 'service_explain', arguments: { symbol: 'Foo.bar' } },
+        at: expect.any(Number),
+      },
+    ]);
   });
 
   it('a JSON-RPC error and an MCP isError result are failures that say what the daemon said', async () => {
     daemon.set({ rpcError: { methods: ['tools/call'], code: -32000, message: 'symbol index is corrupt' } });
     const r = await callTool(url, 'service_impact', { symbol: 'x' }, { timeoutMs: 2000 });
-    expect(r).toMatchObject({ ok: false, failure: { kind: 'rpc_error', code: -32000, message: expect.stringContaining('symbol index is corrupt') } });
+    expect(r).toMatchObject({
+      ok: false,
+      failure: { kind: 'rpc_error', code: -32000, message: expect.stringContaining('symbol index is corrupt') },
+    });
     daemon.set({ rpcError: null, toolError: 'no such symbol' });
     const t = await callTool(url, 'service_impact', { symbol: 'x' }, { timeoutMs: 2000 });
-    expect(t).toMatchObject({ ok: false, failure: { kind: 'rpc_error', message: expect.stringContaining('no such symbol') } });
+    expect(t).toMatchObject({
+      ok: false,
+      failure: { kind: 'rpc_error', message: expect.stringContaining('no such symbol') },
+    });
   });
 
   it('times out a daemon that answers too late', async () => {
@@ -58,15 +71,27 @@ describe('unit: indexer daemon client', () => {
 
   it('reports an HTTP error status, an unreachable daemon and a reply that is not JSON-RPC', async () => {
     daemon.set({ httpStatus: 503 });
-    expect(await callTool(url, 'service_query', { query: 'q' }, { timeoutMs: 2000 })).toMatchObject({ ok: false, failure: { kind: 'http_status', code: 503 } });
+    expect(await callTool(url, 'service_query', { query: 'q' }, { timeoutMs: 2000 })).toMatchObject({
+      ok: false,
+      failure: { kind: 'http_status', code: 503 },
+    });
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    expect(await callTool(`http://127.0.0.1:${port}/x`, 'service_query', { query: 'q' }, { timeoutMs: 2000 })).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
-    const html = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'));
+    expect(
+      await callTool(`http://127.0.0.1:${port}/x`, 'service_query', { query: 'q' }, { timeoutMs: 2000 }),
+    ).toMatchObject({ ok: false, failure: { kind: 'unreachable' } });
+    const html = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>proxy</html>'),
+    );
     await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
-    const r = await callTool(`http://127.0.0.1:${(html.address() as AddressInfo).port}/`, 'service_query', { query: 'q' }, { timeoutMs: 2000 });
+    const r = await callTool(
+      `http://127.0.0.1:${(html.address() as AddressInfo).port}/`,
+      'service_query',
+      { query: 'q' },
+      { timeoutMs: 2000 },
+    );
     html.close();
     expect(r).toMatchObject({ ok: false, failure: { kind: 'bad_reply' } });
   });
@@ -74,10 +99,18 @@ describe('unit: indexer daemon client', () => {
   it('index/sync then index/status: indexing, then ready at the synced sha', async () => {
     daemon.set({ indexingPolls: 2 });
     const sha = 'a'.repeat(40);
-    const s = await syncIndex(url, { repo_full_name: 'acme/api', clone_url: 'https://example.test/acme/api.git', access_token: 'ghs_x', sha }, { timeoutMs: 2000 });
+    const s = await syncIndex(
+      url,
+      { repo_full_name: 'acme/api', clone_url: 'https://example.test/acme/api.git', access_token: 'ghs_x', sha },
+      { timeoutMs: 2000 },
+    );
     expect(s).toEqual({ ok: true, status: 'indexing', sha });
     expect((await indexStatus(url, { timeoutMs: 2000 })) as unknown).toMatchObject({ ok: true, status: 'indexing' });
     expect((await indexStatus(url, { timeoutMs: 2000 })) as unknown).toMatchObject({ ok: true, status: 'indexing' });
-    expect(await indexStatus(url, { timeoutMs: 2000 })).toMatchObject({ ok: true, status: 'ready', lastIndexedSha: sha });
+    expect(await indexStatus(url, { timeoutMs: 2000 })).toMatchObject({
+      ok: true,
+      status: 'ready',
+      lastIndexedSha: sha,
+    });
   });
 });

@@ -7,7 +7,10 @@ const REPO = 123456789;
 
 const accept: Array<[string, string]> = [
   ['http://idx.internal/{install}/{repo}', `http://idx.internal/${INSTALL}/${REPO}`],
-  ['https://idx.internal:8443/daemons/{install}/{repo}/rpc', `https://idx.internal:8443/daemons/${INSTALL}/${REPO}/rpc`],
+  [
+    'https://idx.internal:8443/daemons/{install}/{repo}/rpc',
+    `https://idx.internal:8443/daemons/${INSTALL}/${REPO}/rpc`,
+  ],
   ['http://{install}.{repo}.idx.svc.cluster.local:7000/', `http://${INSTALL}.${REPO}.idx.svc.cluster.local:7000/`],
   ['http://r{repo}.idx.internal/{install}', `http://r${REPO}.idx.internal/${INSTALL}`],
   ['http://{install}.idx.internal/repos/{repo}', `http://${INSTALL}.idx.internal/repos/${REPO}`],

@@ -1,9 +1,24 @@
 /** Unit: the PR summary comment body (spec §1, §6.1 rule 1; GitHub's 65 536-character limit). */
 import { describe, expect, it } from 'vitest';
-import { DIFF_MAX_BYTES, escapeInline, isOversized, renderPrSummary, type PrFile, type PrSummaryInput } from '../../src/connectors/codehost/pr-summary-body.js';
+import {
+  DIFF_MAX_BYTES,
+  escapeInline,
+  isOversized,
+  renderPrSummary,
+  type PrFile,
+  type PrSummaryInput,
+} from '../../src/connectors/codehost/pr-summary-body.js';
 import { GITHUB_COMMENT_MAX_CHARS, PR_SUMMARY_SENTINEL } from '../../src/connectors/codehost/sentinels.js';
 
-const file = (name: string, extra: Partial<PrFile> = {}): PrFile => ({ filename: name, status: 'modified', additions: 3, deletions: 1, changes: 4, patch: '@@ -1 +1 @@\n-a\n+b', ...extra });
+const file = (name: string, extra: Partial<PrFile> = {}): PrFile => ({
+  filename: name,
+  status: 'modified',
+  additions: 3,
+  deletions: 1,
+  changes: 4,
+  patch: '@@ -1 +1 @@\n-a\n+b',
+  ...extra,
+});
 const input = (extra: Partial<PrSummaryInput> = {}): PrSummaryInput => ({
   title: 'Update the README',
   author: 'Codertocat',
@@ -29,7 +44,9 @@ describe('renderPrSummary', () => {
   });
 
   it('escapes PR text: no markdown break-out, no HTML, no @-mention', () => {
-    const body = renderPrSummary(input({ title: 'Fix <img src=x> | @octo-org/team *now*\n# heading', files: [file('a|b`c.ts')] }));
+    const body = renderPrSummary(
+      input({ title: 'Fix <img src=x> | @octo-org/team *now*\n# heading', files: [file('a|b`c.ts')] }),
+    );
     expect(body).toContain('Fix \\<img src=x\\> \\| @\u200bocto-org/team \\*now\\* \\# heading');
     expect(body).not.toMatch(/(^|[^\u200b])@octo/);
     expect(body).toContain("| `a\\|b'c.ts` |");
@@ -40,7 +57,9 @@ describe('renderPrSummary', () => {
     const big = 'x'.repeat(DIFF_MAX_BYTES / 2 + 1);
     expect(isOversized(input({ files: [file('a', { patch: big }), file('b', { patch: big })] }))).toBe(true);
     expect(isOversized(input({ files: [file('a', { patch: undefined })] }))).toBe(true);
-    expect(isOversized(input({ files: [file('logo.png', { patch: undefined, changes: 0, additions: 0, deletions: 0 })] }))).toBe(false);
+    expect(
+      isOversized(input({ files: [file('logo.png', { patch: undefined, changes: 0, additions: 0, deletions: 0 })] })),
+    ).toBe(false);
     expect(isOversized(input({ changedFiles: 3001 }))).toBe(true);
     expect(renderPrSummary(input({ files: [file('a', { patch: undefined })] }))).toContain('This diff is oversized');
   });
@@ -61,7 +80,17 @@ describe('renderPrSummary', () => {
   });
 
   it('says "?" for what the payload did not carry', () => {
-    const body = renderPrSummary(input({ author: null, commits: null, additions: null, deletions: null, changedFiles: null, headSha: null, files: [] }));
+    const body = renderPrSummary(
+      input({
+        author: null,
+        commits: null,
+        additions: null,
+        deletions: null,
+        changedFiles: null,
+        headSha: null,
+        files: [],
+      }),
+    );
     expect(body).toContain('| ? | ? | +? / −? | ? |');
   });
 });

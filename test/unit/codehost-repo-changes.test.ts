@@ -8,16 +8,28 @@
 import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { describe, expect, it } from 'vitest';
-import { finishedCursor, initialCursor, queueAddedRepos, progressOf } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
+import {
+  finishedCursor,
+  initialCursor,
+  queueAddedRepos,
+  progressOf,
+} from '../../src/connectors/codehost/backfill/backfill-cursor.js';
 import { repositoryChangesOf } from '../../src/connectors/codehost/backfill/installation-repos.js';
 import { parseEmit, parseWrite } from '../../src/connectors/codehost/emit-schema.js';
-import { DEFAULT_RETRY_POLICY, failedPatch, readyPatch, retryDelayMs } from '../../src/connectors/codehost/indexer/index-outcome.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  failedPatch,
+  readyPatch,
+  retryDelayMs,
+} from '../../src/connectors/codehost/indexer/index-outcome.js';
 import { slashCommandOf } from '../../src/connectors/codehost/slash/answer-slash.js';
 import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 const example = (name: string, action: string): Record<string, any> =>
-  structuredClone(definitions.find((d) => d.name === name)!.examples.find((e) => (e as { action?: string }).action === action)) as Record<string, any>;
+  structuredClone(
+    definitions.find((d) => d.name === name)!.examples.find((e) => (e as { action?: string }).action === action),
+  ) as Record<string, any>;
 const event = (kind: string, payload: Record<string, unknown>): IngestEvent => ({
   installId: '00000000-0000-4000-8000-000000000001',
   tenantId: '00000000-0000-4000-8000-000000000002',
@@ -45,14 +57,27 @@ describe('unit: retry backoff of a failed index', () => {
     const policy = { baseMs: 100, maxMs: 1000, maxRetries: 2 };
     const first = failedPatch(0, 'boom', { policy, owner: 'ns/n1', nowMs: 10_000, random: () => 0 });
     expect(first).toEqual({
-      patch: { status: 'failed', error: 'boom', lock_owner: null, lock_expires_at: null, retries: 1, retry_at: 10_050, retry_owner: 'ns/n1' },
+      patch: {
+        status: 'failed',
+        error: 'boom',
+        lock_owner: null,
+        lock_expires_at: null,
+        retries: 1,
+        retry_at: 10_050,
+        retry_owner: 'ns/n1',
+      },
       retryInMs: 50,
     });
     expect(failedPatch(1, 'boom', { policy, owner: 'ns/n1', nowMs: 0, random: () => 0 }).retryInMs).toBe(100);
     const gaveUp = failedPatch(2, 'boom', { policy, owner: 'ns/n1', nowMs: 0 });
     expect(gaveUp.retryInMs).toBeNull();
     expect(gaveUp.patch).toMatchObject({ retries: 3, retry_at: null, retry_owner: null });
-    expect(readyPatch('a'.repeat(40), 5)).toMatchObject({ status: 'ready', last_indexed_sha: 'a'.repeat(40), retries: 0, retry_at: null });
+    expect(readyPatch('a'.repeat(40), 5)).toMatchObject({
+      status: 'ready',
+      last_indexed_sha: 'a'.repeat(40),
+      retries: 0,
+      retry_at: null,
+    });
   });
 });
 
@@ -89,18 +114,42 @@ describe('unit: repos added to a PR-diff walk', () => {
 
 describe('unit: installation_repositories payloads', () => {
   it('reads the added and removed repos of GitHub’s recorded examples, with clone URLs on the web origin', () => {
-    const added = repositoryChangesOf(event('installation_repositories.added', example('installation_repositories', 'added')));
-    expect(added).toEqual({ added: [{ repo_id: 186853007, full_name: 'Codertocat/Space', clone_url: 'https://github.com/Codertocat/Space.git' }], removed: [] });
-    const removed = repositoryChangesOf(event('installation_repositories.removed', example('installation_repositories', 'removed')));
-    expect(removed).toEqual({ added: [], removed: [{ repo_id: 1296269, full_name: 'octocat/Hello-World', clone_url: 'https://github.com/octocat/Hello-World.git' }] });
+    const added = repositoryChangesOf(
+      event('installation_repositories.added', example('installation_repositories', 'added')),
+    );
+    expect(added).toEqual({
+      added: [
+        { repo_id: 186853007, full_name: 'Codertocat/Space', clone_url: 'https://github.com/Codertocat/Space.git' },
+      ],
+      removed: [],
+    });
+    const removed = repositoryChangesOf(
+      event('installation_repositories.removed', example('installation_repositories', 'removed')),
+    );
+    expect(removed).toEqual({
+      added: [],
+      removed: [
+        { repo_id: 1296269, full_name: 'octocat/Hello-World', clone_url: 'https://github.com/octocat/Hello-World.git' },
+      ],
+    });
   });
 
   it('takes a GitHub Enterprise origin from the sender, skips malformed entries, and ignores other events', () => {
     const p = example('installation_repositories', 'added');
     p.sender = { ...p.sender, html_url: 'https://ghe.example.test/octo' };
-    p.repositories_added = [...p.repositories_added, { id: -1, full_name: 'a/b' }, { id: 5, full_name: '../etc' }, { id: 7, full_name: 'acme/..' }, null, { id: 6, full_name: 'acme/widgets' }];
+    p.repositories_added = [
+      ...p.repositories_added,
+      { id: -1, full_name: 'a/b' },
+      { id: 5, full_name: '../etc' },
+      { id: 7, full_name: 'acme/..' },
+      null,
+      { id: 6, full_name: 'acme/widgets' },
+    ];
     const changes = repositoryChangesOf(event('installation_repositories.added', p));
-    expect(changes?.added.map((r) => r.clone_url)).toEqual(['https://ghe.example.test/Codertocat/Space.git', 'https://ghe.example.test/acme/widgets.git']);
+    expect(changes?.added.map((r) => r.clone_url)).toEqual([
+      'https://ghe.example.test/Codertocat/Space.git',
+      'https://ghe.example.test/acme/widgets.git',
+    ]);
     expect(repositoryChangesOf(event('installation.created', p))).toBeNull();
   });
 });
@@ -108,12 +157,20 @@ describe('unit: installation_repositories payloads', () => {
 describe('unit: slash commands in PR review comments', () => {
   const review = (body: string, extra: Record<string, unknown> = {}, sender = 'User') => {
     const p = example('pull_request_review_comment', 'created');
-    return event('pull_request_review_comment.created', { ...p, comment: { ...p.comment, body, ...extra }, sender: { ...p.sender, type: sender } });
+    return event('pull_request_review_comment.created', {
+      ...p,
+      comment: { ...p.comment, body, ...extra },
+      sender: { ...p.sender, type: sender },
+    });
   };
 
   it('answers in the command’s thread: at the comment itself, or at its thread’s first comment when it is a reply', () => {
     const top = slashCommandOf(review('/service explain Foo'));
-    expect(top).toMatchObject({ commentId: '284312630', threadRoot: 284312630, place: { repo_full_name: 'Codertocat/Hello-World', number: 2, in: 'review_comments' } });
+    expect(top).toMatchObject({
+      commentId: '284312630',
+      threadRoot: 284312630,
+      place: { repo_full_name: 'Codertocat/Hello-World', number: 2, in: 'review_comments' },
+    });
     expect(top?.command).toEqual({ verb: 'explain', argument: 'Foo' });
     expect(slashCommandOf(review('/service help', { in_reply_to_id: 111 }))?.threadRoot).toBe(111);
   });
@@ -128,11 +185,25 @@ describe('unit: slash commands in PR review comments', () => {
 });
 
 describe('unit: the review-thread reply is a write of the service’s own', () => {
-  const body = { repo_full_name: 'acme/widgets', pr_number: 2, comment_id: 284312630, body: '<!-- service:slash-reply -->\nhi' };
+  const body = {
+    repo_full_name: 'acme/widgets',
+    pr_number: 2,
+    comment_id: 284312630,
+    body: '<!-- service:slash-reply -->\nhi',
+  };
   it('the write actor accepts it; the emit route refuses it as an unknown kind', () => {
-    expect(parseWrite('codehost.review_comment_reply', body)).toEqual({ kind: 'codehost.review_comment_reply', ...body });
-    expect(() => parseEmit('codehost.review_comment_reply', body)).toThrow(expect.objectContaining({ code: 'bad_config' }));
-    expect(() => parseWrite('codehost.review_comment_reply', { ...body, comment_id: 0 })).toThrow(expect.objectContaining({ code: 'bad_config' }));
-    expect(parseWrite('codehost.issue_comment', { repo_full_name: 'acme/widgets', issue_number: 1, body: 'x' }).kind).toBe('codehost.issue_comment');
+    expect(parseWrite('codehost.review_comment_reply', body)).toEqual({
+      kind: 'codehost.review_comment_reply',
+      ...body,
+    });
+    expect(() => parseEmit('codehost.review_comment_reply', body)).toThrow(
+      expect.objectContaining({ code: 'bad_config' }),
+    );
+    expect(() => parseWrite('codehost.review_comment_reply', { ...body, comment_id: 0 })).toThrow(
+      expect.objectContaining({ code: 'bad_config' }),
+    );
+    expect(
+      parseWrite('codehost.issue_comment', { repo_full_name: 'acme/widgets', issue_number: 1, body: 'x' }).kind,
+    ).toBe('codehost.issue_comment');
   });
 });

@@ -9,7 +9,9 @@ import type { Queryable } from '../../src/store/db.js';
 
 const defs = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 const example = (name: string, action: string) =>
-  structuredClone(defs.find((d) => d.name === name)!.examples.find((e) => (e as { action?: string }).action === action)) as unknown as Record<string, any>;
+  structuredClone(
+    defs.find((d) => d.name === name)!.examples.find((e) => (e as { action?: string }).action === action),
+  ) as unknown as Record<string, any>;
 const log = pino({ level: 'silent' });
 const INSTALL = '2b0c6b8e-7d3a-4a55-9f0e-6c1f2e3d4a5b';
 
@@ -53,7 +55,9 @@ describe('Tier 1', () => {
     const pr = example('pull_request', 'opened');
     pr.sender.type = 'Bot';
     expect(tier1DropReason('pull_request.opened', pr)).toBeNull();
-    expect(tier1DropReason('pull_request_review_comment.created', example('pull_request_review_comment', 'created'))).toBeNull();
+    expect(
+      tier1DropReason('pull_request_review_comment.created', example('pull_request_review_comment', 'created')),
+    ).toBeNull();
     expect(tier1DropReason('push', null)).toBeNull();
   });
 });

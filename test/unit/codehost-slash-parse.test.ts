@@ -7,7 +7,10 @@ describe('unit: slash command parsing', () => {
     ['/service explain Foo.bar', { verb: 'explain', argument: 'Foo.bar' }],
     ['  /service impact   parseArgs  \nmore text', { verb: 'impact', argument: 'parseArgs' }],
     ['/service slice src/app/main.ts', { verb: 'slice', argument: 'src/app/main.ts' }],
-    ['/service query where are\r\nretries configured?', { verb: 'query', argument: 'where are\r\nretries configured?' }],
+    [
+      '/service query where are\r\nretries configured?',
+      { verb: 'query', argument: 'where are\r\nretries configured?' },
+    ],
     ['/service help', { verb: 'help', argument: '' }],
     ['/service HELP', { verb: 'help', argument: '' }],
     ['/service', { verb: 'help', argument: '' }],

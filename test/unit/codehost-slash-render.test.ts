@@ -20,12 +20,22 @@ describe('unit: slash reply rendering', () => {
   });
 
   it('a failure says plainly what failed, under the sentinel', () => {
-    const r = renderReply({ type: 'failure', command: { verb: 'explain', argument: 'Foo' }, what: 'the indexer daemon did not answer within 30 s' });
-    expect(r).toBe(`${SENTINEL}\n**\`/service explain\`** \`Foo\`\n\nThis command could not be answered: the indexer daemon did not answer within 30 s.`);
+    const r = renderReply({
+      type: 'failure',
+      command: { verb: 'explain', argument: 'Foo' },
+      what: 'the indexer daemon did not answer within 30 s',
+    });
+    expect(r).toBe(
+      `${SENTINEL}\n**\`/service explain\`** \`Foo\`\n\nThis command could not be answered: the indexer daemon did not answer within 30 s.`,
+    );
   });
 
   it('quotes an argument with backticks safely and defuses a PR-summary sentinel in daemon text', () => {
-    const r = renderReply({ type: 'answer', command: { verb: 'explain', argument: 'a`b' }, text: 'x <!-- service:pr-summary --> y' });
+    const r = renderReply({
+      type: 'answer',
+      command: { verb: 'explain', argument: 'a`b' },
+      text: 'x <!-- service:pr-summary --> y',
+    });
     expect(r).toContain('``a`b``');
     expect(r).not.toContain('<!-- service:pr-summary -->');
   });

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 const KEY = 'k'.repeat(32);
-const PEM = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const PEM = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
 
 function refusal(env: Record<string, string>, opts = {}): ConfigError {
   try {
@@ -69,20 +71,30 @@ describe('loadConfig', () => {
     const secret = 'super-secret-value';
     const err = refusal({ SERVICE_MASTER_KEY: secret });
     expect(err.message).not.toContain(secret);
-    const pemErr = refusal({ CODEHOST_APP_PRIVATE_KEY_PEM: `-----BEGIN PRIVATE KEY-----\n${secret}\n-----END PRIVATE KEY-----` });
+    const pemErr = refusal({
+      CODEHOST_APP_PRIVATE_KEY_PEM: `-----BEGIN PRIVATE KEY-----\n${secret}\n-----END PRIVATE KEY-----`,
+    });
     expect(pemErr.message).not.toContain(secret);
   });
 
   it('requires DATABASE_URL and SERVICE_MASTER_KEY where the command needs them', () => {
     expect(refusal({}, { requireDatabase: true }).setting).toBe('DATABASE_URL');
-    expect(refusal({ DATABASE_URL: 'postgres://x/y' }, { requireDatabase: true, requireMasterKey: true }).setting).toBe('SERVICE_MASTER_KEY');
+    expect(refusal({ DATABASE_URL: 'postgres://x/y' }, { requireDatabase: true, requireMasterKey: true }).setting).toBe(
+      'SERVICE_MASTER_KEY',
+    );
   });
 
   it('chooses the chat transport: HTTP with a signing secret, Socket Mode when asked (it wins)', () => {
     expect(loadConfig({ CHATAPP_SIGNING_SECRET: 's' }).chatapp.transport).toBe('http');
-    const both = loadConfig({ CHATAPP_SIGNING_SECRET: 's', CHATAPP_USE_SOCKET_MODE: 'true', CHATAPP_APP_TOKEN: 'xapp-1' });
+    const both = loadConfig({
+      CHATAPP_SIGNING_SECRET: 's',
+      CHATAPP_USE_SOCKET_MODE: 'true',
+      CHATAPP_APP_TOKEN: 'xapp-1',
+    });
     expect(both.chatapp.transport).toBe('socket');
-    expect(loadConfig({ CHATAPP_USE_SOCKET_MODE: 'false', CHATAPP_SIGNING_SECRET: 's' }).chatapp.transport).toBe('http');
+    expect(loadConfig({ CHATAPP_USE_SOCKET_MODE: 'false', CHATAPP_SIGNING_SECRET: 's' }).chatapp.transport).toBe(
+      'http',
+    );
   });
 
   it('enables the code host only with the flag and all five settings', () => {
@@ -97,7 +109,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...five, CODEHOST_CONNECTOR_ENABLED: 'true' }).codehost.enabled).toBe(true);
     const partial = loadConfig({ CODEHOST_CONNECTOR_ENABLED: 'true', CODEHOST_APP_ID: '123', SERVICE_MASTER_KEY: KEY });
     expect(partial.codehost.enabled).toBe(false);
-    expect(partial.codehost.missing).toEqual(['CODEHOST_APP_PRIVATE_KEY_PEM', 'CODEHOST_WEBHOOK_SECRET', 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE']);
+    expect(partial.codehost.missing).toEqual([
+      'CODEHOST_APP_PRIVATE_KEY_PEM',
+      'CODEHOST_WEBHOOK_SECRET',
+      'SERVICE_INDEXER_DAEMON_URL_TEMPLATE',
+    ]);
     // A PEM pasted on one line with literal \n is accepted.
     expect(loadConfig({ CODEHOST_APP_PRIVATE_KEY_PEM: PEM.replace(/\n/g, '\\n') }).codehost.privateKeyPem).toBe(PEM);
   });

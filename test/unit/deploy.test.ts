@@ -129,7 +129,8 @@ describe('deploy/k8s', () => {
   it('the Secret template names every secret setting, with placeholders only', () => {
     expect(secret.data).toBeUndefined();
     expect(Object.keys(secret.stringData).sort()).toEqual([...SECRET_SETTINGS].sort());
-    for (const [k, v] of Object.entries<string>(secret.stringData)) expect(v === '' || v.includes('CHANGE-ME'), k).toBe(true);
+    for (const [k, v] of Object.entries<string>(secret.stringData))
+      expect(v === '' || v.includes('CHANGE-ME'), k).toBe(true);
     // Unedited, it stops the service at start instead of running with a known key.
     expect(() => loadConfig({ ...configMap.data, ...secret.stringData }, SERVE)).toThrow(/SERVICE_MASTER_KEY/);
   });
@@ -188,7 +189,8 @@ describe('Dockerfile', () => {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
-  const all = (word: string) => instructions.filter((l) => l.startsWith(`${word} `)).map((l) => l.slice(word.length + 1));
+  const all = (word: string) =>
+    instructions.filter((l) => l.startsWith(`${word} `)).map((l) => l.slice(word.length + 1));
   const last = (word: string) => all(word).at(-1);
 
   it('builds on node:20 in every stage', () => {

@@ -14,7 +14,8 @@ describe('versions', () => {
     expect(slackTsMicros('1700000000.123456789')).toBe(1_700_000_000_123_456n);
     // 2^53 µs would lose the last digit as a double.
     expect(slackTsMicros('9999999999.999999')).toBe(9_999_999_999_999_999n);
-    for (const bad of ['', 'abc', '1.2.3', '-1.5', '1e9', '1.1234567890', null, 17]) expect(slackTsMicros(bad)).toBeNull();
+    for (const bad of ['', 'abc', '1.2.3', '-1.5', '1e9', '1.1234567890', null, 17])
+      expect(slackTsMicros(bad)).toBeNull();
   });
 
   it('parses ISO strings and epoch seconds', () => {
@@ -75,7 +76,14 @@ describe('mergeProps', () => {
 
 describe('searchText', () => {
   it('joins the text props, labels and file names, never the diff', () => {
-    const t = searchText({ title: 'Fix login', body: 'see #2', labels: ['bug'], files: [{ name: 'a.png' }], diff: 'SECRETDIFF', number: 7 });
+    const t = searchText({
+      title: 'Fix login',
+      body: 'see #2',
+      labels: ['bug'],
+      files: [{ name: 'a.png' }],
+      diff: 'SECRETDIFF',
+      number: 7,
+    });
     expect(t.split('\n')).toEqual(['Fix login', 'see #2', 'bug', 'a.png']);
   });
 
@@ -87,8 +95,16 @@ describe('searchText', () => {
 });
 
 describe('node actions (INTERFACE §3 mapping)', () => {
-  const msg = (props: Record<string, unknown>) => ({ kind: 'chat.message', external_id: 'T1:C1:1700000000.000100', props });
-  const pr = { kind: 'codehost.pull_request', external_id: 'octo/repo#12', props: { repo_full_name: 'octo/repo', number: 12 } };
+  const msg = (props: Record<string, unknown>) => ({
+    kind: 'chat.message',
+    external_id: 'T1:C1:1700000000.000100',
+    props,
+  });
+  const pr = {
+    kind: 'codehost.pull_request',
+    external_id: 'octo/repo#12',
+    props: { repo_full_name: 'octo/repo', number: 12 },
+  };
 
   it('replies to a chat message in its thread and reacts to it', () => {
     expect(emitForAction(msg({ channel_id: 'C1', ts: '1700000000.000100' }), { action: 'reply', text: 'hi' })).toEqual({
@@ -96,7 +112,12 @@ describe('node actions (INTERFACE §3 mapping)', () => {
       body: { channel_id: 'C1', text: 'hi', thread_ts: '1700000000.000100' },
     });
     // A reply inside a thread answers in the same thread (Slack threads are one level deep).
-    expect(emitForAction(msg({ channel_id: 'C1', ts: '1700000000.000200', thread_ts: '1700000000.000100' }), { action: 'reply', text: 'hi' }).body).toMatchObject({
+    expect(
+      emitForAction(msg({ channel_id: 'C1', ts: '1700000000.000200', thread_ts: '1700000000.000100' }), {
+        action: 'reply',
+        text: 'hi',
+      }).body,
+    ).toMatchObject({
       thread_ts: '1700000000.000100',
     });
     expect(emitForAction(msg({}), { action: 'react', name: 'eyes' })).toEqual({
@@ -121,10 +142,17 @@ describe('node actions (INTERFACE §3 mapping)', () => {
     const cases: Array<[{ kind: string; external_id: string; props: Record<string, unknown> }, NodeAction]> = [
       [msg({}), { action: 'label', labels: ['x'] }],
       [pr, { action: 'react', name: 'eyes' }],
-      [{ kind: 'chat.channel', external_id: 'T1:C1', props: {} }, { action: 'reply', text: 'x' }],
-      [{ kind: 'codehost.comment', external_id: '5', props: {} }, { action: 'reply', text: 'x' }],
+      [
+        { kind: 'chat.channel', external_id: 'T1:C1', props: {} },
+        { action: 'reply', text: 'x' },
+      ],
+      [
+        { kind: 'codehost.comment', external_id: '5', props: {} },
+        { action: 'reply', text: 'x' },
+      ],
     ];
-    for (const [node, action] of cases) expect(() => emitForAction(node, action)).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    for (const [node, action] of cases)
+      expect(() => emitForAction(node, action)).toThrow(expect.objectContaining({ code: 'bad_request' }));
   });
 
   it('validates action bodies strictly', () => {

@@ -21,7 +21,8 @@ describe('unit: ingest message', () => {
 
   it('carries the payload text as received, and decodes to the same event as a re-encoding', () => {
     // Pretty-printed, escapes, non-ASCII, a duplicate key (the last one wins either way).
-    const text = '{\n  "action": "opened",\n  "title": "caf\\u00e9 ☕ \\"q\\"",\n  "n": [1, 2.5, -3e2, null, true],\n  "dup": 1,\n  "dup": 2,\n  "nested": {"x": {}}\n}';
+    const text =
+      '{\n  "action": "opened",\n  "title": "caf\\u00e9 ☕ \\"q\\"",\n  "n": [1, 2.5, -3e2, null, true],\n  "dup": 1,\n  "dup": 2,\n  "nested": {"x": {}}\n}';
     const payload = JSON.parse(text) as unknown;
     const spliced = encodeIngestMessage({ ...event, payload, payloadJson: Buffer.from(text, 'utf8') });
     expect(Buffer.from(spliced).toString('utf8')).toContain(text);

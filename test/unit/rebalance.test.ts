@@ -1,6 +1,13 @@
 /** unit: the rebalance arithmetic (targets, remainder placement, choice of shards). */
 import { describe, expect, it } from 'vitest';
-import { pickExtras, pickFree, preferenceOrder, releaseBatch, shareTable, targetShare } from '../../src/runtime/rebalance.js';
+import {
+  pickExtras,
+  pickFree,
+  preferenceOrder,
+  releaseBatch,
+  shareTable,
+  targetShare,
+} from '../../src/runtime/rebalance.js';
 
 describe('unit: rebalance targets', () => {
   it('gives the first S mod N nodes in sorted order ceil and the rest floor', () => {

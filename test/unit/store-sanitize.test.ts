@@ -74,7 +74,13 @@ describe('sanitizeJson', () => {
   });
 
   it('copies a large payload exactly, cleaning only what is bad', () => {
-    const payload = { items: Array.from({ length: 200_000 }, (_, i) => ({ id: i, text: i % 1000 === 0 ? `message ${i}\u0000` : `message ${i} 😀`, tags: ['a', 'b'] })) };
+    const payload = {
+      items: Array.from({ length: 200_000 }, (_, i) => ({
+        id: i,
+        text: i % 1000 === 0 ? `message ${i}\u0000` : `message ${i} 😀`,
+        tags: ['a', 'b'],
+      })),
+    };
     const out = sanitizeJson(payload);
     expect(out.items).toHaveLength(200_000);
     expect(out.items[0]).toEqual({ id: 0, text: 'message 0', tags: ['a', 'b'] });

@@ -20,7 +20,11 @@ const CursorSchema = z.object({
   channel: Channel.extend({ historyCursor: z.string().nullable(), historyDone: z.boolean() }).nullable(),
   threads: z.array(z.string()),
   repliesCursor: z.string().nullable(),
-  nextAt: z.object({ 'conversations.list': z.number(), 'conversations.history': z.number(), 'conversations.replies': z.number() }),
+  nextAt: z.object({
+    'conversations.list': z.number(),
+    'conversations.history': z.number(),
+    'conversations.replies': z.number(),
+  }),
   failures: z.number().int(),
   lastError: z.string().nullable(),
   progress: z.object({
@@ -49,7 +53,15 @@ export function initialCursor(types: string, groupDmsExcluded: boolean): Backfil
     nextAt: { 'conversations.list': 0, 'conversations.history': 0, 'conversations.replies': 0 },
     failures: 0,
     lastError: null,
-    progress: { channels_listed: 0, channels_done: 0, messages: 0, replies: 0, skipped_count: 0, skipped: [], group_dms_excluded: groupDmsExcluded },
+    progress: {
+      channels_listed: 0,
+      channels_done: 0,
+      messages: 0,
+      replies: 0,
+      skipped_count: 0,
+      skipped: [],
+      group_dms_excluded: groupDmsExcluded,
+    },
   };
 }
 
@@ -58,7 +70,8 @@ const dec = new TextDecoder();
 
 export function encodeCursor(c: BackfillCursor): Uint8Array {
   const bytes = enc.encode(JSON.stringify(c));
-  if (bytes.length >= CURSOR_MAX_BYTES) throw new Error(`backfill cursor of ${bytes.length} bytes exceeds the 100 KB ceiling`);
+  if (bytes.length >= CURSOR_MAX_BYTES)
+    throw new Error(`backfill cursor of ${bytes.length} bytes exceeds the 100 KB ceiling`);
   return bytes;
 }
 
@@ -78,4 +91,3 @@ export function phaseOf(c: BackfillCursor): 'listing' | 'history' | 'replies' {
   if (c.channel || c.queue.length > 0) return 'history';
   return 'listing';
 }
-

@@ -28,7 +28,11 @@ export function pacingFor(tier: AppTier, divisor = 1): Pacing {
   const history = tier === 'marketplace' ? 1_200 : 60_000;
   const d = Math.max(1, divisor);
   return {
-    intervalMs: { 'conversations.list': 3_000 / d, 'conversations.history': history / d, 'conversations.replies': history / d },
+    intervalMs: {
+      'conversations.list': 3_000 / d,
+      'conversations.history': history / d,
+      'conversations.replies': history / d,
+    },
     pageLimit: tier === 'marketplace' ? 200 : 15,
   };
 }
@@ -69,9 +73,16 @@ export function nextCall(c: BackfillCursor, pacing: Pacing): Call | null {
   settle(c);
   const ch = c.channel;
   if (ch && c.threads.length > 0) {
-    return { method: 'conversations.replies', params: withCursor({ channel: ch.id, ts: c.threads[0]!, limit: pacing.pageLimit }, c.repliesCursor) };
+    return {
+      method: 'conversations.replies',
+      params: withCursor({ channel: ch.id, ts: c.threads[0]!, limit: pacing.pageLimit }, c.repliesCursor),
+    };
   }
-  if (ch) return { method: 'conversations.history', params: withCursor({ channel: ch.id, limit: pacing.pageLimit }, ch.historyCursor) };
+  if (ch)
+    return {
+      method: 'conversations.history',
+      params: withCursor({ channel: ch.id, limit: pacing.pageLimit }, ch.historyCursor),
+    };
   if (!c.listDone) {
     return {
       method: 'conversations.list',
@@ -110,12 +121,17 @@ export function applyOutcome(
       return { events, ending: null };
     }
     c.nextAt[call.method] = now + pacing.intervalMs[call.method];
-    if (outcome.kind === 'dead_token') return { events, ending: { state: 'failed', reason: `token is dead: ${outcome.error}` } };
+    if (outcome.kind === 'dead_token')
+      return { events, ending: { state: 'failed', reason: `token is dead: ${outcome.error}` } };
     if (outcome.kind === 'platform' && call.method !== 'conversations.list' && SKIP_CHANNEL.has(outcome.error)) {
       skipChannel(c, outcome.error);
       return { events, ending: endingOf(c) };
     }
-    if (outcome.kind === 'platform' && call.method === 'conversations.replies' && outcome.error === 'thread_not_found') {
+    if (
+      outcome.kind === 'platform' &&
+      call.method === 'conversations.replies' &&
+      outcome.error === 'thread_not_found'
+    ) {
       c.threads.shift();
       c.repliesCursor = null;
       return { events, ending: endingOf(c) };

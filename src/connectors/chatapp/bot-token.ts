@@ -83,7 +83,8 @@ export function botCredentials(deps: TokenDeps, now: () => number = Date.now): B
         // Another caller refreshed while we waited for the lock.
         if (!needsRefresh(current, now())) return current;
         const { clientId, clientSecret, apiUrl } = deps.config.chatapp;
-        if (!clientId || !clientSecret) throw new NotConfigured('CHATAPP_CLIENT_ID and CHATAPP_CLIENT_SECRET are needed to refresh chat tokens');
+        if (!clientId || !clientSecret)
+          throw new NotConfigured('CHATAPP_CLIENT_ID and CHATAPP_CLIENT_SECRET are needed to refresh chat tokens');
         let res;
         try {
           res = await slackClient({ apiUrl, log: deps.log, signal }).oauth.v2.access({
@@ -97,7 +98,11 @@ export function botCredentials(deps: TokenDeps, now: () => number = Date.now): B
         }
         if (!res.access_token) throw new UpstreamError('Slack answered the token refresh without an access_token');
         const next: ChatSecret = { ...current, bot_token: res.access_token, ...rotatingFields(res, now()) };
-        await putCredentials(tx, deps.cipher, { tenantId: install.tenant_id, installId: install.install_id, secret: next });
+        await putCredentials(tx, deps.cipher, {
+          tenantId: install.tenant_id,
+          installId: install.install_id,
+          secret: next,
+        });
         deps.log.info({ installId: install.install_id, expiresAt: next.expires_at }, 'chat bot token refreshed');
         return next;
       },

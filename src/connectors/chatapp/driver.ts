@@ -53,7 +53,14 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
       // Read before the permit, so a granted write goes out at once and posts stay 1 s apart upstream.
       const secret = await deps.credentials.get(install, ctx.signal);
       const done = await performEmit(
-        { apiUrl, teamId: install.external_id, token: secret.bot_token, signal: ctx.signal, log: ctx.log, permits: deps.permits },
+        {
+          apiUrl,
+          teamId: install.external_id,
+          token: secret.bot_token,
+          signal: ctx.signal,
+          log: ctx.log,
+          permits: deps.permits,
+        },
         emit,
       );
       try {
@@ -76,8 +83,18 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
     async health(ctx) {
       try {
         const secret = await deps.credentials.get(ctx.install, ctx.signal);
-        const res = await slackClient({ apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal }).auth.test();
-        return { status: 'healthy', team_id: res.team_id ?? ctx.install.external_id, team: res.team ?? null, bot_user_id: res.user_id ?? null };
+        const res = await slackClient({
+          apiUrl,
+          log: ctx.log,
+          token: secret.bot_token,
+          signal: ctx.signal,
+        }).auth.test();
+        return {
+          status: 'healthy',
+          team_id: res.team_id ?? ctx.install.external_id,
+          team: res.team ?? null,
+          bot_user_id: res.user_id ?? null,
+        };
       } catch (err) {
         const e = err instanceof AppError ? err : toSlackAppError(err, 'auth.test', ctx.signal);
         throw new Unavailable(`chat workspace unreachable: ${e.message}`, { cause: err, details: e.details });
@@ -110,7 +127,10 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
         // INTERFACE §3 DELETE: any other refusal (a 429 included) is 502 and nothing changes locally.
         const e = toSlackAppError(err, 'auth.revoke', ctx.signal);
         if (e.kind === 'UpstreamError' || e.kind === 'DeadlineExceeded') throw e;
-        throw new UpstreamError(e.message, { cause: err, details: { ...e.details, ...(e.retryAfterS ? { retry_after_s: e.retryAfterS } : {}) } });
+        throw new UpstreamError(e.message, {
+          cause: err,
+          details: { ...e.details, ...(e.retryAfterS ? { retry_after_s: e.retryAfterS } : {}) },
+        });
       }
     },
 
@@ -126,7 +146,13 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
         ctx.log.warn({ eventId: event.id }, 'no bot identity for this install; the self-emit filter cannot run');
         return null;
       }
-      const verdict = await selfEmitVerdict(tx, ctx.install.install_id, bot, event.kind, event.payload as Record<string, unknown>);
+      const verdict = await selfEmitVerdict(
+        tx,
+        ctx.install.install_id,
+        bot,
+        event.kind,
+        event.payload as Record<string, unknown>,
+      );
       if (verdict === 'keep') return null;
       ctx.log.debug({ eventId: event.id, verdict }, 'self-emit filter dropped our own write');
       return { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };

@@ -19,7 +19,10 @@ const Ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/, { message: 'must be a Slack m
 export const MessageBody = z
   .object({
     channel_id: ChannelId,
-    text: z.string().max(40_000).refine((s) => s.trim().length > 0, { message: 'must not be blank' }),
+    text: z
+      .string()
+      .max(40_000)
+      .refine((s) => s.trim().length > 0, { message: 'must not be blank' }),
     thread_ts: Ts.optional(),
   })
   .strict();
@@ -51,7 +54,8 @@ export function parseEmit(kind: string, body: Record<string, unknown>): ChatEmit
   return { kind, body: r.data } as ChatEmit;
 }
 
-export type Permit = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number; reason: 'channel' | 'workspace' | 'held' };
+export type Permit =
+  { ok: true; waitMs: number } | { ok: false; retryAfterMs: number; reason: 'channel' | 'workspace' | 'held' };
 
 /** The bucket actors, as the emit path sees them. */
 export interface EmitPermits {
@@ -69,7 +73,10 @@ export interface EmitContext {
   permits: EmitPermits;
 }
 
-export async function performEmit(ctx: EmitContext, emit: ChatEmit): Promise<{ provider_id: string; channel_id: string }> {
+export async function performEmit(
+  ctx: EmitContext,
+  emit: ChatEmit,
+): Promise<{ provider_id: string; channel_id: string }> {
   const channel = emit.body.channel_id;
   const permit = await ctx.permits.take(ctx.teamId, channel);
   if (!permit.ok) {
@@ -102,7 +109,9 @@ export async function performEmit(ctx: EmitContext, emit: ChatEmit): Promise<{ p
     const retryAfterS = rateLimitedFor(err);
     if (retryAfterS !== null) {
       // INTERFACE §8.4: no retry before it; the hold outlives this call in the channel's actor.
-      await ctx.permits.hold(ctx.teamId, channel, retryAfterS * 1000).catch((e: unknown) => ctx.log.warn({ err: e, channel }, 'could not record the upstream hold'));
+      await ctx.permits
+        .hold(ctx.teamId, channel, retryAfterS * 1000)
+        .catch((e: unknown) => ctx.log.warn({ err: e, channel }, 'could not record the upstream hold'));
     }
     throw toSlackAppError(err, method, ctx.signal);
   }

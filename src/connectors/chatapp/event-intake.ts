@@ -53,7 +53,10 @@ export async function takeEventCallback(deps: IntakeDeps, body: unknown): Promis
 
   const install = await findClaimedInstall(deps.pool, teamId);
   if (!install) {
-    deps.log.info({ teamId, eventType: event.type }, 'chat event for a team with no active install; acknowledged and dropped');
+    deps.log.info(
+      { teamId, eventType: event.type },
+      'chat event for a team with no active install; acknowledged and dropped',
+    );
     return 'no_install';
   }
   if (event.type === 'app_uninstalled' || event.type === 'tokens_revoked') {
@@ -86,10 +89,18 @@ async function uninstallLocally(deps: IntakeDeps, install: Install, why: string)
     await revokeCredentials(tx, install.install_id);
     await releaseClaim(tx, install.install_id);
   });
-  deps.log.info({ installId: install.install_id, tenantId: install.tenant_id, why }, 'chat install uninstalled by the workspace');
-  await deps.refreshInstall(install.install_id).catch((err: unknown) =>
-    deps.log.warn({ err, installId: install.install_id }, 'install actor not told of the uninstall; it reloads on its next activation'),
+  deps.log.info(
+    { installId: install.install_id, tenantId: install.tenant_id, why },
+    'chat install uninstalled by the workspace',
   );
+  await deps
+    .refreshInstall(install.install_id)
+    .catch((err: unknown) =>
+      deps.log.warn(
+        { err, installId: install.install_id },
+        'install actor not told of the uninstall; it reloads on its next activation',
+      ),
+    );
 }
 
 async function withBudget<T>(p: Promise<T>, ms: number): Promise<T> {

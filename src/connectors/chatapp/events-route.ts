@@ -14,10 +14,18 @@ import { verifySlackSignature } from './verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 
-export function chatEventsRoute(deps: { signingSecret: string; intake: IntakeDeps; log: Logger }): FastifyPluginAsync<EdgeContext> {
+export function chatEventsRoute(deps: {
+  signingSecret: string;
+  intake: IntakeDeps;
+  log: Logger;
+}): FastifyPluginAsync<EdgeContext> {
   return async (app) => {
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser(
+      'application/json',
+      { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT },
+      (_req, body, done) => done(null, body),
+    );
 
     app.post(EVENTS_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req) => {
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -40,14 +48,19 @@ export function chatEventsRoute(deps: { signingSecret: string; intake: IntakeDep
       } catch {
         throw new BadRequest('the event body is not JSON');
       }
-      if (body?.type === 'url_verification') return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
+      if (body?.type === 'url_verification')
+        return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
       if (body?.type === 'app_rate_limited') {
         // Slack drops this workspace's events for the rest of the minute; nothing to ingest, but say so.
-        deps.log.warn({ teamId: (body as { team_id?: unknown }).team_id }, 'Slack rate-limited event delivery to this app (app_rate_limited)');
+        deps.log.warn(
+          { teamId: (body as { team_id?: unknown }).team_id },
+          'Slack rate-limited event delivery to this app (app_rate_limited)',
+        );
       }
       if (body?.type === 'event_callback') {
         const result = await takeEventCallback(deps.intake, body);
-        if (header('x-slack-retry-num')) deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
+        if (header('x-slack-retry-num'))
+          deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
       }
       return { ok: true };
     });

@@ -29,14 +29,23 @@ export const chatappModule: ModuleFactory = (deps) => {
   const credentials = botCredentials({ config, pool, cipher: deps.cipher, log });
 
   const permits: EmitPermits = {
-    take: (teamId, channelId) => deps.actors.ask<Permit>(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
+    take: (teamId, channelId) =>
+      deps.actors.ask<Permit>(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
     hold: async (teamId, channelId, retryAfterMs) => {
       // A hold keeps the later of two deadlines, so running it twice is harmless.
-      await deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'hold', retryAfterMs }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true });
+      await deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'hold', retryAfterMs },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      );
     },
   };
   const startBackfill = async (installId: string) => {
-    await deps.actors.ask(chatBackfillKey(installId), { type: 'resume' }, { timeoutMs: START_BACKFILL_TIMEOUT_MS, idempotent: true });
+    await deps.actors.ask(
+      chatBackfillKey(installId),
+      { type: 'resume' },
+      { timeoutMs: START_BACKFILL_TIMEOUT_MS, idempotent: true },
+    );
   };
   const intake: IntakeDeps = {
     pool,
@@ -48,12 +57,16 @@ export const chatappModule: ModuleFactory = (deps) => {
     },
   };
 
-  const plugins: Array<FastifyPluginAsync<EdgeContext>> = [chatOAuthRoutes({ config, pool, cipher: deps.cipher, log, startBackfill })];
+  const plugins: Array<FastifyPluginAsync<EdgeContext>> = [
+    chatOAuthRoutes({ config, pool, cipher: deps.cipher, log, startBackfill }),
+  ];
   const { transport, signingSecret, appToken } = config.chatapp;
   // spec §5, INTERFACE §8.18: the HTTP events route exists only with HTTP transport.
   if (transport === 'http' && signingSecret) plugins.push(chatEventsRoute({ signingSecret, intake, log }));
   const socket: SocketModeTransport | null =
-    transport === 'socket' && appToken ? chatSocketMode({ appToken, apiUrl: config.chatapp.apiUrl, log, intake }) : null;
+    transport === 'socket' && appToken
+      ? chatSocketMode({ appToken, apiUrl: config.chatapp.apiUrl, log, intake })
+      : null;
 
   return {
     id: 'chatapp',
@@ -61,7 +74,15 @@ export const chatappModule: ModuleFactory = (deps) => {
     actors: [
       chatBucketActor({ actors: deps.actors, kv: deps.dedup }),
       chatWorkspaceBucketActor({ kv: deps.dedup }),
-      chatBackfillActor({ config, pool, log, actors: deps.actors, cursors: deps.cursors, publish: (e) => deps.publish(e), credentials }),
+      chatBackfillActor({
+        config,
+        pool,
+        log,
+        actors: deps.actors,
+        cursors: deps.cursors,
+        publish: (e) => deps.publish(e),
+        credentials,
+      }),
     ],
     routes: async (app, ctx) => {
       for (const p of plugins) await app.register(p, ctx);
@@ -75,12 +96,19 @@ export const chatappModule: ModuleFactory = (deps) => {
       const results = await Promise.allSettled(mine.map((id) => startBackfill(id)));
       const failed = mine.filter((_, i) => results[i]!.status === 'rejected');
       if (failed.length === 0) return;
-      log.warn({ shard, failed: failed.length, of: mine.length }, 'some chat backfill walkers did not resume; retrying shortly');
+      log.warn(
+        { shard, failed: failed.length, of: mine.length },
+        'some chat backfill walkers did not resume; retrying shortly',
+      );
       // Once more, later and off the acquisition path; the ask reaches whoever owns the key by then.
       setTimeout(() => {
         void Promise.allSettled(failed.map((id) => startBackfill(id))).then((again) => {
           const still = again.filter((r) => r.status === 'rejected').length;
-          if (still > 0) log.error({ shard, failed: still }, 'chat backfill walkers still not resumed; the next shard move resumes them');
+          if (still > 0)
+            log.error(
+              { shard, failed: still },
+              'chat backfill walkers still not resumed; the next shard move resumes them',
+            );
         });
       }, RESUME_RETRY_MS).unref();
     },

@@ -61,7 +61,9 @@ export function fileRefs(files: unknown[] | null | undefined): Array<Record<stri
     const p = SlackFile.safeParse(f);
     if (!p.success) return [];
     const { id, name, mimetype, size, permalink } = p.data;
-    return [{ file_id: id, name: name ?? null, mimetype: mimetype ?? null, size: size ?? null, permalink: permalink ?? null }];
+    return [
+      { file_id: id, name: name ?? null, mimetype: mimetype ?? null, size: size ?? null, permalink: permalink ?? null },
+    ];
   });
   return refs.length > 0 ? refs : undefined;
 }

@@ -46,13 +46,18 @@ export interface InstallResult {
 
 function oauthClient(config: Readonly<Config>): { clientId: string; clientSecret: string } {
   const { clientId, clientSecret } = config.chatapp;
-  if (!clientId || !clientSecret) throw new NotConfigured('the chat connector is not configured: set CHATAPP_CLIENT_ID and CHATAPP_CLIENT_SECRET');
+  if (!clientId || !clientSecret)
+    throw new NotConfigured('the chat connector is not configured: set CHATAPP_CLIENT_ID and CHATAPP_CLIENT_SECRET');
   return { clientId, clientSecret };
 }
 
 export async function startAuthorization(deps: InstallDeps, tenantId: string, redirectUri: string) {
   const { clientId } = oauthClient(deps.config);
-  const { state, expiresAt } = await createOAuthState(deps.pool, { tenantId, connectorId: 'chatapp', redirectUri }, STATE_TTL_MS);
+  const { state, expiresAt } = await createOAuthState(
+    deps.pool,
+    { tenantId, connectorId: 'chatapp', redirectUri },
+    STATE_TTL_MS,
+  );
   const url = new URL(deps.config.chatapp.authorizeUrl);
   url.searchParams.set('client_id', clientId);
   url.searchParams.set('scope', deps.config.chatapp.scopes.join(','));
@@ -72,13 +77,19 @@ const AccessAnswer = z.object({
   expires_in: z.number().int().positive().optional(),
 });
 
-export async function finishAuthorization(deps: InstallDeps, q: { code?: string; state?: string; error?: string }): Promise<InstallResult> {
+export async function finishAuthorization(
+  deps: InstallDeps,
+  q: { code?: string; state?: string; error?: string },
+): Promise<InstallResult> {
   const { clientId, clientSecret } = oauthClient(deps.config);
   const bound = q.state ? await consumeOAuthState(deps.pool, q.state) : null;
   if (q.error) {
-    throw new BadRequest(`the installer did not authorize the app (${q.error.slice(0, 100)})`, { code: 'access_denied' });
+    throw new BadRequest(`the installer did not authorize the app (${q.error.slice(0, 100)})`, {
+      code: 'access_denied',
+    });
   }
-  if (!bound || bound.connectorId !== 'chatapp') throw new BadRequest('the OAuth state is missing, unknown, expired or already used', { code: 'invalid_state' });
+  if (!bound || bound.connectorId !== 'chatapp')
+    throw new BadRequest('the OAuth state is missing, unknown, expired or already used', { code: 'invalid_state' });
   if (!q.code) throw new BadRequest('the callback carries no code');
 
   let raw;
@@ -98,7 +109,11 @@ export async function finishAuthorization(deps: InstallDeps, q: { code?: string;
 
   let botId: string | null;
   try {
-    const who = await slackClient({ apiUrl: deps.config.chatapp.apiUrl, log: deps.log, token: a.access_token }).auth.test();
+    const who = await slackClient({
+      apiUrl: deps.config.chatapp.apiUrl,
+      log: deps.log,
+      token: a.access_token,
+    }).auth.test();
     botId = who.bot_id ?? null;
   } catch (err) {
     throw toSlackAppError(err, 'auth.test');
@@ -119,7 +134,12 @@ export async function finishAuthorization(deps: InstallDeps, q: { code?: string;
   const install = await withTx(deps.pool, async (tx) => {
     let created;
     try {
-      created = await createInstall(tx, { tenantId: bound.tenantId, connectorId: 'chatapp', externalId: a.team.id, displayName: a.team.name ?? null });
+      created = await createInstall(tx, {
+        tenantId: bound.tenantId,
+        connectorId: 'chatapp',
+        externalId: a.team.id,
+        displayName: a.team.name ?? null,
+      });
     } catch (err) {
       // The same tenant's second install of the workspace is the same refusal as another tenant's.
       if (err instanceof Conflict) throw workspaceClaimed(err);
@@ -138,16 +158,30 @@ export async function finishAuthorization(deps: InstallDeps, q: { code?: string;
     return created;
   }).catch((err: unknown) => {
     // Never revoke the loser's token: Slack hands one bot token per app and workspace, the winner's.
-    if (err instanceof Conflict) deps.log.info({ teamId: a.team.id, tenantId: bound.tenantId }, 'chat install refused: workspace already installed');
+    if (err instanceof Conflict)
+      deps.log.info(
+        { teamId: a.team.id, tenantId: bound.tenantId },
+        'chat install refused: workspace already installed',
+      );
     throw err;
   });
 
   const log = deps.log.child({ installId: install.install_id, tenantId: install.tenant_id, teamId: a.team.id });
   if (missingGroupDmHistory(scopes)) {
     // spec §6.1 rule 2: group DMs drop out of backfill; say so once, at install time.
-    log.warn('chat install lacks the mpim:history scope: group DMs are left out of backfill; reinstall with it to include them');
+    log.warn(
+      'chat install lacks the mpim:history scope: group DMs are left out of backfill; reinstall with it to include them',
+    );
   }
   log.info({ rotation: Boolean(secret.expires_at) }, 'chat workspace installed');
-  await deps.startBackfill(install.install_id).catch((err: unknown) => log.warn({ err }, 'backfill not started now; a shard resume will start it'));
-  return { install_id: install.install_id, connector_id: 'chatapp', status: 'active', team_id: a.team.id, team_name: a.team.name ?? null };
+  await deps
+    .startBackfill(install.install_id)
+    .catch((err: unknown) => log.warn({ err }, 'backfill not started now; a shard resume will start it'));
+  return {
+    install_id: install.install_id,
+    connector_id: 'chatapp',
+    status: 'active',
+    team_id: a.team.id,
+    team_name: a.team.name ?? null,
+  };
 }

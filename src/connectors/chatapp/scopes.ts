@@ -27,11 +27,21 @@ export function missingGroupDmHistory(scopes: readonly string[]): boolean {
 
 /** Slack's `scope` answer ("a,b,c") as a list. */
 export function parseScopes(scope: unknown): string[] {
-  return typeof scope === 'string' ? scope.split(',').map((s) => s.trim()).filter((s) => s.length > 0) : [];
+  return typeof scope === 'string'
+    ? scope
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0)
+    : [];
 }
 
 /** A conversations.list entry's type (INTERFACE §4 `channel_type`). */
-export function channelTypeOf(c: { is_im?: boolean; is_mpim?: boolean; is_private?: boolean; is_group?: boolean }): ChannelType {
+export function channelTypeOf(c: {
+  is_im?: boolean;
+  is_mpim?: boolean;
+  is_private?: boolean;
+  is_group?: boolean;
+}): ChannelType {
   if (c.is_im) return 'im';
   if (c.is_mpim) return 'mpim';
   if (c.is_private || c.is_group) return 'group';

@@ -14,7 +14,11 @@ type Payload = Record<string, unknown>;
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
 
 /** Tier 1. Reactions carry only `user`; messages and edits carry the three author fields. */
-export function authoredByBot(kind: string, payload: Payload, bot: Pick<BotIdentity, 'bot_user_id' | 'bot_id' | 'app_id'>): boolean {
+export function authoredByBot(
+  kind: string,
+  payload: Payload,
+  bot: Pick<BotIdentity, 'bot_user_id' | 'bot_id' | 'app_id'>,
+): boolean {
   if (kind === 'message_deleted') return false;
   const user = str(payload.user);
   if (user !== null && user === bot.bot_user_id) return true;
@@ -30,7 +34,13 @@ const MESSAGE_KINDS = new Set(['message', 'message_changed', 'message_deleted'])
  * Both tiers. Tier 2 applies to messages, edits and deletes (all name the posted ts);
  * never to reactions, whose provider id a user's identical reaction would share.
  */
-export async function selfEmitVerdict(tx: Queryable, installId: string, bot: BotIdentity, kind: string, payload: Payload): Promise<Verdict> {
+export async function selfEmitVerdict(
+  tx: Queryable,
+  installId: string,
+  bot: BotIdentity,
+  kind: string,
+  payload: Payload,
+): Promise<Verdict> {
   if (authoredByBot(kind, payload, bot)) return 'own_author';
   if (!MESSAGE_KINDS.has(kind)) return 'keep';
   const channel = str(payload.channel_id);

@@ -30,7 +30,10 @@ export function slackClient(o: SlackClientOptions): WebClient {
     // A method name must never redirect a bot token to another host.
     allowAbsoluteUrls: false,
     ...(signal
-      ? { fetch: (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }) }
+      ? {
+          fetch: (url, init) =>
+            fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
+        }
       : {}),
   });
 }

@@ -8,7 +8,13 @@ import { ErrorCode, type WebAPIHTTPError, type WebAPIPlatformError, type WebAPIR
 import { AppError, DeadlineExceeded, RateLimited, UpstreamError } from '../../errors.js';
 
 /** INTERFACE §8.3: the codes that mean "this token is already dead". */
-export const DEAD_TOKEN_ERRORS = new Set(['token_revoked', 'invalid_auth', 'account_inactive', 'token_expired', 'not_authed']);
+export const DEAD_TOKEN_ERRORS = new Set([
+  'token_revoked',
+  'invalid_auth',
+  'account_inactive',
+  'token_expired',
+  'not_authed',
+]);
 
 const codeOf = (err: unknown): unknown => (err && typeof err === 'object' && 'code' in err ? err.code : undefined);
 
@@ -39,15 +45,24 @@ export function isDeadToken(err: unknown): boolean {
 export function toSlackAppError(err: unknown, method: string, signal?: AbortSignal): AppError {
   if (err instanceof AppError) return err;
   const retryAfter = rateLimitedFor(err);
-  if (retryAfter !== null) return new RateLimited(`Slack rate-limited ${method}; retry after ${retryAfter} s`, retryAfter, { cause: err });
+  if (retryAfter !== null)
+    return new RateLimited(`Slack rate-limited ${method}; retry after ${retryAfter} s`, retryAfter, { cause: err });
   if (signal?.aborted) return new DeadlineExceeded(`${method} did not finish before the deadline`, { cause: err });
   const upstream = platformError(err);
   if (upstream !== null) {
-    return new UpstreamError(`Slack refused ${method}: ${upstream}`, { cause: err, details: { upstream_error: upstream } });
+    return new UpstreamError(`Slack refused ${method}: ${upstream}`, {
+      cause: err,
+      details: { upstream_error: upstream },
+    });
   }
   if (codeOf(err) === ErrorCode.HTTPError) {
     const status = (err as WebAPIHTTPError).statusCode;
-    return new UpstreamError(`Slack answered ${method} with HTTP ${status}`, { cause: err, details: { upstream_status: status } });
+    return new UpstreamError(`Slack answered ${method} with HTTP ${status}`, {
+      cause: err,
+      details: { upstream_status: status },
+    });
   }
-  return new UpstreamError(`Slack is unreachable for ${method}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  return new UpstreamError(`Slack is unreachable for ${method}: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+  });
 }

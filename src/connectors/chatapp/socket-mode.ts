@@ -90,10 +90,17 @@ export function chatSocketMode(deps: SocketModeDeps): SocketModeTransport {
     try {
       await takeEventCallback(deps.intake, e.body);
     } catch (err) {
-      log.warn({ err, envelopeId: e.envelope_id, retry: e.retry_num }, 'chat event not stored; leaving it unacknowledged for redelivery');
+      log.warn(
+        { err, envelopeId: e.envelope_id, retry: e.retry_num },
+        'chat event not stored; leaving it unacknowledged for redelivery',
+      );
       return;
     }
-    await e.ack().catch((err: unknown) => log.warn({ err, envelopeId: e.envelope_id }, 'ack not sent; Slack will redeliver (deduplicated)'));
+    await e
+      .ack()
+      .catch((err: unknown) =>
+        log.warn({ err, envelopeId: e.envelope_id }, 'ack not sent; Slack will redeliver (deduplicated)'),
+      );
   };
 
   return {

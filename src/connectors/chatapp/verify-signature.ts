@@ -21,7 +21,11 @@ export function signSlackRequest(secret: string, timestamp: string, rawBody: Buf
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(rawBody).digest('hex')}`;
 }
 
-export function verifySlackSignature(secret: string, req: SignedRequest, nowS = Math.floor(Date.now() / 1000)): SignatureVerdict {
+export function verifySlackSignature(
+  secret: string,
+  req: SignedRequest,
+  nowS = Math.floor(Date.now() / 1000),
+): SignatureVerdict {
   const { timestamp, signature } = req;
   if (!timestamp || !signature) return { ok: false, reason: 'missing' };
   if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'stale' };

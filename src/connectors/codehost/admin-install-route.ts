@@ -14,7 +14,15 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { EdgeContext } from '../../edge/app.js';
 import { parseOrBadRequest } from '../../edge/params.js';
-import { AdminNotConfigured, BadRequest, Internal, NotConfigured, NotFound, RateLimited, Unauthorized } from '../../errors.js';
+import {
+  AdminNotConfigured,
+  BadRequest,
+  Internal,
+  NotConfigured,
+  NotFound,
+  RateLimited,
+  Unauthorized,
+} from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { putAppInstallation } from '../../store/codehost-app-installations.js';
 import type { CachedInstallationToken, CodehostSecret } from '../../store/codehost-credentials.js';
@@ -44,7 +52,9 @@ export interface AdminInstallDeps {
 // INTERFACE §8.11: all five fields are required. The enums are GitHub's own values.
 const AdminInstallBody = z
   .object({
-    user_id: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' }),
+    user_id: z
+      .string()
+      .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' }),
     github_installation_id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
     account_type: z.enum(['Organization', 'User', 'Enterprise']),
     account_login: z.string().trim().min(1).max(100),
@@ -64,10 +74,13 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
       const status = describeUpstream(err).status;
       if (e instanceof RateLimited || status === null || status >= 500) throw e;
       // 401/403/404 (and GitHub's other refusals): this App cannot act for that installation.
-      throw new BadRequest(`the App cannot mint a token for installation ${installationId}: ${describeUpstream(err).message}`, {
-        code: 'installation_not_accessible',
-        details: { upstream_status: status },
-      });
+      throw new BadRequest(
+        `the App cannot mint a token for installation ${installationId}: ${describeUpstream(err).message}`,
+        {
+          code: 'installation_not_accessible',
+          details: { upstream_status: status },
+        },
+      );
     }
   };
 
@@ -82,16 +95,19 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
             throw new Unauthorized('missing or wrong X-Service-Admin-Token');
           }
           await ctx.authenticate(req);
-          if (!config.codehost.enabled) throw new NotConfigured('the code-host connector is not enabled and fully configured');
+          if (!config.codehost.enabled)
+            throw new NotConfigured('the code-host connector is not enabled and fully configured');
         },
       },
       async (req, reply) => {
         const body = parseOrBadRequest(AdminInstallBody, req.body, 'body');
         const tenantId = req.tenantId;
-        if (!(await userBelongsToTenant(pool, tenantId, body.user_id))) throw new BadRequest('user_id is not a user of this tenant');
+        if (!(await userBelongsToTenant(pool, tenantId, body.user_id)))
+          throw new BadRequest('user_id is not a user of this tenant');
         const clients = deps.clients;
         const appId = config.codehost.appId;
-        if (clients === null || appId === null) throw new NotConfigured('the code-host connector is not enabled and fully configured');
+        if (clients === null || appId === null)
+          throw new NotConfigured('the code-host connector is not enabled and fully configured');
         const installationId = body.github_installation_id;
         const token = await mintProof(clients, installationId);
 
@@ -118,7 +134,10 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
           return created;
         });
         deps.installsChanged();
-        log.info({ installId: install.install_id, tenantId, installationId, userId: body.user_id }, 'code-host install created');
+        log.info(
+          { installId: install.install_id, tenantId, installationId, userId: body.user_id },
+          'code-host install created',
+        );
         await deps.startBackfill(install).catch((err: unknown) => {
           // The install stands; its backfill state says it has not started.
           log.error({ err, installId: install.install_id }, 'PR-diff backfill did not start');

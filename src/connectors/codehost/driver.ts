@@ -47,7 +47,10 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
         await deps.clients.revokeCachedToken(installRefOf(ctx.install), ctx.signal);
       } catch (err) {
         const f = describeUpstream(err);
-        ctx.log.warn({ status: f.status, message: f.message }, 'installation token not revoked upstream; it expires on its own');
+        ctx.log.warn(
+          { status: f.status, message: f.message },
+          'installation token not revoked upstream; it expires on its own',
+        );
       }
     },
 
@@ -56,8 +59,10 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       let drop: SelfEmitDrop | null = null;
       const reason = tier1DropReason(event.kind, event.payload);
       if (reason !== null) drop = { tier: 1, reason };
-      else if (await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log)) drop = { tier: 2, reason: 'emitted_by_this_install' };
-      if (drop !== null) ctx.log.debug({ eventId: event.id, kind: event.kind, reason: drop.reason }, 'self-emit echo dropped');
+      else if (await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log))
+        drop = { tier: 2, reason: 'emitted_by_this_install' };
+      if (drop !== null)
+        ctx.log.debug({ eventId: event.id, kind: event.kind, reason: drop.reason }, 'self-emit echo dropped');
       return drop;
     },
 

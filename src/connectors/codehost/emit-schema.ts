@@ -19,23 +19,35 @@ export type CodehostEmitKind = (typeof CODEHOST_EMIT_KINDS)[number];
 /** spec §8: a commit status description is at most 140 characters. */
 export const STATUS_DESCRIPTION_MAX = 140;
 
-const repoFullName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, { message: 'must be "owner/repo"' });
+const repoFullName = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, { message: 'must be "owner/repo"' });
 const number = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const commentBody = z.string().min(1).max(GITHUB_COMMENT_MAX_CHARS);
 const sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i, { message: 'must be a full commit SHA' });
 // Receipts carry ids as strings (INTERFACE §8.6), so a caller may hand one back as is.
-const commentId = z.union([number, z.string().regex(/^[1-9]\d{0,15}$/).transform(Number)]);
+const commentId = z.union([
+  number,
+  z
+    .string()
+    .regex(/^[1-9]\d{0,15}$/)
+    .transform(Number),
+]);
 
 const schemas = {
   'codehost.pr_summary_comment': z
     .object({
       repo_full_name: repoFullName,
       pr_number: number,
-      body: commentBody.refine((b) => b.includes(PR_SUMMARY_SENTINEL), { message: `must contain ${PR_SUMMARY_SENTINEL}` }),
+      body: commentBody.refine((b) => b.includes(PR_SUMMARY_SENTINEL), {
+        message: `must contain ${PR_SUMMARY_SENTINEL}`,
+      }),
       existing_comment_id: commentId.nullish().transform((v) => v ?? null),
     })
     .strict(),
-  'codehost.issue_comment': z.object({ repo_full_name: repoFullName, issue_number: number, body: commentBody }).strict(),
+  'codehost.issue_comment': z
+    .object({ repo_full_name: repoFullName, issue_number: number, body: commentBody })
+    .strict(),
   'codehost.review_comment': z
     .object({
       repo_full_name: repoFullName,
@@ -44,7 +56,10 @@ const schemas = {
       path: z.string().min(1).max(4096),
       line: number,
       body: commentBody,
-      side: z.enum(['LEFT', 'RIGHT']).nullish().transform((v) => v ?? null),
+      side: z
+        .enum(['LEFT', 'RIGHT'])
+        .nullish()
+        .transform((v) => v ?? null),
     })
     .strict(),
   'codehost.label': z
@@ -64,9 +79,22 @@ const schemas = {
       repo_full_name: repoFullName,
       sha,
       state: z.enum(['error', 'failure', 'pending', 'success']),
-      target_url: z.url({ protocol: /^https?$/ }).max(2048).nullish().transform((v) => v ?? null),
-      description: z.string().max(STATUS_DESCRIPTION_MAX).nullish().transform((v) => v ?? null),
-      context: z.string().min(1).max(255).nullish().transform((v) => v ?? null),
+      target_url: z
+        .url({ protocol: /^https?$/ })
+        .max(2048)
+        .nullish()
+        .transform((v) => v ?? null),
+      description: z
+        .string()
+        .max(STATUS_DESCRIPTION_MAX)
+        .nullish()
+        .transform((v) => v ?? null),
+      context: z
+        .string()
+        .min(1)
+        .max(255)
+        .nullish()
+        .transform((v) => v ?? null),
     })
     .strict(),
 };
@@ -77,7 +105,9 @@ const schemas = {
  * as `POST /repos/{o}/{r}/pulls/{n}/comments/{comment_id}/replies`.
  */
 const ownSchemas = {
-  'codehost.review_comment_reply': z.object({ repo_full_name: repoFullName, pr_number: number, comment_id: number, body: commentBody }).strict(),
+  'codehost.review_comment_reply': z
+    .object({ repo_full_name: repoFullName, pr_number: number, comment_id: number, body: commentBody })
+    .strict(),
 };
 type OwnKind = keyof typeof ownSchemas;
 
@@ -95,7 +125,9 @@ export function isCodehostEmitKind(kind: string): kind is CodehostEmitKind {
 /** Validates an emit; throws `BadConfig` naming the first bad field. */
 export function parseEmit(kind: string, body: unknown): CodehostWrite {
   if (!isCodehostEmitKind(kind)) {
-    throw new BadConfig(`unknown code-host emit kind ${JSON.stringify(kind)}; expected one of ${CODEHOST_EMIT_KINDS.join(', ')}`);
+    throw new BadConfig(
+      `unknown code-host emit kind ${JSON.stringify(kind)}; expected one of ${CODEHOST_EMIT_KINDS.join(', ')}`,
+    );
   }
   return validated(kind, schemas[kind], body);
 }

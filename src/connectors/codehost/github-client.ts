@@ -20,7 +20,11 @@ import { Conflict, Internal, NotConfigured } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import type { Install } from '../../store/installs.js';
-import { readCodehostSecret, storeInstallationToken, type CachedInstallationToken } from '../../store/codehost-credentials.js';
+import {
+  readCodehostSecret,
+  storeInstallationToken,
+  type CachedInstallationToken,
+} from '../../store/codehost-credentials.js';
 
 /** Which install, and the GitHub installation it is bound to. */
 export interface InstallRef {
@@ -78,7 +82,10 @@ interface AuthCache {
   set(key: string, value: string): Promise<void>;
 }
 
-type InstallationAuth = (o: { type: 'installation'; refresh?: boolean }) => Promise<{ token: string; expiresAt: string }>;
+type InstallationAuth = (o: {
+  type: 'installation';
+  refresh?: boolean;
+}) => Promise<{ token: string; expiresAt: string }>;
 
 /** auth-app's cache value is `token|createdAt|expiresAt|...`; the expiry is what we need. */
 export function expiresAtOf(cacheValue: string, nowMs = Date.now()): string {
@@ -105,7 +112,8 @@ export function createGithubClients(deps: GithubClientDeps): GithubClients {
   };
 
   const make = (auth: Record<string, unknown>) => {
-    if (appId === null || privateKey === null) throw new NotConfigured('the code-host App is not configured (CODEHOST_APP_ID, CODEHOST_APP_PRIVATE_KEY_PEM)');
+    if (appId === null || privateKey === null)
+      throw new NotConfigured('the code-host App is not configured (CODEHOST_APP_ID, CODEHOST_APP_PRIVATE_KEY_PEM)');
     return new Octokit({
       baseUrl: config.codehost.apiUrl,
       userAgent: 'connector-service',
@@ -148,11 +156,20 @@ export function createGithubClients(deps: GithubClientDeps): GithubClients {
       return { token: a.token, expiresAt: a.expiresAt };
     },
     async revokeCachedToken(install, signal) {
-      const secret = await readCodehostSecret(pool, cipher, { tenantId: install.tenantId, installId: install.installId });
+      const secret = await readCodehostSecret(pool, cipher, {
+        tenantId: install.tenantId,
+        installId: install.installId,
+      });
       const cached = secret?.token;
       const token = cached?.cache_value.split('|')[0];
       if (!cached || !token || Date.parse(cached.expires_at) <= Date.now()) return false;
-      const octokit = new Octokit({ baseUrl: config.codehost.apiUrl, userAgent: 'connector-service', log: octokitLog, request: { fetch: fetchWithTimeout }, auth: token });
+      const octokit = new Octokit({
+        baseUrl: config.codehost.apiUrl,
+        userAgent: 'connector-service',
+        log: octokitLog,
+        request: { fetch: fetchWithTimeout },
+        auth: token,
+      });
       try {
         await octokit.request('DELETE /installation/token', { request: { signal } });
       } catch (err) {

@@ -28,5 +28,9 @@ export async function checkHealth(clients: GithubClients | null, ctx: DriverCont
   );
   // spec §4.5: a token that cannot be minted is a 503, so health mints one (and caches it).
   await step('minting an installation token', () => clients.installationToken(ref, { refresh: true }));
-  return { status: 'healthy', github_installation_id: ref.githubInstallationId, account_login: data.account && 'login' in data.account ? data.account.login : null };
+  return {
+    status: 'healthy',
+    github_installation_id: ref.githubInstallationId,
+    account_login: data.account && 'login' in data.account ? data.account.login : null,
+  };
 }

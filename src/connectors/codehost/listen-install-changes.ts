@@ -33,7 +33,10 @@ export function listenInstallChanges(pool: pg.Pool, log: Logger, on: InstallChan
     c.release(err instanceof Error ? err : true);
     if (stopped) return;
     const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
-    log.warn({ err, retryInMs: delay }, 'install change announcements not heard; webhook fan-out lists are looked up per request meanwhile');
+    log.warn(
+      { err, retryInMs: delay },
+      'install change announcements not heard; webhook fan-out lists are looked up per request meanwhile',
+    );
     timer = setTimeout(() => void connect(), delay);
   };
 

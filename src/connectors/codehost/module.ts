@@ -74,11 +74,25 @@ export const codehostModule: ModuleFactory = (deps) => {
   const installs = new BoundInstallsCache({ find: boundInstallsFinder(pool) });
   const routes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     await app.register(
-      adminInstallRoutes({ config, log, pool, cipher, clients, startBackfill: walkers.startBackfill, installsChanged: () => installs.invalidate() }),
+      adminInstallRoutes({
+        config,
+        log,
+        pool,
+        cipher,
+        clients,
+        startBackfill: walkers.startBackfill,
+        installsChanged: () => installs.invalidate(),
+      }),
       ctx,
     );
     await app.register(webhookRoutes({ config, log, pool, publish: deps.publish, installs }), ctx);
   };
 
-  return { id: 'codehost', driver, actors: [writer, ...walkers.actors], routes, onShardAcquired: walkers.onShardAcquired };
+  return {
+    id: 'codehost',
+    driver,
+    actors: [writer, ...walkers.actors],
+    routes,
+    onShardAcquired: walkers.onShardAcquired,
+  };
 };

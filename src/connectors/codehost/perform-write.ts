@@ -36,12 +36,24 @@ async function call(octokit: Octokit, w: CodehostWrite, signal: AbortSignal): Pr
       // spec §4.2: with existing_comment_id the comment is edited in place, else created.
       const { data } =
         w.existing_comment_id !== null
-          ? await octokit.rest.issues.updateComment({ owner, repo, comment_id: w.existing_comment_id, body: w.body, request })
+          ? await octokit.rest.issues.updateComment({
+              owner,
+              repo,
+              comment_id: w.existing_comment_id,
+              body: w.body,
+              request,
+            })
           : await octokit.rest.issues.createComment({ owner, repo, issue_number: w.pr_number, body: w.body, request });
       return { providerId: String(data.id), number: w.pr_number, byActorLogin: data.user?.login ?? null };
     }
     case 'codehost.issue_comment': {
-      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: w.issue_number, body: w.body, request });
+      const { data } = await octokit.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: w.issue_number,
+        body: w.body,
+        request,
+      });
       return { providerId: String(data.id), number: w.issue_number, byActorLogin: data.user?.login ?? null };
     }
     case 'codehost.review_comment': {
@@ -59,8 +71,20 @@ async function call(octokit: Octokit, w: CodehostWrite, signal: AbortSignal): Pr
       return { providerId: String(data.id), number: w.pr_number, byActorLogin: data.user?.login ?? null };
     }
     case 'codehost.review_comment_reply': {
-      const { data } = await octokit.rest.pulls.createReplyForReviewComment({ owner, repo, pull_number: w.pr_number, comment_id: w.comment_id, body: w.body, request });
-      return { providerId: String(data.id), number: w.pr_number, byActorLogin: data.user?.login ?? null, recordAs: 'codehost.review_comment' };
+      const { data } = await octokit.rest.pulls.createReplyForReviewComment({
+        owner,
+        repo,
+        pull_number: w.pr_number,
+        comment_id: w.comment_id,
+        body: w.body,
+        request,
+      });
+      return {
+        providerId: String(data.id),
+        number: w.pr_number,
+        byActorLogin: data.user?.login ?? null,
+        recordAs: 'codehost.review_comment',
+      };
     }
     case 'codehost.label': {
       await octokit.rest.issues.addLabels({ owner, repo, issue_number: w.issue_number, labels: w.labels, request });
@@ -109,7 +133,10 @@ export async function performWrite(
     });
   } catch (err) {
     // spec §4.2: the write happened; losing its record only weakens the Tier-2 filter.
-    log.error({ err, kind: w.kind, providerId: done.providerId }, 'emitted-event record not written; the upstream write stands');
+    log.error(
+      { err, kind: w.kind, providerId: done.providerId },
+      'emitted-event record not written; the upstream write stands',
+    );
   }
   return { provider_id: done.providerId };
 }

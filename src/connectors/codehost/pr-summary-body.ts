@@ -48,7 +48,10 @@ export function escapeInline(s: string): string {
 
 /** A file name inside a table cell's code span: no backtick can close it, no pipe split the row. */
 function codeCell(s: string): string {
-  return `\`${s.replace(/[\r\n]+/g, ' ').replace(/`/g, "'").replace(/\|/g, '\\|')}\``;
+  return `\`${s
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/`/g, "'")
+    .replace(/\|/g, '\\|')}\``;
 }
 
 const n = (v: number | null) => (v === null ? '?' : v.toLocaleString('en-US'));
@@ -95,7 +98,8 @@ export function renderPrSummary(input: PrSummaryInput): string {
       shown++;
     }
     const total = Math.max(input.changedFiles ?? 0, input.files.length);
-    if (shown < total) lines.push('', `…and ${n(total - shown)} more file${total - shown === 1 ? '' : 's'} not listed.`);
+    if (shown < total)
+      lines.push('', `…and ${n(total - shown)} more file${total - shown === 1 ? '' : 's'} not listed.`);
   }
   const body = [...lines, ...tail].join('\n');
   // The budget above keeps this true; the cut is a last guard for the limit.

@@ -59,7 +59,12 @@ interface PullRequestPayload {
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-export async function summarisePullRequest(deps: PrSummaryDeps, ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void> {
+export async function summarisePullRequest(
+  deps: PrSummaryDeps,
+  ctx: DriverContext,
+  event: IngestEvent,
+  info: { inserted: boolean },
+): Promise<void> {
   if (!PR_SUMMARY_KINDS.has(event.kind)) return;
   const { install, log, signal } = ctx;
   if (install.status !== 'active') return;
@@ -95,7 +100,17 @@ export async function summarisePullRequest(deps: PrSummaryDeps, ctx: DriverConte
     let existing = await findSummaryCommentId(deps.pool, install.install_id, repoFullName, number);
     existing ??= await findBySentinel(octokit, owner, repo, number, deps.appId, signal);
     const write = (id: string | null) =>
-      deps.write(ref, { kind: 'codehost.pr_summary_comment', repo_full_name: repoFullName, pr_number: number, body, existing_comment_id: id === null ? null : Number(id) }, signal);
+      deps.write(
+        ref,
+        {
+          kind: 'codehost.pr_summary_comment',
+          repo_full_name: repoFullName,
+          pr_number: number,
+          body,
+          existing_comment_id: id === null ? null : Number(id),
+        },
+        signal,
+      );
     try {
       await write(existing);
     } catch (err) {
@@ -106,21 +121,38 @@ export async function summarisePullRequest(deps: PrSummaryDeps, ctx: DriverConte
       await forgetSummaryComment(deps.pool, install.install_id, repoFullName, number, existing);
       await write(null);
     }
-    await deps.dedup.put(marker, new Uint8Array([1])).catch((err: unknown) => log.debug({ err }, 'summary marker not stored'));
+    await deps.dedup
+      .put(marker, new Uint8Array([1]))
+      .catch((err: unknown) => log.debug({ err }, 'summary marker not stored'));
   } catch (err) {
     // A short rate-limit hold or a GitHub hiccup: throwing retries the delivery later.
     const longHold = err instanceof RateLimited && (err.retryAfterS ?? 0) > RETRY_HOLD_MAX_S;
     if (!isTerminalUpstream(err) && !longHold) throw err;
     // Refused for good (no access, PR gone), or held too long to keep this install's
     // events waiting: the next push of the PR brings the summary up to date.
-    log.warn({ err: { code: (err as RateLimited).code, message: (err as Error).message }, repo: repoFullName, number }, 'PR summary comment not written');
+    log.warn(
+      { err: { code: (err as RateLimited).code, message: (err as Error).message }, repo: repoFullName, number },
+      'PR summary comment not written',
+    );
   }
 }
 
-async function listFiles(octokit: Octokit, owner: string, repo: string, pull: number, signal: AbortSignal): Promise<PrFile[]> {
+async function listFiles(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  pull: number,
+  signal: AbortSignal,
+): Promise<PrFile[]> {
   try {
     // One call (the first 100 files); the totals come from the PR itself.
-    const { data } = await octokit.rest.pulls.listFiles({ owner, repo, pull_number: pull, per_page: 100, request: { signal } });
+    const { data } = await octokit.rest.pulls.listFiles({
+      owner,
+      repo,
+      pull_number: pull,
+      per_page: 100,
+      request: { signal },
+    });
     return data.map((f) => ({
       filename: f.filename,
       status: f.status,
@@ -135,10 +167,23 @@ async function listFiles(octokit: Octokit, owner: string, repo: string, pull: nu
 }
 
 /** Our own summary among the PR's comments: the sentinel, written by this App. */
-async function findBySentinel(octokit: Octokit, owner: string, repo: string, issue: number, appId: number, signal: AbortSignal): Promise<string | null> {
+async function findBySentinel(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  issue: number,
+  appId: number,
+  signal: AbortSignal,
+): Promise<string | null> {
   try {
     let pages = 0;
-    const iterator = octokit.paginate.iterator(octokit.rest.issues.listComments, { owner, repo, issue_number: issue, per_page: 100, request: { signal } });
+    const iterator = octokit.paginate.iterator(octokit.rest.issues.listComments, {
+      owner,
+      repo,
+      issue_number: issue,
+      per_page: 100,
+      request: { signal },
+    });
     for await (const { data } of iterator) {
       for (const c of data) {
         const byUs = c.performed_via_github_app ? c.performed_via_github_app.id === appId : c.user?.type === 'Bot';

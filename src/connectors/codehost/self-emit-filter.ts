@@ -21,7 +21,8 @@ function commentOf(payload: unknown): { id?: unknown; body?: unknown } | null {
 /** Tier 1: the reason to drop, or null to keep. */
 export function tier1DropReason(kind: string, payload: unknown): DropReason | null {
   const sender = (payload as { sender?: { type?: unknown } } | null)?.sender;
-  if ((kind === 'issue_comment' || kind.startsWith('issue_comment.')) && sender?.type === 'Bot') return 'bot_issue_comment';
+  if ((kind === 'issue_comment' || kind.startsWith('issue_comment.')) && sender?.type === 'Bot')
+    return 'bot_issue_comment';
   const body = commentOf(payload)?.body;
   if (typeof body === 'string' && (body.includes(PR_SUMMARY_SENTINEL) || body.includes(SLASH_REPLY_SENTINEL))) {
     return 'service_sentinel';
@@ -44,7 +45,10 @@ export async function tier2Drops(tx: Queryable, installId: string, payload: unkn
   } catch (err) {
     // A failed statement aborts the transaction until it is rolled back to the savepoint.
     await tx.query('ROLLBACK TO SAVEPOINT codehost_tier2').catch(() => undefined);
-    log.warn({ err, commentId: String(id) }, 'Tier-2 self-emit lookup failed; keeping the event (spec §6.3: best-effort)');
+    log.warn(
+      { err, commentId: String(id) },
+      'Tier-2 self-emit lookup failed; keeping the event (spec §6.3: best-effort)',
+    );
     return false;
   }
 }

@@ -25,14 +25,19 @@ export async function uninstallLocally(
       await setInstallStatus(tx, install.install_id, 'uninstalled');
       await revokeCredentials(tx, install.install_id);
     });
-    log.info({ installId: install.install_id, tenantId: install.tenant_id }, 'GitHub installation deleted or suspended; install uninstalled');
+    log.info(
+      { installId: install.install_id, tenantId: install.tenant_id },
+      'GitHub installation deleted or suspended; install uninstalled',
+    );
   }
   await Promise.all(
     installs.map((install) =>
-      actors.ask(installKey(install.install_id), { type: 'refresh' }, { timeoutMs: REFRESH_TIMEOUT_MS }).catch((err: unknown) => {
-        // The row is committed; an actor that missed the refresh reloads on its next activation.
-        log.warn({ err, installId: install.install_id }, 'install actor not refreshed after uninstall');
-      }),
+      actors
+        .ask(installKey(install.install_id), { type: 'refresh' }, { timeoutMs: REFRESH_TIMEOUT_MS })
+        .catch((err: unknown) => {
+          // The row is committed; an actor that missed the refresh reloads on its next activation.
+          log.warn({ err, installId: install.install_id }, 'install actor not refreshed after uninstall');
+        }),
     ),
   );
 }

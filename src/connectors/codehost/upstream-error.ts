@@ -34,7 +34,8 @@ export function rateLimitWaitS(f: UpstreamFailure, nowMs: number): number | null
   const remaining = f.headers['x-ratelimit-remaining'];
   const isLimit =
     f.status === 429 ||
-    (f.status === 403 && (f.headers['retry-after'] !== undefined || remaining === '0' || /rate limit/i.test(f.message)));
+    (f.status === 403 &&
+      (f.headers['retry-after'] !== undefined || remaining === '0' || /rate limit/i.test(f.message)));
   if (!isLimit) return null;
   const retryAfter = Number(f.headers['retry-after']);
   if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.ceil(retryAfter);
@@ -49,8 +50,10 @@ export function toUpstreamError(err: unknown, what: string, nowMs = Date.now()):
   const f = describeUpstream(err);
   const details = { upstream_status: f.status };
   const wait = rateLimitWaitS(f, nowMs);
-  if (wait !== null) return new RateLimited(`GitHub rate limit on ${what}: ${f.message}`, wait, { details, cause: err });
-  if (f.status === null) return new UpstreamError(`GitHub unreachable on ${what}: ${f.message}`, { details, cause: err });
+  if (wait !== null)
+    return new RateLimited(`GitHub rate limit on ${what}: ${f.message}`, wait, { details, cause: err });
+  if (f.status === null)
+    return new UpstreamError(`GitHub unreachable on ${what}: ${f.message}`, { details, cause: err });
   return new UpstreamError(`GitHub answered ${f.status} on ${what}: ${f.message}`, { details, cause: err });
 }
 

@@ -27,6 +27,7 @@ export function parseWebhookPayload(raw: Buffer, contentType: string | undefined
   } catch {
     throw new BadRequest('webhook body is not JSON');
   }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new BadRequest('webhook payload must be a JSON object');
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+    throw new BadRequest('webhook payload must be a JSON object');
   return { payload: payload as Record<string, unknown>, json };
 }

@@ -61,7 +61,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
 
     // Encapsulated: JSON parsing stays as it is for every other route.
     app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) =>
+      done(null, body),
+    );
 
     app.post(
       CODEHOST_WEBHOOK_PATH,
@@ -69,7 +71,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         bodyLimit: WEBHOOK_BODY_LIMIT,
         onRequest: async () => {
           // spec §8: 501 until enabled and all five settings are present.
-          if (!config.codehost.enabled) throw new NotConfigured('the code-host connector is not enabled and fully configured');
+          if (!config.codehost.enabled)
+            throw new NotConfigured('the code-host connector is not enabled and fully configured');
         },
       },
       async (req, reply) => {
@@ -80,7 +83,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         const event = header(req.headers['x-github-event']);
         const deliveryId = header(req.headers['x-github-delivery']);
         if (!event || !EVENT_NAME.test(event)) throw new BadRequest('X-GitHub-Event header is missing or malformed');
-        if (!deliveryId || !DELIVERY_ID.test(deliveryId)) throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
+        if (!deliveryId || !DELIVERY_ID.test(deliveryId))
+          throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
         const { payload, json } = parseWebhookPayload(raw, header(req.headers['content-type']));
         // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
         if (event === 'ping') return reply.code(200).send({ ok: true });
@@ -88,7 +92,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         const installationId = installationIdOf(payload);
         const installs = installationId === null ? [] : await bound.lookup(installationId);
         if (installs.length === 0) {
-          log.info({ event, deliveryId, installationId }, 'webhook for an installation with no active install; not stored');
+          log.info(
+            { event, deliveryId, installationId },
+            'webhook for an installation with no active install; not stored',
+          );
           return reply.code(202).send({ ok: true, installs: 0 });
         }
         const delivery: WebhookDelivery = { event, deliveryId, payload, json };

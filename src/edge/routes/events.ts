@@ -22,6 +22,10 @@ export const eventRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
   app.get<{ Params: { installId: string } }>('/connectors/installs/:installId/events', async (req) => {
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
     const q = parseOrBadRequest(EventsQuery, req.query, 'query');
-    return listEvents(ctx.db, req.tenantId, install.install_id, { kind: q.kind, limit: q.limit ?? 50, cursor: q.cursor });
+    return listEvents(ctx.db, req.tenantId, install.install_id, {
+      kind: q.kind,
+      limit: q.limit ?? 50,
+      cursor: q.cursor,
+    });
   });
 };

@@ -20,7 +20,11 @@ const NodesQuery = z
   .object({
     kind: z.enum(NODE_KINDS).optional(),
     install_id: z.string().min(1).max(100).optional(),
-    q: z.string().max(500).refine((s) => s.trim().length > 0, 'must not be blank').optional(),
+    q: z
+      .string()
+      .max(500)
+      .refine((s) => s.trim().length > 0, 'must not be blank')
+      .optional(),
     limit: z
       .string()
       .regex(/^\d+$/, { message: 'must be a whole number' })
@@ -39,7 +43,13 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     const q = parseOrBadRequest(NodesQuery, req.query, 'query');
     // A foreign or unknown install id is the same 404 as on the install routes (INTERFACE §2).
     const install = q.install_id === undefined ? null : await ownInstall(ctx.db, req.tenantId, q.install_id);
-    return listNodes(ctx.db, req.tenantId, { kind: q.kind, installId: install?.install_id, q: q.q, limit: q.limit, cursor: q.cursor });
+    return listNodes(ctx.db, req.tenantId, {
+      kind: q.kind,
+      installId: install?.install_id,
+      q: q.q,
+      limit: q.limit,
+      cursor: q.cursor,
+    });
   });
 
   app.get<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId', async (req) => {
@@ -76,6 +86,8 @@ async function actingInstall(db: Queryable, tenantId: string, node: GraphNode): 
   if (node.source_status === 'active') return node.install_id;
   const own = await getInstall(db, tenantId, node.install_id);
   if (!own) return node.install_id;
-  const successor = (await findActiveInstalls(db, own.connector_id, own.external_id)).find((i) => i.tenant_id === tenantId);
+  const successor = (await findActiveInstalls(db, own.connector_id, own.external_id)).find(
+    (i) => i.tenant_id === tenantId,
+  );
   return successor?.install_id ?? node.install_id;
 }

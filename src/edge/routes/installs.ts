@@ -33,7 +33,11 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
     // Idempotent: deleting an uninstalled install answers the same 200.
     if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' };
-    return ctx.actors.ask(installKey(install.install_id), { type: 'uninstall', tenantId: req.tenantId }, { timeoutMs: 20_000 });
+    return ctx.actors.ask(
+      installKey(install.install_id),
+      { type: 'uninstall', tenantId: req.tenantId },
+      { timeoutMs: 20_000 },
+    );
   });
 
   app.post<{ Params: { installId: string } }>('/connectors/installs/:installId/emit', async (req) => {
@@ -59,6 +63,10 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
       return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
     }
     // A read: resent to the next owner if its node dies mid-request (INTERFACE §8.24).
-    return ctx.actors.ask(installKey(install.install_id), { type: 'health', tenantId: req.tenantId }, { timeoutMs: 15_000, idempotent: true });
+    return ctx.actors.ask(
+      installKey(install.install_id),
+      { type: 'health', tenantId: req.tenantId },
+      { timeoutMs: 15_000, idempotent: true },
+    );
   });
 };

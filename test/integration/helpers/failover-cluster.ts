@@ -39,7 +39,6 @@ function installExitHook(): void {
   });
 }
 
-
 export function assertBuilt(): void {
   if (!existsSync(fileURLToPath(new URL('../../../dist/cli.js', import.meta.url)))) {
     throw new Error('dist/cli.js is missing: run `npm run build` first (npm test does it)');
@@ -50,13 +49,22 @@ export function assertBuilt(): void {
 export function startServe(nodeId: string, port: number, env: Record<string, string>): ServeProcess {
   installExitHook();
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, NODE_ID: nodeId, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...env,
+      NODE_ID: nodeId,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
   const lines: string[] = [];
   // FO_LOG_DIR=<dir> keeps every node's whole log, for digging into a failure.
-  const file = process.env.FO_LOG_DIR ? createWriteStream(join(process.env.FO_LOG_DIR, `${nodeId}-${child.pid}.log`)) : null;
+  const file = process.env.FO_LOG_DIR
+    ? createWriteStream(join(process.env.FO_LOG_DIR, `${nodeId}-${child.pid}.log`))
+    : null;
   const keep = (chunk: Buffer) => {
     file?.write(chunk);
     for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(l);
@@ -107,7 +115,10 @@ export async function kill9(p: ServeProcess): Promise<void> {
  * SIGTERM and wait for a clean exit (the node drains and releases its leases). Returns how
  * long the graceful stop took; falls back to SIGKILL (and says so) past `timeoutMs`.
  */
-export async function terminate(p: ServeProcess, timeoutMs: number): Promise<{ ms: number; code: number | null; forced: boolean }> {
+export async function terminate(
+  p: ServeProcess,
+  timeoutMs: number,
+): Promise<{ ms: number; code: number | null; forced: boolean }> {
   const t0 = performance.now();
   p.child.kill('SIGTERM');
   const done = await Promise.race([p.exited.then((e) => e), sleep(timeoutMs).then(() => null)]);

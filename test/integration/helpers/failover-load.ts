@@ -72,7 +72,11 @@ export class SteadyPublisher {
           const r = await this.publisher.publish(ev);
           this.acked.push({ installId: inst.installId, id: ev.id, n, ackedAt: Date.now(), duplicate: r.duplicate });
         } catch (err) {
-          this.failed.push({ installId: inst.installId, id: ev.id, error: (err as { code?: string }).code ?? String(err) });
+          this.failed.push({
+            installId: inst.installId,
+            id: ev.id,
+            error: (err as { code?: string }).code ?? String(err),
+          });
         }
       }
     });
@@ -114,10 +118,21 @@ export class AskLoad {
         // One cursor shared by the loops, so every install is asked whatever the loop count.
         const inst = this.installs[next++ % this.installs.length]!;
         const key = installKey(inst.installId);
-        const rec: AskRecord = { installId: inst.installId, shard: shardOf(key, this.shards), startedAt: Date.now(), endedAt: 0, ok: false, code: null };
+        const rec: AskRecord = {
+          installId: inst.installId,
+          shard: shardOf(key, this.shards),
+          startedAt: Date.now(),
+          endedAt: 0,
+          ok: false,
+          code: null,
+        };
         try {
           // `refresh` only re-reads the install row: safe to resend after a node's death.
-          const reply = await this.router.ask<{ ok?: boolean }>(key, { type: 'refresh' }, { timeoutMs: this.opts.timeoutMs, idempotent: true });
+          const reply = await this.router.ask<{ ok?: boolean }>(
+            key,
+            { type: 'refresh' },
+            { timeoutMs: this.opts.timeoutMs, idempotent: true },
+          );
           rec.ok = reply?.ok === true;
           if (!rec.ok) rec.code = 'unexpected_reply';
         } catch (err) {

@@ -50,7 +50,10 @@ export class LeaseWatcher {
 
   /** Shards whose latest lease write names `node` (a lease that expired still counts). */
   heldBy(node: string): number[] {
-    return [...this.current].filter(([, n]) => n === node).map(([s]) => s).sort((a, b) => a - b);
+    return [...this.current]
+      .filter(([, n]) => n === node)
+      .map(([s]) => s)
+      .sort((a, b) => a - b);
   }
 
   /** node → number of shards it holds now. */
@@ -182,11 +185,18 @@ export class MetricsScraper {
  * For a failure report: the shard consumer's state and the first events of one install
  * still in the stream (with work-queue retention, exactly its unacknowledged ones).
  */
-export async function describeBacklog(nc: NatsConnection, names: Names, shard: number, installSubject: string): Promise<string> {
+export async function describeBacklog(
+  nc: NatsConnection,
+  names: Names,
+  shard: number,
+  installSubject: string,
+): Promise<string> {
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard)).catch((err: Error) => err.message);
+  const info = await jsm.consumers
+    .info(names.ingestStream, names.ingestConsumer(shard))
+    .catch((err: Error) => err.message);
   const held: number[] = [];
-  for (let seq = 1; held.length < 5; ) {
+  for (let seq = 1; held.length < 5;) {
     const query = { seq, next_by_subj: installSubject } as unknown as MsgRequest;
     const m = await jsm.streams.getMessage(names.ingestStream, query).catch(() => null);
     if (!m) break;

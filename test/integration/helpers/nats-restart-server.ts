@@ -47,7 +47,9 @@ export async function startNatsChild(): Promise<NatsChild> {
 }
 
 async function launch(port: number, storeDir: string): Promise<ChildProcess> {
-  const p = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const p = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nats-server not ready in 10s:\n${log}`)), 10_000);
@@ -67,4 +69,3 @@ async function launch(port: number, storeDir: string): Promise<ChildProcess> {
   p.stderr!.resume();
   return p;
 }
-

@@ -8,7 +8,12 @@
  */
 import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../../../actors/codehost-backfill.js';
 import { codehostRateActor } from '../../../actors/codehost-rate.js';
-import { DEFAULT_INDEXER_TIMINGS, indexerSessionActor, indexerSessionKey, type IndexerTimings } from '../../../actors/indexer-session.js';
+import {
+  DEFAULT_INDEXER_TIMINGS,
+  indexerSessionActor,
+  indexerSessionKey,
+  type IndexerTimings,
+} from '../../../actors/indexer-session.js';
 import type { IngestEvent } from '../../../runtime/ingest-stream.js';
 import type { ActorDefinition } from '../../../runtime/kernel.js';
 import type { ActorKey } from '../../../runtime/names.js';
@@ -64,22 +69,37 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
   const shape = template === null ? null : checkTemplate(template);
   if (shape && !shape.ok) {
     // Every repo's sync and slash command will say so too; this names the setting at start.
-    log.warn({ setting: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE', reason: shape.reason }, 'indexer daemon URL template is refused; no repo can be indexed');
+    log.warn(
+      { setting: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE', reason: shape.reason },
+      'indexer daemon URL template is refused; no repo can be indexed',
+    );
   }
 
   /** Listed repos get an indexer session each, up to the tenant's cap (spec §8); the rest are not indexed. */
   const startSessions = async (install: Install, repos: Array<Pick<ListedRepo, 'id' | 'full_name' | 'clone_url'>>) => {
     for (const r of repos) {
-      const a = await admitRepo(pool, { installId: install.install_id, tenantId: install.tenant_id, repoId: r.id, repoFullName: r.full_name, cloneUrl: r.clone_url, cap: config.codehost.repoCapPerTenant });
+      const a = await admitRepo(pool, {
+        installId: install.install_id,
+        tenantId: install.tenant_id,
+        repoId: r.id,
+        repoFullName: r.full_name,
+        cloneUrl: r.clone_url,
+        cap: config.codehost.repoCapPerTenant,
+      });
       if (!a.admitted && a.reason === 'removed') continue;
       if (!a.admitted) {
-        log.info({ installId: install.install_id, used: a.used, cap: a.cap }, 'tenant repo cap reached; further repos are not indexed');
+        log.info(
+          { installId: install.install_id, used: a.used, cap: a.cap },
+          'tenant repo cap reached; further repos are not indexed',
+        );
         return;
       }
       if (a.state.status !== 'pending') continue;
       void deps.actors
         .ask(indexerSessionKey(install.install_id, r.id), { type: 'resume' }, { timeoutMs: ASK_TIMEOUT_MS })
-        .catch((err: unknown) => log.warn({ err, repo: r.full_name }, 'indexer session not started; a shard resume retries'));
+        .catch((err: unknown) =>
+          log.warn({ err, repo: r.full_name }, 'indexer session not started; a shard resume retries'),
+        );
     }
   };
 
@@ -110,7 +130,9 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
   ];
 
   const resume = async (what: string, keys: ActorKey[]) => {
-    const results = await Promise.allSettled(keys.map((k) => deps.actors.ask(k, { type: 'resume' }, { timeoutMs: ASK_TIMEOUT_MS })));
+    const results = await Promise.allSettled(
+      keys.map((k) => deps.actors.ask(k, { type: 'resume' }, { timeoutMs: ASK_TIMEOUT_MS })),
+    );
     const failed = results.filter((r) => r.status === 'rejected').length;
     if (failed > 0) log.warn({ failed, of: keys.length }, `some ${what} did not resume; the next shard move retries`);
   };
@@ -129,7 +151,8 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
           actors: deps.actors,
           write: w.write,
           toolTimeoutMs: timings.toolTimeoutMs,
-          replyExists: (_ref, place, marker, since, signal) => replyExists(octokit(), appId, place, marker, since, signal),
+          replyExists: (_ref, place, marker, since, signal) =>
+            replyExists(octokit(), appId, place, marker, since, signal),
         },
         ctx,
         event,
@@ -141,7 +164,11 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
           pool,
           startSessions,
           queueInBackfill: async (install, repoIds) => {
-            await deps.actors.ask(codehostBackfillKey(install.install_id), { type: 'addRepos', repoIds }, { timeoutMs: ASK_TIMEOUT_MS });
+            await deps.actors.ask(
+              codehostBackfillKey(install.install_id),
+              { type: 'addRepos', repoIds },
+              { timeoutMs: ASK_TIMEOUT_MS },
+            );
           },
         },
         ctx,

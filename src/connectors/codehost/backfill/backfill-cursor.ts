@@ -101,7 +101,11 @@ export function progressOf(c: BackfillCursor): Record<string, unknown> {
  * being walked is not queued twice; repos past the cap are returned as `dropped`. A walk
  * that was `Done` goes on to enumerate them.
  */
-export function queueAddedRepos(c: BackfillCursor, repoIds: number[], caps: BackfillCaps): { cursor: BackfillCursor; queued: number[]; dropped: number[] } {
+export function queueAddedRepos(
+  c: BackfillCursor,
+  repoIds: number[],
+  caps: BackfillCaps,
+): { cursor: BackfillCursor; queued: number[]; dropped: number[] } {
   const next = structuredClone(c);
   const seen = new Set(next.repo ? [next.repo.id, ...next.pending_repos] : next.pending_repos);
   const queued: number[] = [];

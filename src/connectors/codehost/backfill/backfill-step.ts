@@ -38,7 +38,11 @@ export interface StepResult {
   call: 'repos' | 'pulls' | 'diff';
 }
 
-export async function stepBackfill(committed: BackfillCursor, ports: StepPorts, caps: BackfillCaps): Promise<StepResult> {
+export async function stepBackfill(
+  committed: BackfillCursor,
+  ports: StepPorts,
+  caps: BackfillCaps,
+): Promise<StepResult> {
   const c = structuredClone(committed);
   c.counts.steps++;
   switch (c.phase) {
@@ -99,7 +103,9 @@ async function listPulls(c: BackfillCursor, ports: StepPorts, caps: BackfillCaps
     return { cursor: c, diff: null, listed: [], rate: page.rate, call: 'pulls' };
   }
   const queued = new Set(c.pending_prs);
-  const fresh = after(page.items, repo.pulls_after, (n) => n).filter((n) => Number.isInteger(n) && n >= 1 && n <= MAX_PR_NUMBER);
+  const fresh = after(page.items, repo.pulls_after, (n) => n).filter(
+    (n) => Number.isInteger(n) && n >= 1 && n <= MAX_PR_NUMBER,
+  );
   const room = Math.max(0, caps.pendingPrs - c.pending_prs.length);
   const taken = fresh.slice(0, room);
   for (const n of taken) queued.add(n);

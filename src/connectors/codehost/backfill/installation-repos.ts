@@ -55,7 +55,14 @@ function reposOf(list: unknown, origin: string): WebhookRepo[] {
   for (const r of list as Array<{ id?: unknown; full_name?: unknown } | null>) {
     const id = r?.id;
     const name = r?.full_name;
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0 || typeof name !== 'string' || !FULL_NAME.test(name)) continue;
+    if (
+      typeof id !== 'number' ||
+      !Number.isSafeInteger(id) ||
+      id <= 0 ||
+      typeof name !== 'string' ||
+      !FULL_NAME.test(name)
+    )
+      continue;
     out.push({ repo_id: id, full_name: name, clone_url: `${origin}/${name}.git` });
   }
   return out;
@@ -63,24 +70,41 @@ function reposOf(list: unknown, origin: string): WebhookRepo[] {
 
 /** The repos an `installation_repositories` event adds and removes, or null for any other event. */
 export function repositoryChangesOf(event: IngestEvent): { added: WebhookRepo[]; removed: WebhookRepo[] } | null {
-  if (event.kind !== 'installation_repositories.added' && event.kind !== 'installation_repositories.removed') return null;
+  if (event.kind !== 'installation_repositories.added' && event.kind !== 'installation_repositories.removed')
+    return null;
   const p = event.payload as Payload;
   const origin = webOrigin(p);
   return { added: reposOf(p.repositories_added, origin), removed: reposOf(p.repositories_removed, origin) };
 }
 
-export async function applyRepositoryChanges(deps: RepoChangeDeps, ctx: DriverContext, event: IngestEvent): Promise<void> {
+export async function applyRepositoryChanges(
+  deps: RepoChangeDeps,
+  ctx: DriverContext,
+  event: IngestEvent,
+): Promise<void> {
   const changes = repositoryChangesOf(event);
   if (!changes || ctx.install.status !== 'active') return;
   const { install, log } = ctx;
   if (changes.removed.length > 0) {
     const unindexed = await removeRepos(deps.pool, install, changes.removed);
-    log.info({ installId: install.install_id, removed: changes.removed.length, unindexed: unindexed.length }, 'repos removed from the installation are no longer indexed');
+    log.info(
+      { installId: install.install_id, removed: changes.removed.length, unindexed: unindexed.length },
+      'repos removed from the installation are no longer indexed',
+    );
   }
   if (changes.added.length > 0) {
     await addRepos(deps.pool, install, changes.added);
-    await deps.startSessions(install, changes.added.map((r) => ({ id: r.repo_id, full_name: r.full_name, clone_url: r.clone_url })));
-    await deps.queueInBackfill(install, changes.added.map((r) => r.repo_id));
-    log.info({ installId: install.install_id, added: changes.added.length }, 'repos added to the installation: indexing and PR-diff backfill');
+    await deps.startSessions(
+      install,
+      changes.added.map((r) => ({ id: r.repo_id, full_name: r.full_name, clone_url: r.clone_url })),
+    );
+    await deps.queueInBackfill(
+      install,
+      changes.added.map((r) => r.repo_id),
+    );
+    log.info(
+      { installId: install.install_id, added: changes.added.length },
+      'repos added to the installation: indexing and PR-diff backfill',
+    );
   }
 }

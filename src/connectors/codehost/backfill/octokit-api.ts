@@ -14,7 +14,15 @@ import type { Octokit } from '@octokit/rest';
 import { AppError, NotFound, RateLimited, Unauthorized } from '../../../errors.js';
 import { describeUpstream, toUpstreamError } from '../upstream-error.js';
 import { DIFF_MAX_BYTES } from './backfill-event.js';
-import { PER_PAGE, type CodehostApi, type DiffResult, type ListedRepo, type Page, type PullsPage, type RateObservation } from './codehost-api.js';
+import {
+  PER_PAGE,
+  type CodehostApi,
+  type DiffResult,
+  type ListedRepo,
+  type Page,
+  type PullsPage,
+  type RateObservation,
+} from './codehost-api.js';
 
 type Headers = Record<string, string | number | undefined>;
 
@@ -22,8 +30,17 @@ export function octokitApi(octokit: Octokit): CodehostApi {
   return {
     async listInstallationRepos(page, signal): Promise<Page<ListedRepo>> {
       try {
-        const res = await octokit.request('GET /installation/repositories', { per_page: PER_PAGE, page, request: { signal } });
-        const items = res.data.repositories.map((r) => ({ id: Number(r.id), full_name: r.full_name, clone_url: r.clone_url, default_branch: r.default_branch }));
+        const res = await octokit.request('GET /installation/repositories', {
+          per_page: PER_PAGE,
+          page,
+          request: { signal },
+        });
+        const items = res.data.repositories.map((r) => ({
+          id: Number(r.id),
+          full_name: r.full_name,
+          clone_url: r.clone_url,
+          default_branch: r.default_branch,
+        }));
         return { items, hasNext: hasNext(res.headers, items.length), rate: rateOf(res.headers) };
       } catch (err) {
         throw classify(err, 'list installation repositories', 'installation');
@@ -109,7 +126,13 @@ export function rateOf(h: Headers): RateObservation | null {
   const limit = Number(h['x-ratelimit-limit']);
   const remaining = Number(h['x-ratelimit-remaining']);
   const reset = Number(h['x-ratelimit-reset']);
-  if (!Number.isFinite(limit) || !Number.isFinite(remaining) || !Number.isFinite(reset) || h['x-ratelimit-limit'] === undefined) return null;
+  if (
+    !Number.isFinite(limit) ||
+    !Number.isFinite(remaining) ||
+    !Number.isFinite(reset) ||
+    h['x-ratelimit-limit'] === undefined
+  )
+    return null;
   return { limit, remaining, resetAtMs: reset * 1000 };
 }
 
@@ -139,8 +162,17 @@ function classify(err: unknown, what: string, scope: 'installation' | 'repo'): A
   const { status, message } = describeUpstream(err);
   const installationLevel = scope === 'installation' || aboutInstallation(err);
   if (installationLevel && (status === 401 || status === 403 || status === 404)) {
-    return new NotFound(`the GitHub installation refused ${what}: ${message}`, { code: 'installation_not_accessible', details: { upstream_status: status }, cause: err });
+    return new NotFound(`the GitHub installation refused ${what}: ${message}`, {
+      code: 'installation_not_accessible',
+      details: { upstream_status: status },
+      cause: err,
+    });
   }
-  if (status === 403) return new Unauthorized(`GitHub refused ${what}: ${message}`, { code: 'upstream_forbidden', details: { upstream_status: status }, cause: err });
+  if (status === 403)
+    return new Unauthorized(`GitHub refused ${what}: ${message}`, {
+      code: 'upstream_forbidden',
+      details: { upstream_status: status },
+      cause: err,
+    });
   return coded;
 }

@@ -67,7 +67,11 @@ export function take(s: RateGateState, nowMs: number): Take {
 }
 
 /** Fold in the rate headers of a response. Observations of several walkers may arrive out of order. */
-export function observe(s: RateGateState, o: { limit: number; remaining: number; resetAtMs: number }, nowMs: number): void {
+export function observe(
+  s: RateGateState,
+  o: { limit: number; remaining: number; resetAtMs: number },
+  nowMs: number,
+): void {
   if (!Number.isFinite(o.limit) || !Number.isFinite(o.remaining) || !Number.isFinite(o.resetAtMs)) return;
   refill(s, nowMs);
   const limit = Math.max(MIN_HOURLY_LIMIT, Math.floor(o.limit));

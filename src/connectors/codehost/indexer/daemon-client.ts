@@ -40,13 +40,23 @@ export async function callTool(
   if (!out.ok) return out;
   const r = toolResult.safeParse(out.result);
   if (!r.success) return badReply('tools/call');
-  const text = r.data.content.flatMap((c) => (c.type === 'text' && typeof c.text === 'string' ? [c.text] : [])).join('\n\n');
+  const text = r.data.content
+    .flatMap((c) => (c.type === 'text' && typeof c.text === 'string' ? [c.text] : []))
+    .join('\n\n');
   // MCP: a tool-level failure is a result with isError, not a JSON-RPC error.
-  if (r.data.isError) return { ok: false, failure: { kind: 'rpc_error', message: `the indexer daemon reported an error: ${text.slice(0, 500)}` } };
+  if (r.data.isError)
+    return {
+      ok: false,
+      failure: { kind: 'rpc_error', message: `the indexer daemon reported an error: ${text.slice(0, 500)}` },
+    };
   return { ok: true, text };
 }
 
-export async function syncIndex(url: string, params: SyncParams, opts: RpcOptions): Promise<DaemonOutcome<{ status: IndexStatus; sha: string | null }>> {
+export async function syncIndex(
+  url: string,
+  params: SyncParams,
+  opts: RpcOptions,
+): Promise<DaemonOutcome<{ status: IndexStatus; sha: string | null }>> {
   const out = await rpcCall(url, 'index/sync', params, opts);
   if (!out.ok) return out;
   const r = syncResult.safeParse(out.result);
@@ -62,9 +72,17 @@ export async function indexStatus(
   if (!out.ok) return out;
   const r = statusResult.safeParse(out.result);
   if (!r.success) return badReply('index/status');
-  return { ok: true, status: r.data.status, lastIndexedSha: r.data.last_indexed_sha ?? null, progress: r.data.progress ?? null };
+  return {
+    ok: true,
+    status: r.data.status,
+    lastIndexedSha: r.data.last_indexed_sha ?? null,
+    progress: r.data.progress ?? null,
+  };
 }
 
 function badReply(method: string): { ok: false; failure: RpcFailure } {
-  return { ok: false, failure: { kind: 'bad_reply', message: `the indexer daemon's ${method} reply has an unexpected shape` } };
+  return {
+    ok: false,
+    failure: { kind: 'bad_reply', message: `the indexer daemon's ${method} reply has an unexpected shape` },
+  };
 }

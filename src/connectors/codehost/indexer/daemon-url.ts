@@ -25,7 +25,8 @@ type Place = { in: 'host'; index: number } | { in: 'path'; index: number };
 export function daemonUrl(template: string, installId: string, repoId: number | string): DaemonUrl {
   const repo = String(repoId);
   if (!INSTALL_ID.test(installId)) return { ok: false, reason: 'install id is not a canonical uuid' };
-  if (!REPO_ID.test(repo) || !Number.isSafeInteger(Number(repo))) return { ok: false, reason: 'repo id is not a positive integer' };
+  if (!REPO_ID.test(repo) || !Number.isSafeInteger(Number(repo)))
+    return { ok: false, reason: 'repo id is not a positive integer' };
   const shape = checkTemplate(template);
   if (!shape.ok) return shape;
 
@@ -40,8 +41,10 @@ export function daemonUrl(template: string, installId: string, repoId: number | 
   if (host.length > MAX_HOST) return { ok: false, reason: `host is longer than ${MAX_HOST} characters` };
   if (!host.startsWith('[')) {
     for (const label of host.split('.')) {
-      if (label.length > MAX_LABEL) return { ok: false, reason: `DNS label "${label.slice(0, 20)}…" is longer than ${MAX_LABEL} characters` };
-      if (label.startsWith('-') || label.endsWith('-')) return { ok: false, reason: 'a DNS label starts or ends with "-"' };
+      if (label.length > MAX_LABEL)
+        return { ok: false, reason: `DNS label "${label.slice(0, 20)}…" is longer than ${MAX_LABEL} characters` };
+      if (label.startsWith('-') || label.endsWith('-'))
+        return { ok: false, reason: 'a DNS label starts or ends with "-"' };
     }
   }
   return { ok: true, url: url.toString() };
@@ -65,7 +68,10 @@ export function checkTemplate(template: string): { ok: true } | { ok: false; rea
   if (install === null) return { ok: false, reason: '{install} must be inside a DNS label or a path segment' };
   if (repo === null) return { ok: false, reason: '{repo} must be inside a DNS label or a path segment' };
   if (install.in === repo.in && install.index === repo.index) {
-    return { ok: false, reason: `{install} and {repo} must land in separate ${install.in === 'host' ? 'DNS labels' : 'path segments'}` };
+    return {
+      ok: false,
+      reason: `{install} and {repo} must land in separate ${install.in === 'host' ? 'DNS labels' : 'path segments'}`,
+    };
   }
   return { ok: true };
 }

@@ -31,7 +31,17 @@ export function retryDelayMs(attempt: number, policy: RetryPolicy, random: () =>
 
 /** Indexed at `sha`: the lock is released and the retry count starts over. */
 export function readyPatch(sha: string | null, nowMs: number): IndexStatePatch {
-  return { status: 'ready', error: null, lock_owner: null, lock_expires_at: null, last_indexed_sha: sha, indexed_at: nowMs, retries: 0, retry_at: null, retry_owner: null };
+  return {
+    status: 'ready',
+    error: null,
+    lock_owner: null,
+    lock_expires_at: null,
+    last_indexed_sha: sha,
+    indexed_at: nowMs,
+    retries: 0,
+    retry_at: null,
+    retry_owner: null,
+  };
 }
 
 /**

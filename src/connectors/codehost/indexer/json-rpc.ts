@@ -46,7 +46,11 @@ export async function rpcCall(url: string, method: string, params: unknown, opts
     });
     if (res.statusCode >= 300 && res.statusCode < 400) {
       await res.body.dump();
-      return fail('redirect', `the indexer daemon answered a redirect (${res.statusCode}), which is not followed`, res.statusCode);
+      return fail(
+        'redirect',
+        `the indexer daemon answered a redirect (${res.statusCode}), which is not followed`,
+        res.statusCode,
+      );
     }
     text = await readCapped(res.body, opts.maxBytes ?? DEFAULT_MAX_BYTES);
     if (res.statusCode < 200 || res.statusCode >= 300) {
@@ -56,7 +60,8 @@ export async function rpcCall(url: string, method: string, params: unknown, opts
       return fail('http_status', `the indexer daemon answered HTTP ${res.statusCode}`, res.statusCode);
     }
   } catch (err) {
-    if (timeout.aborted || isTimeout(err)) return fail('timeout', `the indexer daemon did not answer within ${Math.round(opts.timeoutMs / 1000)} s`);
+    if (timeout.aborted || isTimeout(err))
+      return fail('timeout', `the indexer daemon did not answer within ${Math.round(opts.timeoutMs / 1000)} s`);
     if (opts.signal?.aborted) throw opts.signal.reason;
     if (err instanceof TooLarge) return fail('bad_reply', 'the indexer daemon reply is too large');
     return fail('unreachable', `the indexer daemon is unreachable (${errorCode(err)})`);
@@ -78,7 +83,14 @@ function parse(text: string, id: number): RpcOutcome {
   if (b.error && typeof b.error === 'object') {
     const code = typeof b.error.code === 'number' ? b.error.code : undefined;
     const message = typeof b.error.message === 'string' ? b.error.message.slice(0, 500) : 'no message';
-    return { ok: false, failure: { kind: 'rpc_error', message: `the indexer daemon returned an error: ${message}`, ...(code === undefined ? {} : { code }) } };
+    return {
+      ok: false,
+      failure: {
+        kind: 'rpc_error',
+        message: `the indexer daemon returned an error: ${message}`,
+        ...(code === undefined ? {} : { code }),
+      },
+    };
   }
   if (b.id !== id) return fail('bad_reply', 'the indexer daemon replied to another request id');
   if (!('result' in b)) return fail('bad_reply', 'the indexer daemon reply has neither result nor error');
@@ -112,7 +124,8 @@ function isTimeout(err: unknown): boolean {
 
 function errorCode(err: unknown): string {
   const e = err as { code?: unknown; cause?: { code?: unknown } };
-  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : 'connection failed';
+  const code =
+    typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : 'connection failed';
   return code;
 }
 

@@ -39,7 +39,13 @@ export interface SlashDeps {
   /** One write through the installation's write actor (paced, recorded for Tier 2). */
   write(install: InstallRef, w: CodehostWrite, signal: AbortSignal): Promise<WriteOutcome>;
   /** Whether a comment carrying `marker`, written by this App since `since`, is there already. */
-  replyExists(install: InstallRef, place: ReplyPlace, marker: string, since: string | null, signal: AbortSignal): Promise<boolean>;
+  replyExists(
+    install: InstallRef,
+    place: ReplyPlace,
+    marker: string,
+    since: string | null,
+    signal: AbortSignal,
+  ): Promise<boolean>;
   /** How long the indexer session may take over a tool call (it times the daemon out itself). */
   toolTimeoutMs: number;
 }
@@ -52,14 +58,23 @@ export interface ReplyPlace {
 }
 
 interface CommentPayload {
-  comment?: { id?: unknown; body?: unknown; created_at?: unknown; in_reply_to_id?: unknown; user?: { type?: unknown } | null };
+  comment?: {
+    id?: unknown;
+    body?: unknown;
+    created_at?: unknown;
+    in_reply_to_id?: unknown;
+    user?: { type?: unknown } | null;
+  };
   issue?: { number?: unknown };
   pull_request?: { number?: unknown };
   repository?: { id?: unknown; full_name?: unknown; clone_url?: unknown };
   sender?: { type?: unknown };
 }
 
-const TOOLS: Record<Exclude<SlashVerb, 'help'>, { name: 'service_explain' | 'service_impact' | 'service_slice' | 'service_query'; arg: string }> = {
+const TOOLS: Record<
+  Exclude<SlashVerb, 'help'>,
+  { name: 'service_explain' | 'service_impact' | 'service_slice' | 'service_query'; arg: string }
+> = {
   explain: { name: 'service_explain', arg: 'symbol' },
   impact: { name: 'service_impact', arg: 'symbol' },
   slice: { name: 'service_slice', arg: 'path' },
@@ -81,16 +96,31 @@ export function slashCommandOf(event: IngestEvent) {
   const number = review ? p.pull_request?.number : p.issue?.number;
   const repoId = p.repository?.id;
   const fullName = p.repository?.full_name;
-  if (!command || (typeof commentId !== 'number' && typeof commentId !== 'string') || typeof number !== 'number') return null;
+  if (!command || (typeof commentId !== 'number' && typeof commentId !== 'string') || typeof number !== 'number')
+    return null;
   if (typeof repoId !== 'number' || typeof fullName !== 'string') return null;
   // GitHub takes replies to a thread's first comment only: a command that is itself a reply is answered at its thread's root.
   const inReplyTo = p.comment?.in_reply_to_id;
-  const threadRoot = !review ? null : typeof inReplyTo === 'number' && Number.isSafeInteger(inReplyTo) ? inReplyTo : typeof commentId === 'number' ? commentId : null;
+  const threadRoot = !review
+    ? null
+    : typeof inReplyTo === 'number' && Number.isSafeInteger(inReplyTo)
+      ? inReplyTo
+      : typeof commentId === 'number'
+        ? commentId
+        : null;
   if (review && threadRoot === null) return null;
-  const cloneUrl = typeof p.repository?.clone_url === 'string' ? p.repository.clone_url : `https://github.com/${fullName}.git`;
+  const cloneUrl =
+    typeof p.repository?.clone_url === 'string' ? p.repository.clone_url : `https://github.com/${fullName}.git`;
   const postedAt = typeof p.comment?.created_at === 'string' ? p.comment.created_at : null;
   const place: ReplyPlace = { repo_full_name: fullName, number, in: review ? 'review_comments' : 'issue' };
-  return { command, commentId: String(commentId), threadRoot, place, postedAt, repo: { id: repoId, full_name: fullName, clone_url: cloneUrl } };
+  return {
+    command,
+    commentId: String(commentId),
+    threadRoot,
+    place,
+    postedAt,
+    repo: { id: repoId, full_name: fullName, clone_url: cloneUrl },
+  };
 }
 
 type Found = NonNullable<ReturnType<typeof slashCommandOf>>;
@@ -99,10 +129,21 @@ type Found = NonNullable<ReturnType<typeof slashCommandOf>>;
 function replyWrite(found: Found, body: string): CodehostWrite {
   return found.threadRoot === null
     ? { kind: 'codehost.issue_comment', repo_full_name: found.repo.full_name, issue_number: found.place.number, body }
-    : { kind: 'codehost.review_comment_reply', repo_full_name: found.repo.full_name, pr_number: found.place.number, comment_id: found.threadRoot, body };
+    : {
+        kind: 'codehost.review_comment_reply',
+        repo_full_name: found.repo.full_name,
+        pr_number: found.place.number,
+        comment_id: found.threadRoot,
+        body,
+      };
 }
 
-export async function answerSlashCommand(deps: SlashDeps, ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void> {
+export async function answerSlashCommand(
+  deps: SlashDeps,
+  ctx: DriverContext,
+  event: IngestEvent,
+  info: { inserted: boolean },
+): Promise<void> {
   const found = slashCommandOf(event);
   if (!found) return;
   const { install, log, signal } = ctx;
@@ -111,7 +152,10 @@ export async function answerSlashCommand(deps: SlashDeps, ctx: DriverContext, ev
   if (owners[0]?.install_id !== install.install_id) return;
 
   const ref = installRefOf(install);
-  const key = found.place.in === 'issue' ? `slash-reply-to:${found.commentId}` : `slash-reply-to:review-comment:${found.commentId}`;
+  const key =
+    found.place.in === 'issue'
+      ? `slash-reply-to:${found.commentId}`
+      : `slash-reply-to:review-comment:${found.commentId}`;
   const marker = replyMarker(found.commentId);
   if (await wasEmittedBy(deps.pool, install.install_id, key)) return;
   if (!info.inserted && (await deps.replyExists(ref, found.place, marker, found.postedAt, signal))) {
@@ -125,11 +169,17 @@ export async function answerSlashCommand(deps: SlashDeps, ctx: DriverContext, ev
     await deps.write(ref, replyWrite(found, body), signal);
   } catch (err) {
     if (!isTerminalUpstream(err)) throw err;
-    log.warn({ err: { message: (err as Error).message }, repo: found.repo.full_name, number: found.place.number }, 'slash-command reply not posted: GitHub refused it');
+    log.warn(
+      { err: { message: (err as Error).message }, repo: found.repo.full_name, number: found.place.number },
+      'slash-command reply not posted: GitHub refused it',
+    );
     return;
   }
   await remember(deps, install, found, key).catch((err: unknown) =>
-    log.error({ err, commentId: found.commentId }, 'slash reply posted but not recorded; a redelivery finds it by its marker'),
+    log.error(
+      { err, commentId: found.commentId },
+      'slash reply posted but not recorded; a redelivery finds it by its marker',
+    ),
   );
 }
 
@@ -143,7 +193,12 @@ async function contentFor(deps: SlashDeps, installId: string, found: Found): Pro
   try {
     answer = await deps.actors.ask<ToolAnswer>(
       indexerSessionKey(installId, found.repo.id),
-      { type: 'tool', name: tool.name, arguments: { [tool.arg]: command.argument }, repo: { full_name: found.repo.full_name, clone_url: found.repo.clone_url } },
+      {
+        type: 'tool',
+        name: tool.name,
+        arguments: { [tool.arg]: command.argument },
+        repo: { full_name: found.repo.full_name, clone_url: found.repo.clone_url },
+      },
       { timeoutMs: deps.toolTimeoutMs + 15_000 },
     );
   } catch (err) {

@@ -22,7 +22,14 @@ const USAGE: Record<Exclude<SlashVerb, 'help'>, { arg: string; what: string }> =
 
 export function helpText(): string {
   const lines = Object.entries(USAGE).map(([verb, u]) => `- \`/service ${verb} ${u.arg}\`: ${u.what}`);
-  return ['**Slash commands**', '', ...lines, '- `/service help`: shows this message', '', 'Start a comment with the command.'].join('\n');
+  return [
+    '**Slash commands**',
+    '',
+    ...lines,
+    '- `/service help`: shows this message',
+    '',
+    'Start a comment with the command.',
+  ].join('\n');
 }
 
 export function usageOf(verb: Exclude<SlashVerb, 'help'>): string {
