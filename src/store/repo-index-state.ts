@@ -194,9 +194,7 @@ export async function updateIndexState(
  * Sessions to resume after a shard moves: rows of active installs still pending or
  * indexing, or failed with a retry scheduled.
  */
-export async function listUnsettledSessions(
-  q: Queryable,
-): Promise<
+export async function listUnsettledSessions(q: Queryable): Promise<
   Array<{
     install_id: string;
     repo_id: number;
