@@ -13,7 +13,9 @@ import type { FastifyInstance } from 'fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Config } from './config.js';
+import { EffectRunner, type EffectTimings } from './actors/effect-runner.js';
 import { installActor } from './actors/install.js';
+import { installWritesActor } from './actors/install-writes.js';
 import type { ConnectorDriver } from './connectors/driver.js';
 import type { ConnectorModule, ModuleDeps } from './connectors/module.js';
 import { MODULES } from './connectors/modules.js';
@@ -58,7 +60,10 @@ const DEDUP_TTL_MS = 10 * 60_000;
 /** A handler that ignores its abort signal must not hold a stopping node forever. */
 const STOP_STEP_TIMEOUT_MS = 20_000;
 
-export async function startNode(config: Readonly<Config>, opts: { roles: Role[]; log: Logger }): Promise<RunningNode> {
+export async function startNode(
+  config: Readonly<Config>,
+  opts: { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> },
+): Promise<RunningNode> {
   const { log } = opts;
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
@@ -115,6 +120,23 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const feed = createChangeFeed(nc, n, log);
   const kernel = new Kernel({ log });
   let runtimeMetrics: RuntimeMetrics | null = null;
+  let shards: ShardManager | null = null;
+  // INTERFACE §9.4: effects of events run on their shard's owner, off the ingest path.
+  const effects = roles.has('actors')
+    ? new EffectRunner({
+        pool,
+        drivers,
+        log,
+        ownedShards: () => shards?.owned() ?? [],
+        timings: opts.effectTimings,
+        onOutcome: (connector, kind, outcome) => {
+          const m = runtimeMetrics;
+          if (!m) return;
+          const c = outcome === 'done' ? m.effectsDone : outcome === 'failed' ? m.effectFailures : m.effectsGivenUp;
+          c.inc({ connector, kind });
+        },
+      })
+    : null;
   kernel.register(
     installActor({
       pool,
@@ -123,11 +145,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       onCommitted: feed.publish,
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
+      shardOf: (installId) => shardOf(installKey(installId), config.shards),
+      onEffects: () => effects?.wake(),
     }),
   );
+  kernel.register(installWritesActor({ pool, drivers }));
   for (const m of modules) for (const def of m.actors) kernel.register(def);
 
-  let shards: ShardManager | null = null;
   let host: ShardHost | null = null;
   if (roles.has('actors')) {
     host = new ShardHost({
@@ -166,6 +190,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
   await shards?.start();
+  effects?.start();
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
   const ready = async () => {
@@ -216,6 +241,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
         for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
         await step('edge', () => edge!.close());
       }
+      await step('effects', async () => effects?.stop());
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());

@@ -11,6 +11,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { codehostWriterActor, codehostWriterKey } from '../../actors/codehost-writer.js';
 import type { EdgeContext } from '../../edge/app.js';
 import { NotConfigured } from '../../errors.js';
+import type { ConnectorDriver } from '../driver.js';
 import type { ModuleFactory } from '../module.js';
 import { abortable } from './abortable.js';
 import { adminInstallRoutes } from './admin-install-route.js';
@@ -60,13 +61,14 @@ export const codehostModule: ModuleFactory = (deps) => {
     write,
     summary: clients !== null && appId !== null ? { pool, clients, appId, dedup: deps.dedup, write } : null,
   });
-  // Issue #6: backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
+  // Backfill walker, rate gate, indexer sessions; slash replies and index syncs as effects of events.
   const walkers = attachWalkers({ deps, clients, write });
-  const driver = {
+  const driver: ConnectorDriver = {
     ...base,
-    async afterCommit(...args: Parameters<NonNullable<typeof base.afterCommit>>) {
-      await base.afterCommit?.(...args);
-      await walkers.afterCommit(...args);
+    effectsOf: (install, event) => [...(base.effectsOf?.(install, event) ?? []), ...walkers.effectsOf(install, event)],
+    async runEffect(ctx, effect) {
+      await base.runEffect?.(ctx, effect);
+      await walkers.runEffect(ctx, effect);
     },
   };
 
