@@ -15,6 +15,8 @@ import type { ActorKey } from '../runtime/names.js';
 import type { Queryable } from '../store/db.js';
 import { createTenantAuth, type TenantResolver } from './auth.js';
 import { sendError } from './error-map.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
+import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
@@ -54,6 +56,8 @@ export interface EdgeDeps {
 /** Handed to every route plugin. */
 export interface EdgeContext extends EdgeDeps {
   authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
+  /** The node's budget of unverified webhook bytes in memory (INTERFACE §9.3; raw-body.ts). */
+  unverifiedBytes: ByteBudget;
 }
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
@@ -72,7 +76,21 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = 10_000;
 
-  const ctx: EdgeContext = { ...deps, authenticate: createTenantAuth(deps.resolveTenant).authenticate };
+  const ctx: EdgeContext = {
+    ...deps,
+    authenticate: createTenantAuth(deps.resolveTenant).authenticate,
+    unverifiedBytes: new ByteBudget(UNVERIFIED_BYTES_BUDGET),
+  };
+
+  // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (jsonTooDeep(body as string)) {
+      return done(new BadRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    }
+    parseJson(req, body as string, done);
+  });
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';

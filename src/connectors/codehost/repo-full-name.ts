@@ -12,8 +12,3 @@ export function isRepoFullName(s: string): boolean {
   const [owner, repo] = parts as [string, string];
   return OWNER.test(owner) && REPO.test(repo) && repo !== '.' && repo !== '..';
 }
-
-/** One path segment, percent-encoded whatever it holds (INTERFACE §9.3). */
-export function pathSegment(v: string | number): string {
-  return encodeURIComponent(String(v));
-}

@@ -18,6 +18,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../edge/json-depth.js';
+import { rawBodyUnderBudget } from '../../edge/raw-body.js';
 import { BadRequest, NotConfigured, Unauthorized } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { IngestEvent } from '../../runtime/ingest-stream.js';
@@ -59,11 +61,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       app.addHook('onClose', () => listener.stop());
     }
 
-    // Encapsulated: JSON parsing stays as it is for every other route.
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) =>
-      done(null, body),
-    );
+    // Encapsulated: JSON parsing stays as it is for every other route. Unsigned bytes are
+    // held under the node's budget (INTERFACE §9.3).
+    rawBodyUnderBudget(app, ctx.unverifiedBytes, WEBHOOK_BODY_LIMIT);
 
     app.post(
       CODEHOST_WEBHOOK_PATH,
@@ -85,6 +85,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         if (!event || !EVENT_NAME.test(event)) throw new BadRequest('X-GitHub-Event header is missing or malformed');
         if (!deliveryId || !DELIVERY_ID.test(deliveryId))
           throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
+        // INTERFACE §9.3: refused before parsing, so nothing further on can overflow its stack.
+        if (jsonTooDeep(raw)) throw new BadRequest(`webhook JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         const { payload, json } = parseWebhookPayload(raw, header(req.headers['content-type']));
         // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
         if (event === 'ping') return reply.code(200).send({ ok: true });

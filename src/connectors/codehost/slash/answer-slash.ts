@@ -27,6 +27,7 @@ import type { CodehostWrite } from '../emit-schema.js';
 import { installRefOf, type InstallRef } from '../github-client.js';
 import type { WriteOutcome } from '../perform-write.js';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../sentinels.js';
+import { isRepoFullName } from '../repo-full-name.js';
 import { isTerminalUpstream } from '../upstream-error.js';
 import { parseSlashCommand, type SlashVerb } from './parse-command.js';
 import { renderReply, replyMarker, type ReplyContent } from './render-reply.js';
@@ -98,7 +99,7 @@ export function slashCommandOf(event: IngestEvent) {
   const fullName = p.repository?.full_name;
   if (!command || (typeof commentId !== 'number' && typeof commentId !== 'string') || typeof number !== 'number')
     return null;
-  if (typeof repoId !== 'number' || typeof fullName !== 'string') return null;
+  if (typeof repoId !== 'number' || typeof fullName !== 'string' || !isRepoFullName(fullName)) return null;
   // GitHub takes replies to a thread's first comment only: a command that is itself a reply is answered at its thread's root.
   const inReplyTo = p.comment?.in_reply_to_id;
   const threadRoot = !review
