@@ -59,6 +59,10 @@ const CURSOR_MAX_BYTES = 100 * 1024;
 const DEDUP_TTL_MS = 10 * 60_000;
 /** A handler that ignores its abort signal must not hold a stopping node forever. */
 const STOP_STEP_TIMEOUT_MS = 20_000;
+/** INTERFACE §9.3: a request waits at most 2 s for Postgres or NATS, then answers 503. */
+const REQUEST_WAIT_MS = 2_000;
+/** INTERFACE §9.3: `/readyz` answers within 3 s. */
+const READY_BUDGET_MS = 2_500;
 
 export async function startNode(
   config: Readonly<Config>,
@@ -79,7 +83,15 @@ export async function startNode(
     );
   }
 
-  const pool = createPool(config.databaseUrl);
+  const pool = createPool(config.databaseUrl, { onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost') });
+  // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
+  const requestPool = createPool(config.databaseUrl, {
+    max: 10,
+    connectionTimeoutMs: REQUEST_WAIT_MS,
+    queryTimeoutMs: REQUEST_WAIT_MS,
+    statementTimeoutMs: REQUEST_WAIT_MS,
+    onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost'),
+  });
   await migrate(pool);
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
@@ -89,10 +101,11 @@ export async function startNode(
   await ensureIngestStream(jsm, n);
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
-    js,
+    // INTERFACE §9.3: the publish a webhook awaits gives up after 2 s (503, the platform retries).
+    js: jetstream(nc, { timeout: REQUEST_WAIT_MS }),
     names: n,
     shards: config.shards,
-    blobs,
+    blobs: pgBlobPort(requestPool),
     maxPayload: nc.info?.max_payload ?? 1024 * 1024,
     observe: (connector, seconds, acked) => {
       if (acked) runtimeMetrics?.ingestPublish.observe({ connector }, seconds);
@@ -106,6 +119,7 @@ export async function startNode(
     config,
     log,
     pool,
+    requestPool,
     cipher: CredentialCipher.fromMasterKey(masterKey),
     actors: router,
     publish: (event) => publisher.publish(event),
@@ -193,14 +207,30 @@ export async function startNode(
   effects?.start();
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
+  // INTERFACE §9.3: this node's own roles, each check bounded; an edge-only node is ready
+  // when it reaches NATS and Postgres, an actor host also when every shard has an owner.
   const ready = async () => {
-    const checks: Record<string, boolean> = { nats: !nc.isClosed(), postgres: false, shards: false };
-    checks.postgres = await pool.query('select 1').then(
-      () => true,
-      () => false,
-    );
-    // Ready when every shard of the deployment has an owner somewhere in the cluster.
-    checks.shards = (await listKeys(leases).catch(() => [])).length >= config.shards;
+    const bounded = (p: Promise<unknown>) =>
+      Promise.race([
+        p.then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((r) => setTimeout(() => r(false), READY_BUDGET_MS).unref()),
+      ]);
+    const [natsOk, postgres, shardsOk] = await Promise.all([
+      bounded(nc.isClosed() ? Promise.reject(new Error('closed')) : nc.rtt()),
+      bounded(requestPool.query('select 1')),
+      roles.has('actors')
+        ? bounded(
+            listKeys(leases).then((k) => {
+              if (k.length < config.shards) throw new Error('shards without an owner');
+            }),
+          )
+        : Promise.resolve(null),
+    ]);
+    const checks: Record<string, boolean> = { nats: natsOk, postgres };
+    if (shardsOk !== null) checks.shards = shardsOk;
     return { ready: Object.values(checks).every(Boolean), checks };
   };
 
@@ -210,9 +240,9 @@ export async function startNode(
     edge = await buildEdge({
       config,
       log,
-      db: pool,
+      db: requestPool,
       actors: router,
-      resolveTenant: (raw) => findTenantByApiKey(pool, masterKey, raw),
+      resolveTenant: (raw) => findTenantByApiKey(requestPool, masterKey, raw),
       ready,
       metrics: createEdgeMetrics(registry),
       plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
@@ -245,7 +275,7 @@ export async function startNode(
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());
-      await step('postgres', () => pool.end());
+      await step('postgres', () => Promise.all([pool.end(), requestPool.end()]));
       log.info('node stopped');
     })());
 

@@ -48,7 +48,8 @@ export const chatappModule: ModuleFactory = (deps) => {
     );
   };
   const intake: IntakeDeps = {
-    pool,
+    // INTERFACE §9.3: Slack gives 3 s; every Postgres wait of the intake gives up after 2.
+    pool: deps.requestPool,
     log,
     publish: (event) => deps.publish(event),
     dedup: deps.dedup,

@@ -73,7 +73,7 @@ export const codehostModule: ModuleFactory = (deps) => {
   };
 
   // The webhook fan-out lists; the admin install forgets them before it answers 201.
-  const installs = new BoundInstallsCache({ find: boundInstallsFinder(pool) });
+  const installs = new BoundInstallsCache({ find: boundInstallsFinder(deps.requestPool) });
   const routes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     await app.register(
       adminInstallRoutes({
