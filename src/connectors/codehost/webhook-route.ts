@@ -25,6 +25,8 @@ import type { Logger } from '../../log.js';
 import type { IngestEvent } from '../../runtime/ingest-stream.js';
 import type { BoundInstallsCache } from './bound-installs-cache.js';
 import { listenInstallChanges } from './listen-install-changes.js';
+import { findCodehostInstalls } from '../../store/installs.js';
+import { setSuspended } from './suspend-installs.js';
 import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from './verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from './webhook-event.js';
@@ -92,7 +94,20 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         if (event === 'ping') return reply.code(200).send({ ok: true });
 
         const installationId = installationIdOf(payload);
+        const action = payload.action;
+        const lifecycle = event === 'installation' ? action : null;
+        if (lifecycle === 'unsuspend' && installationId !== null) {
+          // INTERFACE §9.4: the same installs become active again, before the event is fanned out to them.
+          const suspended = await findCodehostInstalls(pool, installationId, ['suspended']);
+          await setSuspended(pool, ctx.actors, suspended, false, log);
+          bound.invalidate();
+        }
         const installs = installationId === null ? [] : await bound.lookup(installationId);
+        if (lifecycle === 'deleted' && installationId !== null) {
+          // Deleted while suspended: those installs end too (they receive no event).
+          const suspended = await findCodehostInstalls(pool, installationId, ['suspended']);
+          await uninstallLocally(pool, ctx.actors, suspended, log);
+        }
         if (installs.length === 0) {
           log.info(
             { event, deliveryId, installationId },
@@ -103,10 +118,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         const delivery: WebhookDelivery = { event, deliveryId, payload, json };
         await Promise.all(installs.map((install) => deps.publish(toIngestEvent(delivery, install))));
 
-        const action = payload.action;
-        if (event === 'installation' && (action === 'deleted' || action === 'suspend')) {
+        if (lifecycle === 'deleted') {
           await uninstallLocally(pool, ctx.actors, installs, log);
           bound.invalidate(); // at once here; the announcement reaches the other edges
+        } else if (lifecycle === 'suspend') {
+          await setSuspended(pool, ctx.actors, installs, true, log);
+          bound.invalidate();
         }
         return reply.code(202).send({ ok: true, installs: installs.length });
       },
