@@ -63,11 +63,33 @@ const STOP_STEP_TIMEOUT_MS = 20_000;
 const REQUEST_WAIT_MS = 2_000;
 /** INTERFACE §9.3: `/readyz` answers within 3 s. */
 const READY_BUDGET_MS = 2_500;
+/** INTERFACE §9.1: a failed start exits within 15 s, so each undo step gets a few seconds at most. */
+const UNDO_STEP_TIMEOUT_MS = 3_000;
 
-export async function startNode(
-  config: Readonly<Config>,
-  opts: { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> },
-): Promise<RunningNode> {
+type StartOptions = { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> };
+type Undo = Array<{ name: string; fn: () => Promise<unknown> }>;
+
+/**
+ * INTERFACE §9.1: a node that cannot start (port in use, Postgres or NATS unreachable)
+ * stops what it had started and throws one line; it never keeps running half-started.
+ */
+export async function startNode(config: Readonly<Config>, opts: StartOptions): Promise<RunningNode> {
+  const undo: Undo = [];
+  try {
+    return await startParts(config, opts, undo);
+  } catch (err) {
+    for (const u of undo.reverse()) {
+      await Promise.race([
+        u.fn().catch(() => undefined),
+        new Promise((r) => setTimeout(r, UNDO_STEP_TIMEOUT_MS).unref()),
+      ]);
+    }
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    throw new Error(`cannot start: ${message}`, { cause: err });
+  }
+}
+
+async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Undo): Promise<RunningNode> {
   const { log } = opts;
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
@@ -92,9 +114,15 @@ export async function startNode(
     statementTimeoutMs: REQUEST_WAIT_MS,
     onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost'),
   });
-  await migrate(pool);
+  undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end()]) });
+  await migrate(pool).catch((err: unknown) => {
+    throw new Error(`Postgres (DATABASE_URL) is unreachable or refused the migration: ${(err as Error).message}`, {
+      cause: err,
+    });
+  });
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
+  undo.push({ name: 'nats', fn: () => nc.close() });
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
@@ -203,8 +231,11 @@ export async function startNode(
     });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
+  undo.push({ name: 'kernel', fn: () => kernel.stop() });
+  undo.push({ name: 'shards', fn: async () => shards?.stop() });
   await shards?.start();
   effects?.start();
+  undo.push({ name: 'effects', fn: async () => effects?.stop() });
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
   // INTERFACE §9.3: this node's own roles, each check bounded; an edge-only node is ready
@@ -247,6 +278,7 @@ export async function startNode(
       metrics: createEdgeMetrics(registry),
       plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
     });
+    undo.push({ name: 'edge', fn: () => edge!.close() });
     url = await edge.listen({ host: config.host, port: config.port });
     for (const m of modules) await m.startEdge?.();
     log.info({ url, roles: [...roles] }, 'node ready');
