@@ -29,8 +29,21 @@ export const chatappModule: ModuleFactory = (deps) => {
   const credentials = botCredentials({ config, pool, cipher: deps.cipher, log });
 
   const permits: EmitPermits = {
-    take: (teamId, channelId) =>
-      deps.actors.ask<Permit>(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
+    // INTERFACE §8.24: with its id a take is safe to resend, so a take caught by its node's
+    // death is answered by the next owner instead of hanging until the timeout.
+    take: (teamId, channelId, takeId) =>
+      deps.actors.ask<Permit>(
+        chatBucketKey(teamId, channelId),
+        { type: 'take', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      ),
+    refund: async (teamId, channelId, takeId) => {
+      await deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'refund', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      );
+    },
     hold: async (teamId, channelId, retryAfterMs) => {
       // A hold keeps the later of two deadlines, so running it twice is harmless.
       await deps.actors.ask(
