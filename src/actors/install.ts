@@ -4,7 +4,7 @@
  * emits, uninstalls and answers health. State that must survive a move lives in Postgres;
  * the activation only caches the install row.
  */
-import { BadConfig, Conflict, NotConfigured } from '../errors.js';
+import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
 import type {
   ConnectorDriver,
   DriverContext,
@@ -45,7 +45,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
   };
   const present = (ctx: ActorContext<InstallState>): Install => {
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
-    if (!ctx.state.install) throw new Conflict('install does not exist', { code: 'install_not_active' });
+    if (!ctx.state.install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
     return ctx.state.install;
   };
   const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
@@ -114,7 +114,8 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
 
       async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
         const install = present(ctx);
-        if (install.status !== 'active') throw new Conflict('install is not active', { code: 'install_not_active' });
+        if (install.status !== 'active')
+          throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
         if (!msg.kind.startsWith(`${install.connector_id}.`)) {
           throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);

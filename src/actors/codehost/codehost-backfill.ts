@@ -14,7 +14,7 @@
  */
 import type pg from 'pg';
 import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
-import { AppError, Internal, RateLimited } from '../../errors.js';
+import { AppError, ErrorCodes, Internal, isRetryable, RateLimited } from '../../errors.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
 import type { Logger } from '../../log.js';
 import {
@@ -256,7 +256,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       ctx.state.ticker.arm(wait);
       return { rateLimitedMs: wait };
     }
-    if (e.code === 'install_not_active') {
+    if (e.code === ErrorCodes.installNotActive) {
       // The uninstall committed during this step (the credentials went with the status).
       const current = await getInstallById(ports.pool, install.install_id);
       if (current && current.status !== 'active') {
@@ -265,7 +265,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
         return { stopped: 'install not active' };
       }
     }
-    if (!e.retryable) {
+    if (!isRetryable(e)) {
       await finish(ctx, install, cursor, e.message);
       return { done: 'failed', code: e.code };
     }

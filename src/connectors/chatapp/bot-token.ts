@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import { Conflict, NotConfigured, UpstreamError } from '../../errors.js';
+import { Conflict, ErrorCodes, NotConfigured, UpstreamError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import { getCredentials, putCredentials } from '../../store/credentials.js';
@@ -65,7 +65,7 @@ export interface BotCredentials {
   get(install: Install, signal: AbortSignal): Promise<ChatSecret>;
 }
 
-const notActive = () => new Conflict('the install has no live credentials', { code: 'install_not_active' });
+const notActive = () => new Conflict('the install has no live credentials', { code: ErrorCodes.installNotActive });
 
 export function botCredentials(deps: TokenDeps, now: () => number = Date.now): BotCredentials {
   const read = async (q: pg.Pool | pg.PoolClient, install: Install): Promise<ChatSecret> => {

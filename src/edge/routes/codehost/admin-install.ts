@@ -17,10 +17,11 @@ import { parseOrBadRequest } from '../../params.js';
 import {
   AdminNotConfigured,
   BadRequest,
+  ErrorCodes,
   Internal,
+  isRetryable,
   NotConfigured,
   NotFound,
-  RateLimited,
   Unauthorized,
 } from '../../../errors.js';
 import type { Logger } from '../../../log.js';
@@ -34,7 +35,7 @@ import { userBelongsToTenant } from '../../../store/users.js';
 import { adminTokenMatches } from './check-admin-token.js';
 import type { GithubClients } from '../../../connectors/codehost/github-client.js';
 import type { BackfillStarter } from '../../../connectors/codehost/start-backfill.js';
-import { describeUpstream, toUpstreamError } from '../../../connectors/codehost/upstream-error.js';
+import { describeUpstream, toUpstreamError, upstreamStatusOf } from '../../../connectors/codehost/upstream-error.js';
 
 export const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 
@@ -71,13 +72,13 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
       return await clients.mintUnbound(installationId);
     } catch (err) {
       const e = toUpstreamError(err, 'minting an installation token');
-      const status = describeUpstream(err).status;
-      if (e instanceof RateLimited || status === null || status >= 500) throw e;
+      const status = upstreamStatusOf(e);
+      if (isRetryable(e) || status === null) throw e;
       // 401/403/404 (and GitHub's other refusals): this App cannot act for that installation.
       throw new BadRequest(
         `the App cannot mint a token for installation ${installationId}: ${describeUpstream(err).message}`,
         {
-          code: 'installation_not_accessible',
+          code: ErrorCodes.installationNotAccessible,
           details: { upstream_status: status },
         },
       );
