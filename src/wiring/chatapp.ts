@@ -1,7 +1,9 @@
 /**
- * The chat-workspace connector (`chatapp`): its driver, actors and routes, joined to the
- * runtime through the module ports (connectors/module.ts). The actors: the channel and
- * workspace buckets that pace write-back, and the backfill walker per install.
+ * The chat-workspace connector (`chatapp`) wired together: its platform code
+ * (`connectors/chatapp/`: driver, intake, Socket Mode), its actors (`actors/chatapp/`: the
+ * channel and workspace buckets that pace write-back, the backfill walker per install) and
+ * its routes (`edge/routes/chatapp/`: OAuth, Events API), joined to the runtime through
+ * the module ports (wiring/module.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { chatBackfillActor, chatBackfillKey } from '../actors/chatapp/chat-backfill.js';

@@ -1,10 +1,10 @@
 /**
- * Issue 6's part of the code-host module: the PR-diff backfill walker, the installation
+ * The code host's walkers wired together: the PR-diff backfill walker, the installation
  * rate gate and the repo indexer sessions (actors), the backfill starter the admin install
  * calls, the `afterCommit` reactions (slash commands, index sync after a push to the
  * default branch, repos added to or removed from the installation) and the resume of
  * unfinished walks and sessions on shard acquisition.
- * `codehost/module.ts` plugs these in; everything reaches other actors via `deps.actors`.
+ * `wiring/codehost.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
 import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
 import { codehostRateActor } from '../actors/codehost/codehost-rate.js';

@@ -1,6 +1,6 @@
 /**
  * actor: the repo indexer session on the real kernel and Postgres against the fake daemon,
- * with short timings injected (issue #6 follow-ups):
+ * with short timings injected (README "Code host"):
  * - a failed index is retried with backoff until it is ready, at most `maxRetries` times in
  *   a row, its schedule on the row (so a shard move resumes it); never for an uninstalled install;
  * - an uninstalled install's session stops polling `index/status` and answers no sync or

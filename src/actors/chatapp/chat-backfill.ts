@@ -1,5 +1,5 @@
 /**
- * The chat backfill walker actor, key `chat-backfill/{install_id}` (issue 4, ARCHITECTURE
+ * The chat backfill walker actor, key `chat-backfill/{install_id}` (spec §1, ARCHITECTURE
  * "Actors"). Each tick makes exactly one upstream call (backfill-walk.ts names it),
  * publishes what it found into the ingest stream with the same ids as live events, then
  * saves the cursor (KV, revision-checked) and the install's backfill progress. A crash

@@ -258,7 +258,7 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       await updateIndexState(ports.pool, ids(ctx).installId, ids(ctx).repoId, { ...extra, ...readyPatch(sha, now()) });
   };
 
-  /** The index failed: the next automatic retry is scheduled unless the policy gave up (issue #6). */
+  /** The index failed: the next automatic retry is scheduled unless the policy gave up (index-outcome.ts). */
   const markFailed = async (
     ctx: ActorContext<State>,
     retriesBefore: number,

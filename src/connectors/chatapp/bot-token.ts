@@ -1,5 +1,5 @@
 /**
- * An install's bot credentials, with token rotation (issue 4 "Install"): when Slack's
+ * An install's bot credentials, with token rotation (Slack's token rotation): when Slack's
  * `oauth.v2.access` answered with `expires_in` / `refresh_token`, the token is refreshed
  * before it expires, by whichever caller needs it first, and only one refresh runs at a
  * time across the cluster: the refresher holds the credentials row lock while it calls

@@ -3,7 +3,7 @@
  * the App's installation through @octokit/auth-app (App JWT RS256 with `iss` = App id,
  * installation tokens minted on demand, a brand-new token answering 401 retried for up to
  * 5 s as GitHub documents for token replication), plus the token itself for callers that
- * need it raw (the indexer's clone, issue #6).
+ * need it raw (the indexer's clone, INTERFACE §6).
  *
  * Tokens are cached cluster-wide: auth-app's cache port is backed by the install's
  * encrypted credentials in Postgres, so every node shares one token until it is within

@@ -30,11 +30,10 @@ import type { CachedInstallationToken, CodehostSecret } from '../../../store/cod
 import type { CredentialCipher } from '../../../store/credential-cipher.js';
 import { putCredentials } from '../../../store/credentials.js';
 import { withTx } from '../../../store/db.js';
-import { createInstall } from '../../../store/installs.js';
+import { createInstall, type Install } from '../../../store/installs.js';
 import { userBelongsToTenant } from '../../../store/users.js';
 import { adminTokenMatches } from './check-admin-token.js';
 import type { GithubClients } from '../../../connectors/codehost/github-client.js';
-import type { BackfillStarter } from '../../../connectors/codehost/start-backfill.js';
 import { describeUpstream, toUpstreamError, upstreamStatusOf } from '../../../connectors/codehost/upstream-error.js';
 
 export const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
@@ -45,7 +44,8 @@ export interface AdminInstallDeps {
   pool: pg.Pool;
   cipher: CredentialCipher;
   clients: GithubClients | null;
-  startBackfill: BackfillStarter;
+  /** Once the install committed (INTERFACE §3: "the PR-diff backfill starts"); wiring/codehost-walkers.ts. */
+  startBackfill(install: Install): Promise<void>;
   /** Committed a new install: cached webhook fan-out lists must be looked up again. */
   installsChanged(): void;
 }
