@@ -5,13 +5,7 @@
  * the activation only caches the install row.
  */
 import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
-import type {
-  ConnectorDriver,
-  DriverContext,
-  DriverRegistry,
-  EmitReceipt,
-  SelfEmitDrop,
-} from '../connectors/driver.js';
+import type { ConnectorDriver, DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
@@ -21,6 +15,7 @@ import { getInstallById, setInstallStatus, type Install } from '../store/install
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
 import type { Logger } from '../log.js';
+import type { InstallProtocol } from './install-protocol.js';
 
 export interface InstallState {
   install: Install | null;
@@ -37,7 +32,7 @@ export interface InstallPorts {
   onDropped?(install: Install, drop: SelfEmitDrop): void;
 }
 
-export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
+export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
   const driverOf = (install: Install): ConnectorDriver => {
     const d = ports.drivers.get(install.connector_id);
     if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
@@ -62,7 +57,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
     },
     handlers: {
       /** One inbound event: filters, event row and projection in one transaction (ARCHITECTURE "Inbound" 2). */
-      async ingest(ctx, msg: { event: IngestEvent }) {
+      async ingest(ctx, msg) {
         const install = ctx.state.install;
         if (!install) {
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
@@ -112,7 +107,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         return { stored };
       },
 
-      async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
+      async emit(ctx, msg) {
         const install = present(ctx);
         if (install.status !== 'active')
           throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });

@@ -22,7 +22,7 @@ import { codehostDriver } from '../connectors/codehost/driver.js';
 import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
 import { boundInstallsFinder } from '../connectors/codehost/find-bound-installs.js';
 import { createGithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
-import { performWrite, type WriteOutcome } from '../connectors/codehost/perform-write.js';
+import { performWrite } from '../connectors/codehost/perform-write.js';
 import { webhookRoutes } from '../edge/routes/codehost/webhooks.js';
 
 /**
@@ -49,7 +49,7 @@ export const codehostModule: ModuleFactory = (deps) => {
 
   const write = (install: InstallRef, w: CodehostWrite, signal: AbortSignal) =>
     abortable(
-      deps.actors.ask<WriteOutcome>(
+      deps.actors.ask(
         codehostWriterKey(install.githubInstallationId),
         { type: 'write', install: { ...install }, write: { ...w } },
         { timeoutMs: WRITE_ASK_TIMEOUT_MS },

@@ -183,7 +183,7 @@ async function contentFor(deps: SlashDeps, installId: string, found: Found): Pro
   const tool = TOOLS[command.verb];
   let answer: ToolAnswer;
   try {
-    answer = await deps.actors.ask<ToolAnswer>(
+    answer = await deps.actors.ask(
       indexerSessionKey(installId, found.repo.id),
       {
         type: 'tool',
