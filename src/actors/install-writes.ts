@@ -6,13 +6,14 @@
  * write (ARCHITECTURE "Actors"). It caches nothing: each message reads the install row, so
  * an uninstall or suspend made anywhere is seen by the next emit.
  */
-import { BadConfig, Conflict, NotConfigured } from '../errors.js';
+import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
 import type { ConnectorDriver, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import type { InstallWritesProtocol } from './install-protocol.js';
 import { getInstallById, type Install } from '../store/installs.js';
 import type pg from 'pg';
 
-/** Keys come from `installWritesKey` (runtime/names.ts). */
+/** Keys come from `installWritesKey` (install-protocol.ts). */
 export const INSTALL_WRITES_KIND = 'install-writes';
 
 export interface InstallWritesPorts {
@@ -20,7 +21,9 @@ export interface InstallWritesPorts {
   drivers: DriverRegistry;
 }
 
-export function installWritesActor(ports: InstallWritesPorts): ActorDefinition<Record<string, never>> {
+export function installWritesActor(
+  ports: InstallWritesPorts,
+): ActorDefinition<Record<string, never>, InstallWritesProtocol> {
   const driverOf = (install: Install): ConnectorDriver => {
     const d = ports.drivers.get(install.connector_id);
     if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
@@ -29,7 +32,7 @@ export function installWritesActor(ports: InstallWritesPorts): ActorDefinition<R
   const load = async (ctx: ActorContext<Record<string, never>>): Promise<Install> => {
     const install = await getInstallById(ports.pool, ctx.key.id[0]!);
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
-    if (!install) throw new Conflict('install does not exist', { code: 'install_not_active' });
+    if (!install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
     return install;
   };
 
@@ -40,9 +43,10 @@ export function installWritesActor(ports: InstallWritesPorts): ActorDefinition<R
       return {};
     },
     handlers: {
-      async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
+      async emit(ctx, msg): Promise<EmitReceipt> {
         const install = await load(ctx);
-        if (install.status !== 'active') throw new Conflict('install is not active', { code: 'install_not_active' });
+        if (install.status !== 'active')
+          throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
         if (!msg.kind.startsWith(`${install.connector_id}.`)) {
           throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);

@@ -7,9 +7,9 @@
  * effect runner (INTERFACE §9.4). State that must survive a move lives in Postgres; the
  * activation only caches the install row.
  */
-import { Conflict } from '../errors.js';
+import { Conflict, ErrorCodes } from '../errors.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
@@ -19,6 +19,7 @@ import { getInstallById, setInstallStatus, type Install } from '../store/install
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
 import type { Logger } from '../log.js';
+import type { InstallProtocol } from './install-protocol.js';
 
 export interface InstallState {
   install: Install | null;
@@ -39,10 +40,10 @@ export interface InstallPorts {
   onEffects?(): void;
 }
 
-export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
+export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
   const present = (ctx: ActorContext<InstallState>): Install => {
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
-    if (!ctx.state.install) throw new Conflict('install does not exist', { code: 'install_not_active' });
+    if (!ctx.state.install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
     return ctx.state.install;
   };
   const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
@@ -59,7 +60,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
     },
     handlers: {
       /** One inbound event: filters, event row and projection in one transaction (ARCHITECTURE "Inbound" 2). */
-      async ingest(ctx, msg: { event: IngestEvent }) {
+      async ingest(ctx, msg) {
         const install = ctx.state.install;
         if (!install) {
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');

@@ -6,10 +6,10 @@
  * throttle means a write really took the channel's token within the second.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatBucketActor, chatBucketKey } from '../../src/actors/chat-bucket.js';
-import { chatWorkspaceBucketActor } from '../../src/actors/chat-workspace-bucket.js';
+import { chatBucketActor, chatBucketKey } from '../../src/actors/chatapp/chat-bucket.js';
+import { chatWorkspaceBucketActor } from '../../src/actors/chatapp/chat-workspace-bucket.js';
 import type { Permit } from '../../src/connectors/chatapp/emit.js';
-import type { KvPort } from '../../src/connectors/module.js';
+import type { KvPort } from '../../src/runtime/ports.js';
 import { createLogger } from '../../src/log.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 

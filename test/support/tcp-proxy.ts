@@ -3,8 +3,7 @@
  * paused it forwards nothing in either direction and new connections wait, so the server
  * looks stalled (not down: no reset, no refusal), the worst case for a client's timeouts.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
   port: number;

@@ -7,11 +7,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { CONNECTOR_IDS } from '../../connectors/catalog.js';
-import { installKey, installWritesKey } from '../../runtime/names.js';
+import { installKey, installWritesKey } from '../../actors/install-protocol.js';
 import { summarizeEffects } from '../../store/effects.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const ListQuery = z.object({ connector_id: z.enum(CONNECTOR_IDS).optional() }).strict();

@@ -7,20 +7,26 @@
  * never blocks. One activation per key in the cluster makes the budget hold across nodes;
  * its state is written through to KV so a shard move keeps it.
  */
-import type { KvPort } from '../connectors/module.js';
-import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { KeyOf, KvPort } from '../../runtime/ports.js';
+import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
 
 export const CHAT_WORKSPACE_KIND = 'chat-workspace';
 
-export function chatWorkspaceKey(teamId: string): ActorKey {
+export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
+
+/** The workspace bucket's one message (spec §8: charged only after the channel bucket allowed). */
+export type ChatWorkspaceProtocol = {
+  /** `reserveId`: a resent reservation is answered again, not charged twice. */
+  reserve: { msg: { maxWaitMs?: number; reserveId?: string }; answer: WorkspaceReservation };
+};
+
+export function chatWorkspaceKey(teamId: string): KeyOf<ChatWorkspaceProtocol> {
   return { kind: CHAT_WORKSPACE_KIND, id: [teamId] };
 }
-
-export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
 
 interface State {
   tat: number;
@@ -30,7 +36,10 @@ interface State {
 
 const RECENT_KEPT = 64;
 
-export function chatWorkspaceBucketActor(ports: { kv: KvPort; now?: () => number }): ActorDefinition<State> {
+export function chatWorkspaceBucketActor(ports: {
+  kv: KvPort;
+  now?: () => number;
+}): ActorDefinition<State, ChatWorkspaceProtocol> {
   const now = ports.now ?? Date.now;
   const storeKey = (key: ActorKey) => kvKey([CHAT_WORKSPACE_KIND, ...key.id]);
   return {
@@ -44,7 +53,7 @@ export function chatWorkspaceBucketActor(ports: { kv: KvPort; now?: () => number
       };
     },
     handlers: {
-      async reserve(ctx, msg: { maxWaitMs?: number; reserveId?: string }): Promise<WorkspaceReservation> {
+      async reserve(ctx, msg): Promise<WorkspaceReservation> {
         const id = typeof msg.reserveId === 'string' ? msg.reserveId.slice(0, 100) : null;
         const seen = id === null ? undefined : ctx.state.recent.find((x) => x.id === id);
         if (seen) return seen.r;

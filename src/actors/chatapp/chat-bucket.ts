@@ -10,19 +10,27 @@
  * One activation per key in the cluster makes the limit hold across nodes; state is
  * written through to KV so a shard move keeps holds and the last write time.
  */
-import type { ActorAsk } from '../edge/app.js';
-import type { KvPort } from '../connectors/module.js';
-import type { Permit } from '../connectors/chatapp/emit.js';
-import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { Permit } from '../../connectors/chatapp/emit.js';
+import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
-import { chatWorkspaceKey, type WorkspaceReservation } from './chat-workspace-bucket.js';
+import { chatWorkspaceKey } from './chat-workspace-bucket.js';
 
 export const CHAT_BUCKET_KIND = 'chat-bucket';
 
-export function chatBucketKey(teamId: string, channelId: string): ActorKey {
+/** The channel bucket's messages and answers (INTERFACE §8.4, §8.26). */
+export type ChatBucketProtocol = {
+  /** `takeId`: a resent take (INTERFACE §8.24) answers its first permit instead of charging again. */
+  take: { msg: { maxWaitMs?: number; takeId?: string }; answer: Permit };
+  /** The write of `takeId` never went out: the channel gets its token back. */
+  refund: { msg: { takeId?: string }; answer: { refunded: boolean } };
+  hold: { msg: { retryAfterMs: number }; answer: { ok: true } };
+};
+
+export function chatBucketKey(teamId: string, channelId: string): KeyOf<ChatBucketProtocol> {
   return { kind: CHAT_BUCKET_KIND, id: [teamId, channelId] };
 }
 
@@ -43,7 +51,11 @@ const TAKES_KEPT = 16;
 /** The workspace ask must leave the emit time to wait and post within its own deadline. */
 const WORKSPACE_ASK_TIMEOUT_MS = 5_000;
 
-export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () => number }): ActorDefinition<State> {
+export function chatBucketActor(ports: {
+  actors: ActorAsk;
+  kv: KvPort;
+  now?: () => number;
+}): ActorDefinition<State, ChatBucketProtocol> {
   const now = ports.now ?? Date.now;
   const storeKey = (key: ActorKey) => kvKey([CHAT_BUCKET_KIND, ...key.id]);
   return {
@@ -58,7 +70,7 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
       };
     },
     handlers: {
-      async take(ctx, msg: { maxWaitMs?: number; takeId?: string }): Promise<Permit> {
+      async take(ctx, msg): Promise<Permit> {
         const [teamId] = ctx.key.id;
         const takeId = typeof msg.takeId === 'string' ? msg.takeId.slice(0, 100) : null;
         const seen = takeId === null ? undefined : ctx.state.takes.find((x) => x.id === takeId);
@@ -67,7 +79,7 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
         if (ctx.state.holdUntil > t) return { ok: false, retryAfterMs: ctx.state.holdUntil - t, reason: 'held' };
         const channel = reserve(ctx.state.tat, t, CHANNEL_BUCKET);
         if (!channel.ok) return { ok: false, retryAfterMs: channel.retryAfterMs, reason: 'channel' };
-        const ws = await ports.actors.ask<WorkspaceReservation>(
+        const ws = await ports.actors.ask(
           chatWorkspaceKey(teamId!),
           {
             type: 'reserve',
@@ -107,7 +119,7 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
       },
 
       /** INTERFACE §8.4/§8.26: Slack's 429 on this channel holds it, and only it, for Retry-After. */
-      async hold(ctx, msg: { retryAfterMs: number }) {
+      async hold(ctx, msg) {
         const until = now() + Math.max(0, Number(msg.retryAfterMs) || 0);
         if (until > ctx.state.holdUntil) {
           ctx.state.holdUntil = until;

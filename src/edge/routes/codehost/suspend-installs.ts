@@ -6,10 +6,10 @@
  * install actor reloads its row afterwards (it caches it).
  */
 import type pg from 'pg';
-import type { ActorAsk } from '../../edge/app.js';
-import type { Logger } from '../../log.js';
-import { installKey } from '../../runtime/names.js';
-import { setInstallStatus, type Install } from '../../store/installs.js';
+import type { ActorAsk } from '../../../runtime/ports.js';
+import type { Logger } from '../../../log.js';
+import { installKey } from '../../../actors/install-protocol.js';
+import { setInstallStatus, type Install } from '../../../store/installs.js';
 
 const REFRESH_TIMEOUT_MS = 5_000;
 

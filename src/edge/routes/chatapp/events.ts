@@ -6,13 +6,13 @@
  * published (event-intake.ts); anything else makes Slack retry.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { BadRequest, Unauthorized } from '../../errors.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { jsonTooDeep, MAX_JSON_DEPTH } from '../../edge/json-depth.js';
-import { rawBodyUnderBudget } from '../../edge/raw-body.js';
-import type { Logger } from '../../log.js';
-import { takeEventCallback, withBudget, type IntakeDeps } from './event-intake.js';
-import { verifySlackSignature } from './verify-signature.js';
+import { BadRequest, Unauthorized } from '../../../errors.js';
+import type { EdgeContext } from '../../context.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
+import { rawBodyUnderBudget } from '../../raw-body.js';
+import type { Logger } from '../../../log.js';
+import { takeEventCallback, withBudget, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 /** INTERFACE §9.3: answered within Slack's 3 s whatever Postgres or NATS do. */
