@@ -110,6 +110,14 @@ export const BackfillDiffEvent = z.object({
   diff: z.string().optional(),
 });
 
+/** INTERFACE §9.5: one PR as the backfill's pulls listing gave it (GitHub's field names). */
+export const BackfillPullEvent = z.object({
+  repo_id: Num,
+  repo_full_name: z.string().min(1),
+  pr_number: Num,
+  pull_request: PullRequest,
+});
+
 export function labelNames(labels: Array<z.infer<typeof Label>> | undefined): string[] | undefined {
   return labels?.map((l) => (typeof l === 'string' ? l : l.name));
 }

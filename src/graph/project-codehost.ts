@@ -1,6 +1,7 @@
 /**
  * Code-host events → graph (INTERFACE §4 kinds `{X-GitHub-Event}.{action}` / `push`, §5
- * kinds): repositories, pull requests (with the backfill's `diff` or `oversized`), issues,
+ * kinds): repositories, pull requests (with the backfill's listing fields and `diff` or
+ * `oversized`, INTERFACE §9.5), issues,
  * issue and review comments, reviews, commits from pushes, users.
  *
  * Versions come from GitHub's own clocks (`updated_at`, `submitted_at`, a commit's
@@ -10,6 +11,7 @@ import type { z } from 'zod';
 import type { IngestEvent } from '../runtime/ingest-stream.js';
 import {
   BackfillDiffEvent,
+  BackfillPullEvent,
   IssueCommentEvent,
   IssuesEvent,
   PullRequestEvent,
@@ -67,6 +69,16 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
           version: v,
         });
         await w.edge('in_repo', pr, repo);
+        return 'projected';
+      }
+      if (action === 'backfill') {
+        // INTERFACE §9.5: versioned by the PR's own updated_at, exactly as a webhook of it,
+        // so whichever is newer wins per prop whatever order they arrive in; the diff props
+        // belong to the diff event alone and stay.
+        const b = parse(BackfillPullEvent);
+        if (!b || b.pull_request.number !== b.pr_number) return 'invalid';
+        const repo = { id: b.repo_id, full_name: b.repo_full_name };
+        await g.pullRequest(repo, b.pull_request, at(b.pull_request.updated_at));
         return 'projected';
       }
       const e = parse(PullRequestEvent);
