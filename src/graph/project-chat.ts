@@ -34,6 +34,8 @@ const Message = z.object({
   files: z.array(File).nullish(),
   // Present when a backfilled message was edited: its text is as of that edit.
   edited: z.object({ ts: Ts }).nullish(),
+  // INTERFACE §9.5: who reacted with what, as the platform's message said.
+  reactions: z.array(z.object({ name: z.string().min(1).max(255), users: z.array(Id) })).nullish(),
 });
 
 const MessageChanged = z.object({
@@ -109,6 +111,13 @@ export async function projectChat(w: GraphWriter, teamId: string, event: IngestE
       if (m.user) await w.edge('authored_by', msg, await user(m.user));
       // A thread's parent carries thread_ts == ts; only replies point at it.
       if (threadTs && threadTs !== m.ts) await w.edge('reply_to', msg, await message(m.channel_id, threadTs, ch));
+      // At the message's own version: any live reaction_added/removed (its event_ts is
+      // later) outranks this snapshot, so a removal seen live is never undone by history.
+      for (const r of m.reactions ?? []) {
+        for (const u of new Set(r.users)) {
+          await w.edge('reacted', await user(u), msg, { key: r.name, props: { name: r.name }, version: v });
+        }
+      }
       return 'projected';
     }
     case 'message_changed': {

@@ -42,6 +42,7 @@ const SlackMessage = z.object({
   text: z.string().nullish(),
   files: z.array(z.unknown()).nullish(),
   edited: z.object({ ts: Ts }).nullish(),
+  reactions: z.array(z.unknown()).nullish(),
 });
 export type SlackMessage = z.infer<typeof SlackMessage>;
 
@@ -66,6 +67,23 @@ export function fileRefs(files: unknown[] | null | undefined): Array<Record<stri
     ];
   });
   return refs.length > 0 ? refs : undefined;
+}
+
+const SlackReaction = z.object({ name: z.string().min(1).max(255), users: z.array(Id) });
+
+/**
+ * INTERFACE §9.5: a message's reactions as `[{name, users}]` (history included), or
+ * undefined when it has none. A malformed entry is left out rather than failing the message.
+ */
+export function reactionsOf(
+  reactions: unknown[] | null | undefined,
+): Array<{ name: string; users: string[] }> | undefined {
+  if (!reactions || reactions.length === 0) return undefined;
+  const out = reactions.flatMap((r) => {
+    const p = SlackReaction.safeParse(r);
+    return p.success ? [{ name: p.data.name, users: p.data.users }] : [];
+  });
+  return out.length > 0 ? out : undefined;
 }
 
 /** Copies the fields that are present (Slack omits, never nulls, what does not apply). */
@@ -98,6 +116,7 @@ export function messageEvent(channelId: string, channelType: ChannelType, raw: u
       subtype: m.subtype,
       text: m.text ?? '',
       files: fileRefs(m.files),
+      reactions: reactionsOf(m.reactions),
       edited: m.edited ? { ts: m.edited.ts } : undefined,
     }),
   };
