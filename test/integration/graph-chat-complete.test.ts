@@ -1,10 +1,12 @@
 /**
  * INTERFACE §9.5 on the chat side, projected into a real Postgres: history's reactions
  * become `reacted` edges that live reaction events order against; replaying the whole log
- * on top changes no row.
+ * on top changes no row; channel and user names from listings, lookups and live events
+ * order by their upstream time whatever order they arrive in.
  */
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { channelInfoEvent, namesFromSlackEvent, userInfoEvent } from '../../src/connectors/chatapp/normalize-names.js';
 import { createPool } from '../../src/store/db.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { graphDb, type RawEvent } from '../support/graph-db.js';
@@ -75,5 +77,68 @@ describe('graph: reactions from history (INTERFACE §9.5)', () => {
     const before = await g.rawTables(a.tenant_id);
     await g.projectAll(a, log);
     expect(await g.rawTables(a.tenant_id)).toEqual(before);
+  });
+});
+
+const draft = (d: ReturnType<typeof channelInfoEvent>): RawEvent => ({ id: d!.id, kind: d!.kind, payload: d!.payload });
+
+describe('graph: names of channels and users (INTERFACE §9.5)', () => {
+  const listed = draft(
+    channelInfoEvent({
+      id: 'C1',
+      name: 'general',
+      is_private: false,
+      is_im: false,
+      is_mpim: false,
+      created: 1_690_000_000,
+    }),
+  );
+  const renamed = draft(
+    namesFromSlackEvent({
+      type: 'channel_rename',
+      channel: { id: 'C1', name: 'announcements' },
+      event_ts: '1700000300.000000',
+    }),
+  );
+  const archived = draft(
+    namesFromSlackEvent({ type: 'channel_archive', channel: 'C1', user: 'U1', event_ts: '1700000400.000000' }),
+  );
+  const looked = draft(
+    userInfoEvent({ id: 'U1', name: 'ada', real_name: 'Ada Lovelace', is_bot: false, updated: 1_700_000_000 }),
+  );
+  const changed = draft(
+    namesFromSlackEvent({
+      type: 'user_change',
+      user: { id: 'U1', name: 'ada', real_name: 'Ada King', updated: 1_700_000_500 },
+    }),
+  );
+  const log = [historyMessage, listed, renamed, archived, looked, changed];
+
+  it('the newest fact wins per prop in either order; replaying the log with reactions and names changes no row', async () => {
+    const [a, b] = [await g.freshInstall('chatapp', TEAM), await g.freshInstall('chatapp', TEAM)];
+    await g.projectAll(a, log);
+    await g.projectAll(b, [...log].reverse());
+    expect(await g.snapshot(b.tenant_id)).toEqual(await g.snapshot(a.tenant_id));
+    const channel = (await g.nodeOf(a.tenant_id, 'chat.channel', `${TEAM}:C1`))!;
+    expect(channel.props).toMatchObject({
+      name: 'announcements',
+      is_private: false,
+      is_im: false,
+      is_mpim: false,
+      is_archived: true,
+      channel_type: 'channel',
+    });
+    const user = (await g.nodeOf(a.tenant_id, 'chat.user', `${TEAM}:U1`))!;
+    expect(user.props).toMatchObject({ name: 'ada', real_name: 'Ada King', is_bot: false });
+    const before = await g.rawTables(a.tenant_id);
+    await g.projectAll(a, log);
+    expect(await g.rawTables(a.tenant_id)).toEqual(before);
+  });
+
+  it('the same facts read twice are one event; changed facts are another', () => {
+    expect(draft(channelInfoEvent({ id: 'C1', name: 'general', created: 1 })).id).toBe(
+      draft(channelInfoEvent({ id: 'C1', name: 'general', created: 1 })).id,
+    );
+    expect(draft(channelInfoEvent({ id: 'C1', name: 'random', created: 1 })).id).not.toBe(listed.id);
   });
 });

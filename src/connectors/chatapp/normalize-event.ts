@@ -5,10 +5,18 @@
  * Pure: no I/O.
  */
 import { z } from 'zod';
+import { namesFromSlackEvent } from './normalize-names.js';
 
 export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
 export const CHANNEL_TYPES: readonly ChannelType[] = ['channel', 'group', 'im', 'mpim'];
-export type ChatKind = 'message' | 'message_changed' | 'message_deleted' | 'reaction_added' | 'reaction_removed';
+export type ChatKind =
+  | 'message'
+  | 'message_changed'
+  | 'message_deleted'
+  | 'reaction_added'
+  | 'reaction_removed'
+  | 'channel_info'
+  | 'user_info';
 
 /** An event ready to publish, minus the install's coordinates. */
 export interface ChatEventDraft {
@@ -146,7 +154,7 @@ const ReactionEvent = z.object({
 export function fromSlackEvent(event: unknown): ChatEventDraft | null {
   const type = (event as { type?: unknown } | null)?.type;
   if (type === 'reaction_added' || type === 'reaction_removed') return reaction(event);
-  if (type !== 'message') return null;
+  if (type !== 'message') return namesFromSlackEvent(event);
   const p = MessageEnvelope.safeParse(event);
   if (!p.success) return null;
   const e = p.data;
