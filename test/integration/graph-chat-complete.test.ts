@@ -7,6 +7,7 @@
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { channelInfoEvent, namesFromSlackEvent, userInfoEvent } from '../../src/connectors/chatapp/normalize-names.js';
+import { listNodes } from '../../src/graph/queries.js';
 import { createPool } from '../../src/store/db.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { graphDb, type RawEvent } from '../support/graph-db.js';
@@ -140,5 +141,36 @@ describe('graph: names of channels and users (INTERFACE §9.5)', () => {
       draft(channelInfoEvent({ id: 'C1', name: 'general', created: 1 })).id,
     );
     expect(draft(channelInfoEvent({ id: 'C1', name: 'random', created: 1 })).id).not.toBe(listed.id);
+  });
+});
+
+describe('graph: search in CJK and mixed text (INTERFACE §9.5)', () => {
+  it('a 2-character substring of Chinese or Japanese text finds it; mixed queries need both parts; wildcards stay inert', async () => {
+    const inst = await g.freshInstall('chatapp', TEAM);
+    const texts = ['我们明天部署新版本 deploy tomorrow', '東京でリリースしました', '100% done_ok \\ 部署%'];
+    for (const [i, text] of texts.entries()) {
+      const ts = `17000005${i}0.000100`;
+      await g.project(inst, {
+        id: `message:C9:${ts}`,
+        kind: 'message',
+        payload: { channel_id: 'C9', channel_type: 'channel', ts, user: 'U1', text },
+      });
+    }
+    const found = async (q: string) =>
+      (await listNodes(pool, inst.tenant_id, { q, kind: 'chat.message' })).nodes.map((n) => n.props.text).sort();
+    expect(await found('部署')).toEqual([texts[0], texts[2]].sort());
+    expect(await found('署新')).toEqual([texts[0]]);
+    expect(await found('リリース')).toEqual([texts[1]]);
+    expect(await found('東京')).toEqual([texts[1]]);
+    expect(await found('部署 deploy')).toEqual([texts[0]]);
+    expect(await found('deploy 明天')).toEqual([texts[0]]);
+    expect(await found('部署 release')).toEqual([]);
+    expect(await found('deploying')).toEqual([texts[0]]);
+    // User input is never a pattern: `%` and `_` are punctuation (ignored), never wildcards.
+    expect(await found('部%')).toEqual(await found('部'));
+    expect(await found('明_部')).toEqual([texts[0]]);
+    expect(await found('東_')).toEqual([texts[1]]);
+    expect(await found('%')).toEqual([]);
+    expect(await found('_')).toEqual([]);
   });
 });
