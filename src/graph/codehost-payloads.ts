@@ -91,6 +91,12 @@ const Commit = z.object({
 
 export const PullRequestEvent = z.object({ pull_request: PullRequest, repository: Repository });
 export const IssuesEvent = z.object({ issue: Issue, repository: Repository });
+/** `issues.transferred`: the issue as it was, and where it went (`changes.new_issue`, `changes.new_repository`). */
+export const IssueTransferredEvent = z.object({
+  issue: Issue,
+  repository: Repository,
+  changes: z.object({ new_issue: Issue, new_repository: Repository }),
+});
 export const IssueCommentEvent = z.object({ issue: Issue, comment: Comment, repository: Repository });
 export const ReviewCommentEvent = z.object({ pull_request: PullRequest, comment: Comment, repository: Repository });
 export const ReviewEvent = z.object({ pull_request: PullRequest, review: Review, repository: Repository });

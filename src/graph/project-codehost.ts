@@ -13,6 +13,7 @@ import {
   BackfillDiffEvent,
   BackfillPullEvent,
   IssueCommentEvent,
+  IssueTransferredEvent,
   IssuesEvent,
   PullRequestEvent,
   PushEvent,
@@ -87,6 +88,17 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
       return 'projected';
     }
     case 'issues': {
+      if (action === 'transferred') {
+        // INTERFACE §9.5: the node takes the new repository's identity and keeps its edges.
+        const t = parse(IssueTransferredEvent);
+        if (!t) return 'invalid';
+        const { new_issue: ni, new_repository: nr } = t.changes;
+        const kind = t.issue.pull_request ? 'codehost.pull_request' : 'codehost.issue';
+        await w.moveNode(kind, `${t.repository.full_name}#${t.issue.number}`, `${nr.full_name}#${ni.number}`);
+        const node = await g.issue(nr, ni, at(ni.updated_at), false);
+        await w.dropOtherEdges('in_repo', node, await g.repository(nr, at(ni.updated_at)));
+        return 'projected';
+      }
       const e = parse(IssuesEvent);
       if (!e) return 'invalid';
       const deleted = action === 'deleted';

@@ -154,3 +154,52 @@ describe('graph: backfilled pull requests (INTERFACE §9.5)', () => {
     expect(await g.nodeOf(inst.tenant_id, 'codehost.pull_request', EXT)).toBeNull();
   });
 });
+
+describe('graph: issues.transferred (INTERFACE §9.5)', () => {
+  // The recorded delivery: octo-org/octo-repo#1 moved to Codertocat/Hello-World#1.
+  const transferred = example('issues', 'transferred');
+  const OLD = `${transferred.repository.full_name}#1`;
+  const NEW = `${transferred.changes.new_repository.full_name}#1`;
+  /** The recorded issue_comment, as if made on the issue before it moved. */
+  const commentBefore = () => {
+    const c = example('issue_comment', 'created');
+    c.repository = transferred.repository;
+    c.issue = transferred.issue;
+    return { id: 'delivery-comment', kind: 'issue_comment.created', payload: c };
+  };
+  const repoOf = (n: { edges: Array<{ type: string; toName: string }> }) =>
+    n.edges.filter((e) => e.type === 'in_repo').map((e) => e.toName);
+
+  it('moves the node to the new repository with its id and edges; a replay changes nothing', async () => {
+    const inst = await g.freshInstall('codehost', '9000010');
+    await g.project(inst, commentBefore());
+    const before = (await g.nodeOf(inst.tenant_id, 'codehost.issue', OLD))!;
+    const move = { id: 'delivery-transferred', kind: 'issues.transferred', payload: transferred };
+    await g.project(inst, move);
+    expect(await g.nodeOf(inst.tenant_id, 'codehost.issue', OLD)).toBeNull();
+    const after = (await g.nodeOf(inst.tenant_id, 'codehost.issue', NEW))!;
+    expect(after.id).toBe(before.id);
+    expect(after.props).toMatchObject({ repo_full_name: transferred.changes.new_repository.full_name, number: 1 });
+    expect(repoOf(after)).toEqual([`codehost.repository ${transferred.changes.new_repository.id}`]);
+    expect(after.edges).toContainEqual(expect.objectContaining({ type: 'comment_on', to: after.id }));
+    expect(after.edges).toContainEqual(expect.objectContaining({ type: 'authored_by', from: after.id }));
+    const tables = await g.rawTables(inst.tenant_id);
+    await g.project(inst, move);
+    expect(await g.rawTables(inst.tenant_id)).toEqual(tables);
+  });
+
+  it("when the new repository's issue is already a node, the old one's edges join it and the old node goes", async () => {
+    const inst = await g.freshInstall('codehost', '9000011');
+    const opened = example('issues', 'opened');
+    expect(`${opened.repository.full_name}#${opened.issue.number}`).toBe(NEW);
+    await g.project(inst, { id: 'delivery-opened', kind: 'issues.opened', payload: opened });
+    const existing = (await g.nodeOf(inst.tenant_id, 'codehost.issue', NEW))!;
+    await g.project(inst, commentBefore());
+    await g.project(inst, { id: 'delivery-transferred', kind: 'issues.transferred', payload: transferred });
+    expect(await g.nodeOf(inst.tenant_id, 'codehost.issue', OLD)).toBeNull();
+    const merged = (await g.nodeOf(inst.tenant_id, 'codehost.issue', NEW))!;
+    expect(merged.id).toBe(existing.id);
+    expect(merged.edges).toContainEqual(expect.objectContaining({ type: 'comment_on', to: merged.id }));
+    expect(repoOf(merged)).toEqual([`codehost.repository ${opened.repository.id}`]);
+  });
+});
