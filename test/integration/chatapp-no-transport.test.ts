@@ -4,7 +4,7 @@
  * the connector listing shows `inbound_transport: "none"` (INTERFACE §3 listing, extra field).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { chatEnv, json } from '../fakes/slack-harness.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';

@@ -7,7 +7,7 @@ import type { Pool } from 'pg';
 import type { GraphChange } from '../../src/graph/change.js';
 import { projectEvent } from '../../src/graph/project.js';
 import { getNode, listEdges } from '../../src/graph/queries.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 import { withTx } from '../../src/store/db.js';
 import { createInstall, setBackfill, type ConnectorId, type Install } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';

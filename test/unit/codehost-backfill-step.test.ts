@@ -21,7 +21,7 @@ import {
   type BackfillDiff,
 } from '../../src/connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill } from '../../src/connectors/codehost/backfill/backfill-step.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 import type {
   CodehostApi,
   DiffResult,
