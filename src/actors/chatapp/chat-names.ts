@@ -18,15 +18,20 @@ import { LOOKUP_INTERVAL_MS, lookupName, type NameTarget } from '../../connector
 import { chatIds } from '../../graph/project-chat.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
-import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
+import type { ActorAsk, IngestEvent, KeyOf } from '../../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
-import type { ActorKey } from '../../runtime/names.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 import { getInstallById } from '../../store/installs.js';
 
 export const CHAT_NAMES_KIND = 'chat-names';
 
-export function chatNamesKey(installId: string): ActorKey {
+/** `want` queues the ids an event named; `tick` (its own ticker) makes one lookup. */
+export type ChatNamesProtocol = {
+  want: { msg: { users?: unknown; channels?: unknown }; answer: { queued: number } };
+  tick: { msg: object; answer: Record<string, unknown> };
+};
+
+export function chatNamesKey(installId: string): KeyOf<ChatNamesProtocol> {
   return { kind: CHAT_NAMES_KIND, id: [installId] };
 }
 
@@ -62,7 +67,7 @@ const TICK_TIMEOUT_MS = 30_000;
 
 const keyOf = (t: NameTarget) => `${t.type}:${t.id}`;
 
-export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State> {
+export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State, ChatNamesProtocol> {
   const now = ports.now ?? Date.now;
   const divisor = Math.max(1, ports.config.chatapp.backfillPacingDivisor);
 
@@ -86,7 +91,10 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State> {
     return new Set(rows.map((r) => `${r.kind === 'chat.user' ? 'user' : 'channel'}:${r.external_id.slice(prefix)}`));
   };
 
-  const want = async (ctx: ActorContext<State>, msg: { users?: unknown; channels?: unknown }) => {
+  const want = async (
+    ctx: ActorContext<State>,
+    msg: { users?: unknown; channels?: unknown },
+  ): Promise<{ queued: number }> => {
     const s = ctx.state;
     const list = (v: unknown) => (Array.isArray(v) ? v : []).filter((x): x is string => typeof x === 'string');
     const fresh = (k: string) => !s.pending.has(k) && now() - (s.recent.get(k) ?? -Infinity) > RECENT_TTL_MS;
@@ -111,7 +119,7 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State> {
     return { queued };
   };
 
-  const tick = async (ctx: ActorContext<State>) => {
+  const tick = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const s = ctx.state;
     const first = s.pending.values().next();
     if (first.done) return { idle: true };
