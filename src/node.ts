@@ -19,6 +19,8 @@ import type { ConnectorModule, ModuleDeps } from './connectors/module.js';
 import { MODULES } from './connectors/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
 import { buildEdge } from './edge/app.js';
+import { createTenantAuth } from './edge/auth.js';
+import { serveMetrics } from './edge/routes/ops.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import { projectEvent } from './graph/project.js';
@@ -33,7 +35,8 @@ import { Router } from './runtime/router.js';
 import { ShardHost } from './runtime/shard-host.js';
 import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
-import { CredentialCipher } from './store/credential-cipher.js';
+import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
+import { listenNotify } from './store/listen-notify.js';
 import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
@@ -62,7 +65,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const { log } = opts;
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
-  const masterKey = config.masterKey;
+  const masterKeys: MasterKeys = { current: config.masterKey, previous: config.security.previousMasterKeys };
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
@@ -75,7 +78,14 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   }
 
   const pool = createPool(config.databaseUrl);
-  await migrate(pool);
+  // Migrations run as the schema owner (DATABASE_MIGRATE_URL) while the node itself serves
+  // as the application role, which row-level security binds (README "Security model").
+  if (config.security.migrateDatabaseUrl) {
+    const owner = createPool(config.security.migrateDatabaseUrl, { max: 1 });
+    await migrate(owner).finally(() => owner.end());
+  } else {
+    await migrate(pool);
+  }
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
   await checkServerVersion(nc);
@@ -101,7 +111,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     config,
     log,
     pool,
-    cipher: CredentialCipher.fromMasterKey(masterKey),
+    cipher: CredentialCipher.fromMasterKeys(masterKeys),
     actors: router,
     publish: (event) => publisher.publish(event),
     cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
@@ -181,18 +191,28 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
 
   let edge: FastifyInstance | null = null;
   let url: string | null = null;
+  let keysHeard: { stop(): Promise<void> } | null = null;
+  let metricsServer: { close(): Promise<void> } | null = null;
   if (roles.has('edge')) {
+    const resolveTenant = (raw: string) => findTenantByApiKey(pool, masterKeys, raw);
+    // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
+    const auth = createTenantAuth(resolveTenant);
+    keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
     edge = await buildEdge({
       config,
       log,
       db: pool,
       actors: router,
-      resolveTenant: (raw) => findTenantByApiKey(pool, masterKey, raw),
+      resolveTenant,
+      auth,
       ready,
       metrics: createEdgeMetrics(registry),
       plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
     });
     url = await edge.listen({ host: config.host, port: config.port });
+    if (config.security.metricsPort !== null) {
+      metricsServer = await serveMetrics(registry, { host: config.host, port: config.security.metricsPort });
+    }
     for (const m of modules) await m.startEdge?.();
     log.info({ url, roles: [...roles] }, 'node ready');
   }
@@ -215,6 +235,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       if (edge) {
         for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
         await step('edge', () => edge!.close());
+        await step('metrics', async () => metricsServer?.close());
+        await step('key announcements', async () => keysHeard?.stop());
       }
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());

@@ -9,11 +9,11 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
-import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
+import { BadRequest, NotFound, PayloadTooLarge, RateLimited } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { Queryable } from '../store/db.js';
-import { createTenantAuth, type TenantResolver } from './auth.js';
+import { createTenantAuth, type TenantAuth, type TenantResolver } from './auth.js';
 import { sendError } from './error-map.js';
 import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
@@ -21,6 +21,7 @@ import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.js';
+import { createTenantRate } from './tenant-rate.js';
 
 export const TENANT_BODY_LIMIT = 1024 * 1024;
 export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
@@ -45,6 +46,8 @@ export interface EdgeDeps {
   db: Queryable;
   actors: ActorAsk;
   resolveTenant: TenantResolver;
+  /** The key cache, when the node keeps it fresh (revocations heard cluster-wide, INTERFACE §9.1). */
+  auth?: TenantAuth;
   ready: ReadinessCheck;
   metrics: EdgeMetrics;
   /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
@@ -72,7 +75,20 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = 10_000;
 
-  const ctx: EdgeContext = { ...deps, authenticate: createTenantAuth(deps.resolveTenant).authenticate };
+  const auth = deps.auth ?? createTenantAuth(deps.resolveTenant);
+  const rate = createTenantRate(deps.config.security.tenantRatePerS);
+  // Every tenant route authenticates through here, so the per-tenant limit (INTERFACE §9.2)
+  // covers them all, connector plugins included.
+  const authenticate = async (req: Parameters<TenantAuth['authenticate']>[0]): Promise<string> => {
+    const tenantId = await auth.authenticate(req);
+    const taken = rate.take(tenantId);
+    if (!taken.ok) {
+      deps.metrics.tenantRateLimited.inc();
+      throw new RateLimited('too many requests for this tenant', taken.retryAfterMs / 1000);
+    }
+    return tenantId;
+  };
+  const ctx: EdgeContext = { ...deps, authenticate };
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';

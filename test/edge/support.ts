@@ -15,7 +15,11 @@ export interface Asked {
   msg: { type: string } & Record<string, unknown>;
 }
 
-export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true }), plugins?: EdgeDeps['plugins']) {
+export async function edgeFixture(
+  answer: (a: Asked) => unknown = () => ({ ok: true }),
+  plugins?: EdgeDeps['plugins'],
+  env: Record<string, string> = {},
+) {
   const pool = createPool(testDatabaseUrl());
   const asked: Asked[] = [];
   const actors: ActorAsk = {
@@ -24,7 +28,7 @@ export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: t
       return (await answer({ key, msg })) as T;
     },
   };
-  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, ...env });
   let ready = true;
   const app: FastifyInstance = await buildEdge({
     config,
