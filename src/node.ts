@@ -32,6 +32,7 @@ import { names as makeNames, installKey, parseKey, shardOf } from './runtime/nam
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { Router } from './runtime/router.js';
+import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
 import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
@@ -66,6 +67,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
   const masterKeys: MasterKeys = { current: config.masterKey, previous: config.security.previousMasterKeys };
+  // INTERFACE §9.4: what this deployment puts on NATS is sealed, and only sealed messages are acted on.
+  const seal = createSeal([masterKeys.current, ...masterKeys.previous]);
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
@@ -99,13 +102,14 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     shards: config.shards,
     blobs,
     maxPayload: nc.info?.max_payload ?? 1024 * 1024,
+    seal,
     observe: (connector, seconds, acked) => {
       if (acked) runtimeMetrics?.ingestPublish.observe({ connector }, seconds);
       else runtimeMetrics?.ingestPublishFailures.inc({ connector });
     },
   });
   const registry = createMetricsRegistry({ defaults: true });
-  const router = new Router({ nc, names: n, shards: config.shards, log });
+  const router = new Router({ nc, names: n, shards: config.shards, log, seal });
 
   const deps: ModuleDeps = {
     config,
@@ -133,6 +137,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       onCommitted: feed.publish,
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
+      onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
     }),
   );
   for (const m of modules) for (const def of m.actors) kernel.register(def);
@@ -159,6 +164,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
         runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
         runtimeMetrics?.eventToCommit.observe(Math.max(0, Date.now() - meta.storedAtMs) / 1000);
       },
+      seal,
+      onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.onShardAcquired?.(shard);

@@ -4,7 +4,7 @@
  * emits, uninstalls and answers health. State that must survive a move lives in Postgres;
  * the activation only caches the install row.
  */
-import { BadConfig, Conflict, NotConfigured } from '../errors.js';
+import { BadConfig, Conflict, NotConfigured, NotFound } from '../errors.js';
 import type {
   ConnectorDriver,
   DriverContext,
@@ -35,6 +35,8 @@ export interface InstallPorts {
   onCommitted?(install: Install, changes: GraphChange[]): void;
   /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
   onDropped?(install: Install, drop: SelfEmitDrop): void;
+  /** INTERFACE §9.4: a message naming another tenant or install than the row's was refused. */
+  onRefused?(path: 'install_ingest' | 'install_request'): void;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
@@ -47,6 +49,20 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
     if (!ctx.state.install) throw new Conflict('install does not exist', { code: 'install_not_active' });
     return ctx.state.install;
+  };
+  /**
+   * INTERFACE §9.4: the actor acts only for its own tenant. The edge names the tenant it
+   * authenticated in every request; one naming another tenant (or none) is refused as the
+   * edge refuses another tenant's install id: 404, counted.
+   */
+  const owned = (ctx: ActorContext<InstallState>, msg: { tenantId?: unknown }): Install => {
+    const install = present(ctx);
+    if (msg.tenantId !== install.tenant_id) {
+      ports.onRefused?.('install_request');
+      ctx.log.warn({ installId: install.install_id }, 'request naming another tenant refused');
+      throw new NotFound('install not found');
+    }
+    return install;
   };
   const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
     install,
@@ -66,6 +82,12 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         const install = ctx.state.install;
         if (!install) {
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
+          return { stored: false };
+        }
+        if (msg.event.tenantId !== install.tenant_id || msg.event.installId !== install.install_id) {
+          // INTERFACE §9.4: only events of this very install and tenant are stored here.
+          ports.onRefused?.('install_ingest');
+          ctx.log.warn({ eventId: msg.event.id }, 'event naming another tenant or install refused');
           return { stored: false };
         }
         if (install.status !== 'active') {
@@ -112,8 +134,8 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         return { stored };
       },
 
-      async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
-        const install = present(ctx);
+      async emit(ctx, msg: { tenantId?: string; kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
+        const install = owned(ctx, msg);
         if (install.status !== 'active') throw new Conflict('install is not active', { code: 'install_not_active' });
         // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
         if (!msg.kind.startsWith(`${install.connector_id}.`)) {
@@ -123,8 +145,8 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         return { provider_id, kind: msg.kind, install_id: install.install_id, emitted_at: new Date().toISOString() };
       },
 
-      async health(ctx) {
-        const install = present(ctx);
+      async health(ctx, msg: { tenantId?: string }) {
+        const install = owned(ctx, msg);
         if (install.status !== 'active') {
           return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
         }
@@ -133,8 +155,8 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */
-      async uninstall(ctx) {
-        const install = present(ctx);
+      async uninstall(ctx, msg: { tenantId?: string }) {
+        const install = owned(ctx, msg);
         if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' };
         const driver = ports.drivers.get(install.connector_id);
         const dctx = driverCtx(ctx, install);

@@ -21,6 +21,11 @@ export interface RuntimeMetrics {
   ingestPublishFailures: Counter<'connector'>;
   /** Self-emitted events dropped by a connector's filter, counted after commit (INTERFACE §8.20). */
   ingestDropped: Counter<'connector' | 'tier'>;
+  /**
+   * INTERFACE §9.4, the NATS fence: messages refused. `path`: `ingest` / `actor` (no valid
+   * seal), `install_ingest` / `install_request` (tenant or install not the install's own).
+   */
+  fenceRefused: Counter<'path'>;
 }
 
 export function registerRuntimeMetrics(
@@ -134,6 +139,12 @@ export function registerRuntimeMetrics(
       name: 'service_ingest_dropped_total',
       help: 'Inbound events dropped by the self-emit filters, by connector and tier (spec §6.3)',
       labelNames: ['connector', 'tier'],
+      registers,
+    }),
+    fenceRefused: new Counter({
+      name: 'service_nats_refused_total',
+      help: 'NATS messages refused by the fence: unsealed, or naming another tenant or install (INTERFACE §9.4)',
+      labelNames: ['path'],
       registers,
     }),
   };
