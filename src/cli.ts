@@ -56,7 +56,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     case 'migrate': {
       noArgs([sub, ...rest]);
       const config = loadConfig(env, { requireDatabase: true });
-      const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
+      const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
       try {
         print(await migrate(pool));
       } finally {
@@ -169,7 +169,7 @@ async function withPool(
   config: Readonly<Config>,
   fn: (pool: ReturnType<typeof createPool>) => Promise<void>,
 ): Promise<void> {
-  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
+  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
   try {
     // Nothing to provision by hand: the schema is brought up to date first (idempotent).
     await migrate(pool);

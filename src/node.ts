@@ -38,6 +38,7 @@ import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
+import { tenantScopedPool } from './store/tenant-scope.js';
 import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
@@ -80,7 +81,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     );
   }
 
-  const pool = createPool(config.databaseUrl);
+  // The cross-tenant pool (ingest, fan-out, walkers, actors); tenant routes use `tenantDb`.
+  const pool = createPool(config.databaseUrl, { scope: 'system' });
   // Migrations run as the schema owner (DATABASE_MIGRATE_URL) while the node itself serves
   // as the application role, which row-level security binds (README "Security model").
   if (config.security.migrateDatabaseUrl) {
@@ -200,15 +202,20 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   let url: string | null = null;
   let keysHeard: { stop(): Promise<void> } | null = null;
   let metricsServer: { close(): Promise<void> } | null = null;
+  let tenantDb: ReturnType<typeof createPool> | null = null;
   if (roles.has('edge')) {
     const resolveTenant = (raw: string) => findTenantByApiKey(pool, masterKeys, raw);
     // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
     const auth = createTenantAuth(resolveTenant);
     keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
+    tenantDb = tenantScopedPool(
+      createPool(config.databaseUrl, { max: 5, applicationName: 'connector-service-tenant' }),
+    );
     edge = await buildEdge({
       config,
       log,
       db: pool,
+      tenantDb,
       actors: router,
       resolveTenant,
       auth,
@@ -249,6 +256,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());
       await step('postgres', () => pool.end());
+      await step('postgres (tenant routes)', async () => tenantDb?.end());
       log.info('node stopped');
     })());
 

@@ -13,6 +13,7 @@ import { BadRequest, NotFound, PayloadTooLarge, RateLimited } from '../errors.js
 import type { Logger } from '../log.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { Queryable } from '../store/db.js';
+import { runInTenantScope } from '../store/tenant-scope.js';
 import { createTenantAuth, type TenantAuth, type TenantResolver } from './auth.js';
 import { sendError } from './error-map.js';
 import type { EdgeMetrics } from './metrics.js';
@@ -44,6 +45,12 @@ export interface EdgeDeps {
   config: Readonly<Config>;
   log: Logger;
   db: Queryable;
+  /**
+   * The database fence (README "Security model"): a tenant-scoped pool of the application
+   * role (src/store/tenant-scope.ts) used as `db` by the tenant routes, so their queries
+   * see only the caller's rows. Absent: tenant routes use `db`.
+   */
+  tenantDb?: Queryable;
   actors: ActorAsk;
   resolveTenant: TenantResolver;
   /** The key cache, when the node keeps it fresh (revocations heard cluster-wide, INTERFACE §9.1). */
@@ -126,10 +133,16 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
       tenant.addHook('onRequest', async (req) => {
         await ctx.authenticate(req);
       });
-      await tenant.register(connectorRoutes, ctx);
-      await tenant.register(installRoutes, ctx);
-      await tenant.register(eventRoutes, ctx);
-      await tenant.register(graphRoutes, ctx);
+      const tenantCtx: EdgeContext = { ...ctx, db: deps.tenantDb ?? deps.db };
+      if (deps.tenantDb) {
+        // After the body is parsed (its stream callbacks run outside any async context), so
+        // the handler and everything it awaits run in the caller's tenant scope.
+        tenant.addHook('preHandler', (req, _reply, done) => runInTenantScope(req.tenantId, done));
+      }
+      await tenant.register(connectorRoutes, tenantCtx);
+      await tenant.register(installRoutes, tenantCtx);
+      await tenant.register(eventRoutes, tenantCtx);
+      await tenant.register(graphRoutes, tenantCtx);
     },
     { prefix: '/api/v1' },
   );
