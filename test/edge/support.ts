@@ -28,7 +28,7 @@ export async function edgeFixture(
       return (await answer({ key, msg })) as T;
     },
   };
-  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, ...env });
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, SERVICE_TENANT_RATE_PER_S: '100000', ...env });
   let ready = true;
   const app: FastifyInstance = await buildEdge({
     config,
