@@ -12,7 +12,7 @@ import type {
   EmitReceipt,
   SelfEmitDrop,
 } from '../connectors/driver.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';

@@ -7,64 +7,18 @@
  * the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import type { Config } from '../config.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { BadRequest, NotFound, PayloadTooLarge, RateLimited } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { ActorKey } from '../runtime/names.js';
-import type { Queryable } from '../store/db.js';
 import { runInTenantScope } from '../store/tenant-scope.js';
-import { createTenantAuth, type TenantAuth, type TenantResolver } from './auth.js';
+import { createTenantAuth, type TenantAuth } from './auth.js';
+import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { sendError } from './error-map.js';
-import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
-import { opsRoutes, type ReadinessCheck } from './routes/ops.js';
+import { opsRoutes } from './routes/ops.js';
 import { createTenantRate } from './tenant-rate.js';
-
-export const TENANT_BODY_LIMIT = 1024 * 1024;
-export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
-
-/** What the edge needs from the actor runtime: request/reply to an actor key. */
-export interface ActorAsk {
-  /**
-   * `idempotent: true` only where running the message twice is harmless (reads, `health`,
-   * `refresh`, `resume`): a request its node never answered (it died) is resent to the
-   * shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
-   */
-  ask<T = unknown>(
-    key: ActorKey,
-    msg: { type: string } & Record<string, unknown>,
-    opts?: { timeoutMs?: number; idempotent?: boolean },
-  ): Promise<T>;
-}
-
-export interface EdgeDeps {
-  config: Readonly<Config>;
-  log: Logger;
-  db: Queryable;
-  /**
-   * The database fence (README "Security model"): a tenant-scoped pool of the application
-   * role (src/store/tenant-scope.ts) used as `db` by the tenant routes, so their queries
-   * see only the caller's rows. Absent: tenant routes use `db`.
-   */
-  tenantDb?: Queryable;
-  actors: ActorAsk;
-  resolveTenant: TenantResolver;
-  /** The key cache, when the node keeps it fresh (revocations heard cluster-wide, INTERFACE §9.1). */
-  auth?: TenantAuth;
-  ready: ReadinessCheck;
-  metrics: EdgeMetrics;
-  /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
-  plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
-}
-
-/** Handed to every route plugin. */
-export interface EdgeContext extends EdgeDeps {
-  authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
-}
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({

@@ -11,7 +11,7 @@
  * (nothing lost) and the projection is skipped with a warning naming the event.
  */
 import type { Logger } from '../log.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import type { GraphChange } from './change.js';

@@ -5,7 +5,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { chatOAuthRoutes } from '../../src/connectors/chatapp/oauth-routes.js';
+import { chatOAuthRoutes } from '../../src/edge/routes/chatapp/oauth.js';
 import { MAX_LIVE_STATES_PER_TENANT } from '../../src/store/chat-oauth-states.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';

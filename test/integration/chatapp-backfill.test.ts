@@ -16,7 +16,7 @@ import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
-import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';

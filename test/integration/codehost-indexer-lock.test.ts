@@ -13,8 +13,8 @@ import {
   type IndexerTimings,
   type SyncAnswer,
   type ToolAnswer,
-} from '../../src/actors/indexer-session.js';
-import type { ActorAsk } from '../../src/edge/app.js';
+} from '../../src/actors/codehost/indexer-session.js';
+import type { ActorAsk } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';

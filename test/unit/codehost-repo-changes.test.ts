@@ -22,8 +22,8 @@ import {
   readyPatch,
   retryDelayMs,
 } from '../../src/connectors/codehost/indexer/index-outcome.js';
-import { slashCommandOf } from '../../src/connectors/codehost/slash/answer-slash.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { slashCommandOf } from '../../src/actors/codehost/answer-slash.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 const example = (name: string, action: string): Record<string, any> =>

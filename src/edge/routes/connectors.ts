@@ -10,7 +10,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { isConnectorId, listConnectors } from '../../connectors/catalog.js';
 import { BadRequest, NotConfigured, NotFound } from '../../errors.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 
 export const connectorRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.get('/connectors', async () => ({ connectors: listConnectors(ctx.config) }));

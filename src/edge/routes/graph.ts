@@ -13,7 +13,7 @@ import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '
 import { installKey } from '../../runtime/names.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const NodesQuery = z

@@ -6,7 +6,8 @@
  * each ask afterwards.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IngestEvent, IngestPublisher } from '../../../src/runtime/ingest-stream.js';
+import type { IngestPublisher } from '../../../src/runtime/ingest-stream.js';
+import type { IngestEvent } from '../../../src/runtime/ports.js';
 import { installKey, shardOf } from '../../../src/runtime/names.js';
 import type { Router } from '../../../src/runtime/router.js';
 

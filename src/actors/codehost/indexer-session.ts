@@ -23,30 +23,30 @@
  *   is refused admission (`repo-index-state.ts`), so its ticks find nothing to do.
  */
 import type pg from 'pg';
-import type { ActorAsk } from '../edge/app.js';
-import type { Logger } from '../log.js';
-import { callTool, indexStatus, syncIndex, type ToolName } from '../connectors/codehost/indexer/daemon-client.js';
-import { daemonUrl } from '../connectors/codehost/indexer/daemon-url.js';
-import type { RpcFailureKind } from '../connectors/codehost/indexer/json-rpc.js';
+import type { ActorAsk } from '../../runtime/ports.js';
+import type { Logger } from '../../log.js';
+import { callTool, indexStatus, syncIndex, type ToolName } from '../../connectors/codehost/indexer/daemon-client.js';
+import { daemonUrl } from '../../connectors/codehost/indexer/daemon-url.js';
+import type { RpcFailureKind } from '../../connectors/codehost/indexer/json-rpc.js';
 import {
   DEFAULT_RETRY_POLICY,
   failedPatch,
   readyPatch,
   UNFOLLOWED_PATCH,
-} from '../connectors/codehost/indexer/index-outcome.js';
-import { describeUpstream } from '../connectors/codehost/upstream-error.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import type { ActorKey } from '../runtime/names.js';
-import { createTicker, type Ticker } from '../runtime/ticker.js';
-import { getListedRepo } from '../store/backfill-repos.js';
-import { getInstallById, type Install } from '../store/installs.js';
+} from '../../connectors/codehost/indexer/index-outcome.js';
+import { describeUpstream } from '../../connectors/codehost/upstream-error.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorKey } from '../../runtime/names.js';
+import { createTicker, type Ticker } from '../../runtime/ticker.js';
+import { getListedRepo } from '../../store/backfill-repos.js';
+import { getInstallById, type Install } from '../../store/installs.js';
 import {
   admitRepo,
   getIndexState,
   updateIndexState,
   type IndexStatePatch,
   type RepoIndexState,
-} from '../store/repo-index-state.js';
+} from '../../store/repo-index-state.js';
 
 export const INDEXER_SESSION_KIND = 'indexer';
 

@@ -4,20 +4,20 @@
  * workspace buckets that pace write-back, and the backfill walker per install.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { chatBackfillActor, chatBackfillKey } from '../../actors/chat-backfill.js';
-import { chatBucketActor, chatBucketKey } from '../../actors/chat-bucket.js';
-import { chatWorkspaceBucketActor } from '../../actors/chat-workspace-bucket.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { installKey } from '../../runtime/names.js';
-import { listUnfinishedBackfills } from '../../store/chat-claims.js';
-import type { ModuleFactory } from '../module.js';
-import { botCredentials } from './bot-token.js';
-import { chatDriver } from './driver.js';
-import type { EmitPermits, Permit } from './emit.js';
-import type { IntakeDeps } from './event-intake.js';
-import { chatEventsRoute } from './events-route.js';
-import { chatOAuthRoutes } from './oauth-routes.js';
-import { chatSocketMode, type SocketModeTransport } from './socket-mode.js';
+import { chatBackfillActor, chatBackfillKey } from '../actors/chatapp/chat-backfill.js';
+import { chatBucketActor, chatBucketKey } from '../actors/chatapp/chat-bucket.js';
+import { chatWorkspaceBucketActor } from '../actors/chatapp/chat-workspace-bucket.js';
+import type { EdgeContext } from '../edge/context.js';
+import { installKey } from '../runtime/names.js';
+import { listUnfinishedBackfills } from '../store/chat-claims.js';
+import type { ModuleFactory } from './module.js';
+import { botCredentials } from '../connectors/chatapp/bot-token.js';
+import { chatDriver } from '../connectors/chatapp/driver.js';
+import type { EmitPermits, Permit } from '../connectors/chatapp/emit.js';
+import type { IntakeDeps } from '../connectors/chatapp/event-intake.js';
+import { chatEventsRoute } from '../edge/routes/chatapp/events.js';
+import { chatOAuthRoutes } from '../edge/routes/chatapp/oauth.js';
+import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/socket-mode.js';
 
 const BUCKET_ASK_TIMEOUT_MS = 8_000;
 const START_BACKFILL_TIMEOUT_MS = 10_000;

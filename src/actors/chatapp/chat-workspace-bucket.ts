@@ -7,11 +7,11 @@
  * never blocks. One activation per key in the cluster makes the budget hold across nodes;
  * its state is written through to KV so a shard move keeps it.
  */
-import type { KvPort } from '../connectors/module.js';
-import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { KvPort } from '../../runtime/ports.js';
+import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
 
 export const CHAT_WORKSPACE_KIND = 'chat-workspace';

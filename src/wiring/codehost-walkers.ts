@@ -6,32 +6,32 @@
  * unfinished walks and sessions on shard acquisition.
  * `codehost/module.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
-import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../../../actors/codehost-backfill.js';
-import { codehostRateActor } from '../../../actors/codehost-rate.js';
+import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
+import { codehostRateActor } from '../actors/codehost/codehost-rate.js';
 import {
   DEFAULT_INDEXER_TIMINGS,
   indexerSessionActor,
   indexerSessionKey,
   type IndexerTimings,
-} from '../../../actors/indexer-session.js';
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
-import type { ActorDefinition } from '../../../runtime/kernel.js';
-import type { ActorKey } from '../../../runtime/names.js';
-import { listUnfinishedCodehostBackfills } from '../../../store/backfill-repos.js';
-import type { Install } from '../../../store/installs.js';
-import { admitRepo, listUnsettledSessions } from '../../../store/repo-index-state.js';
-import type { DriverContext } from '../../driver.js';
-import type { ModuleDeps } from '../../module.js';
-import type { CodehostWrite } from '../emit-schema.js';
-import { installRefOf, type GithubClients, type InstallRef } from '../github-client.js';
-import { checkTemplate } from '../indexer/daemon-url.js';
-import { syncOnPush } from '../indexer/sync-on-push.js';
-import type { WriteOutcome } from '../perform-write.js';
-import { answerSlashCommand } from '../slash/answer-slash.js';
-import { replyExists } from '../slash/find-reply.js';
-import type { ListedRepo } from './codehost-api.js';
-import { applyRepositoryChanges } from './installation-repos.js';
-import { octokitApi } from './octokit-api.js';
+} from '../actors/codehost/indexer-session.js';
+import type { IngestEvent } from '../runtime/ports.js';
+import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKey } from '../runtime/names.js';
+import { listUnfinishedCodehostBackfills } from '../store/backfill-repos.js';
+import type { Install } from '../store/installs.js';
+import { admitRepo, listUnsettledSessions } from '../store/repo-index-state.js';
+import type { DriverContext } from '../connectors/driver.js';
+import type { ModuleDeps } from './module.js';
+import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
+import { installRefOf, type GithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
+import { checkTemplate } from '../connectors/codehost/indexer/daemon-url.js';
+import { syncOnPush } from '../actors/codehost/sync-on-push.js';
+import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
+import { answerSlashCommand } from '../actors/codehost/answer-slash.js';
+import { replyExists } from '../connectors/codehost/slash/find-reply.js';
+import type { ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
+import { applyRepositoryChanges } from '../connectors/codehost/backfill/installation-repos.js';
+import { octokitApi } from '../connectors/codehost/backfill/octokit-api.js';
 
 export interface WalkerParts {
   actors: Array<ActorDefinition<any>>;

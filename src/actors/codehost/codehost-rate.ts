@@ -9,7 +9,7 @@
  * headers, or a secondary limit's retry-after), folded in before charging.
  */
 import { z } from 'zod';
-import type { KvPort } from '../connectors/module.js';
+import type { KvPort } from '../../runtime/ports.js';
 import {
   newGate,
   observe,
@@ -17,10 +17,10 @@ import {
   take,
   type RateGateState,
   type Take,
-} from '../connectors/codehost/backfill/rate-gate.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+} from '../../connectors/codehost/backfill/rate-gate.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 
 export const CODEHOST_RATE_KIND = 'codehost-rate';
 

@@ -11,9 +11,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
-import type { Config } from '../../config.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { parseOrBadRequest } from '../../edge/params.js';
+import type { Config } from '../../../config.js';
+import type { EdgeContext } from '../../context.js';
+import { parseOrBadRequest } from '../../params.js';
 import {
   AdminNotConfigured,
   BadRequest,
@@ -22,19 +22,19 @@ import {
   NotFound,
   RateLimited,
   Unauthorized,
-} from '../../errors.js';
-import type { Logger } from '../../log.js';
-import { putAppInstallation } from '../../store/codehost-app-installations.js';
-import type { CachedInstallationToken, CodehostSecret } from '../../store/codehost-credentials.js';
-import type { CredentialCipher } from '../../store/credential-cipher.js';
-import { putCredentials } from '../../store/credentials.js';
-import { withTx } from '../../store/db.js';
-import { createInstall } from '../../store/installs.js';
-import { userBelongsToTenant } from '../../store/users.js';
+} from '../../../errors.js';
+import type { Logger } from '../../../log.js';
+import { putAppInstallation } from '../../../store/codehost-app-installations.js';
+import type { CachedInstallationToken, CodehostSecret } from '../../../store/codehost-credentials.js';
+import type { CredentialCipher } from '../../../store/credential-cipher.js';
+import { putCredentials } from '../../../store/credentials.js';
+import { withTx } from '../../../store/db.js';
+import { createInstall } from '../../../store/installs.js';
+import { userBelongsToTenant } from '../../../store/users.js';
 import { adminTokenMatches } from './check-admin-token.js';
-import type { GithubClients } from './github-client.js';
-import type { BackfillStarter } from './start-backfill.js';
-import { describeUpstream, toUpstreamError } from './upstream-error.js';
+import type { GithubClients } from '../../../connectors/codehost/github-client.js';
+import type { BackfillStarter } from '../../../connectors/codehost/start-backfill.js';
+import { describeUpstream, toUpstreamError } from '../../../connectors/codehost/upstream-error.js';
 
 export const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 

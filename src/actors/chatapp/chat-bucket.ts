@@ -10,13 +10,12 @@
  * One activation per key in the cluster makes the limit hold across nodes; state is
  * written through to KV so a shard move keeps holds and the last write time.
  */
-import type { ActorAsk } from '../edge/app.js';
-import type { KvPort } from '../connectors/module.js';
-import type { Permit } from '../connectors/chatapp/emit.js';
-import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { ActorAsk, KvPort } from '../../runtime/ports.js';
+import type { Permit } from '../../connectors/chatapp/emit.js';
+import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
 import { chatWorkspaceKey, type WorkspaceReservation } from './chat-workspace-bucket.js';
 

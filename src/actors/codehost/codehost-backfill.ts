@@ -13,11 +13,10 @@
  * walk (`addRepos`); a finished walk reopens for them.
  */
 import type pg from 'pg';
-import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
-import { AppError, Internal, RateLimited } from '../errors.js';
-import type { ActorAsk } from '../edge/app.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
+import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
+import { AppError, Internal, RateLimited } from '../../errors.js';
+import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
+import type { Logger } from '../../log.js';
 import {
   finishedCursor,
   initialCursor,
@@ -26,18 +25,17 @@ import {
   SPEC_CAPS,
   type BackfillCaps,
   type BackfillCursor,
-} from '../connectors/codehost/backfill/backfill-cursor.js';
-import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
-import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
-import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
-import { decodeCursor, encodeCursor } from '../connectors/codehost/backfill/cursor-codec.js';
-import type { Take } from '../connectors/codehost/backfill/rate-gate.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
-import { getListedRepo, saveListedRepos } from '../store/backfill-repos.js';
-import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+} from '../../connectors/codehost/backfill/backfill-cursor.js';
+import { backfillDiffEvent } from '../../connectors/codehost/backfill/backfill-event.js';
+import { stepBackfill, type StepResult } from '../../connectors/codehost/backfill/backfill-step.js';
+import type { CodehostApi, ListedRepo } from '../../connectors/codehost/backfill/codehost-api.js';
+import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/cursor-codec.js';
+import type { Take } from '../../connectors/codehost/backfill/rate-gate.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
+import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
+import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate.js';
 
 export const CODEHOST_BACKFILL_KIND = 'codehost-backfill';

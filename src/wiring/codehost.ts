@@ -8,20 +8,20 @@
  * write actor is registered on every node, so a shard that lands here can serve it.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { codehostWriterActor, codehostWriterKey } from '../../actors/codehost-writer.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { NotConfigured } from '../../errors.js';
-import type { ModuleFactory } from '../module.js';
-import { abortable } from './abortable.js';
-import { adminInstallRoutes } from './admin-install-route.js';
-import { attachWalkers } from './backfill/attach-walkers.js';
-import { BoundInstallsCache } from './bound-installs-cache.js';
-import { codehostDriver } from './driver.js';
-import type { CodehostWrite } from './emit-schema.js';
-import { boundInstallsFinder } from './find-bound-installs.js';
-import { createGithubClients, type InstallRef } from './github-client.js';
-import { performWrite, type WriteOutcome } from './perform-write.js';
-import { webhookRoutes } from './webhook-route.js';
+import { codehostWriterActor, codehostWriterKey } from '../actors/codehost/codehost-writer.js';
+import type { EdgeContext } from '../edge/context.js';
+import { NotConfigured } from '../errors.js';
+import type { ModuleFactory } from './module.js';
+import { abortable } from '../connectors/codehost/abortable.js';
+import { adminInstallRoutes } from '../edge/routes/codehost/admin-install.js';
+import { attachWalkers } from './codehost-walkers.js';
+import { BoundInstallsCache } from '../connectors/codehost/bound-installs-cache.js';
+import { codehostDriver } from '../connectors/codehost/driver.js';
+import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
+import { boundInstallsFinder } from '../connectors/codehost/find-bound-installs.js';
+import { createGithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
+import { performWrite, type WriteOutcome } from '../connectors/codehost/perform-write.js';
+import { webhookRoutes } from '../edge/routes/codehost/webhooks.js';
 
 /**
  * Inside the emit route's 25 s (edge → install actor): up to 10 s for a write slot, the

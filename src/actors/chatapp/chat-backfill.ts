@@ -11,29 +11,27 @@
  * shard acquisition for unfinished walks.
  */
 import type pg from 'pg';
-import type { Config } from '../config.js';
-import type { ActorAsk } from '../edge/app.js';
-import { AppError, Internal } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
-import type { BotCredentials } from '../connectors/chatapp/bot-token.js';
-import { callWalkMethod } from '../connectors/chatapp/backfill-call.js';
-import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
+import type { Config } from '../../config.js';
+import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
+import { AppError, Internal } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { BotCredentials } from '../../connectors/chatapp/bot-token.js';
+import { callWalkMethod } from '../../connectors/chatapp/backfill-call.js';
+import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
 import {
   decodeCursor,
   encodeCursor,
   initialCursor,
   phaseOf,
   type BackfillCursor,
-} from '../connectors/chatapp/backfill-cursor.js';
-import { applyOutcome, nextCall, pacingFor, type Ending } from '../connectors/chatapp/backfill-walk.js';
-import { missingGroupDmHistory, walkableTypes } from '../connectors/chatapp/scopes.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
-import { getBotIdentity } from '../store/chat-claims.js';
-import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+} from '../../connectors/chatapp/backfill-cursor.js';
+import { applyOutcome, nextCall, pacingFor, type Ending } from '../../connectors/chatapp/backfill-walk.js';
+import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
+import { getBotIdentity } from '../../store/chat-claims.js';
+import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 
 export const CHAT_BACKFILL_KIND = 'chat-backfill';
 

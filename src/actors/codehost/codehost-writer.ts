@@ -6,15 +6,15 @@
  * (INTERFACE §8.4, §8.26), also on another node after a move: the hold is kept in KV.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RateLimited } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
-import { parseWrite, type CodehostWrite } from '../connectors/codehost/emit-schema.js';
-import type { InstallRef } from '../connectors/codehost/github-client.js';
-import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
-import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../connectors/codehost/write-pacer.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import type { ActorKey } from '../runtime/names.js';
+import { RateLimited } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { KvPort } from '../../runtime/ports.js';
+import { parseWrite, type CodehostWrite } from '../../connectors/codehost/emit-schema.js';
+import type { InstallRef } from '../../connectors/codehost/github-client.js';
+import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
+import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../../connectors/codehost/write-pacer.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorKey } from '../../runtime/names.js';
 
 export const CODEHOST_WRITER_KIND = 'codehost-writes';
 
