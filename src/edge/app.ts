@@ -3,8 +3,8 @@
  *
  * Plugin boundaries (STYLE.md, from fastify): tenant routes live in one context whose
  * preHandler authenticates the Bearer key and whose body limit is 1 MiB (INTERFACE §2);
- * webhook routes get their own context (see `webhook-context.ts`) with a 25 MiB limit and
- * the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
+ * webhook routes (`routes/chatapp/`, `routes/codehost/`) register their own context with a
+ * 25 MiB limit and the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';

@@ -7,18 +7,40 @@
  */
 import type { ActorKey } from './names.js';
 
-/** What the edge needs from the actor runtime: request/reply to an actor key. */
+/**
+ * One actor kind's protocol: for each message `type`, the message's other fields and the
+ * answer its handler resolves with (restate's handler map, typed). Each actor module
+ * exports its own (`InstallProtocol`, `ChatBucketProtocol`, ...).
+ */
+export type Protocol = Record<string, { msg: object; answer: unknown }>;
+
+declare const speaks: unique symbol;
+
+/**
+ * The key of an actor whose kind speaks `P`; each kind's key function returns one, so an
+ * `ask` with it checks the message against `P` and knows the answer's type. A plain
+ * `ActorKey` (a list of keys to resume, say) asks with `P` unknown: answer `unknown`.
+ */
+export type KeyOf<P extends Protocol> = ActorKey & { readonly [speaks]?: P };
+
+/** One message of `P`: the discriminated union of a protocol is `MessageOf<P>`. */
+export type MessageOf<P extends Protocol, T extends keyof P & string = keyof P & string> = T extends string
+  ? { type: T } & P[T]['msg']
+  : never;
+
+/** Request/reply to any actor in the cluster (routes to its shard's owner). */
 export interface ActorAsk {
   /**
-   * `idempotent: true` only where running the message twice is harmless (reads, `health`,
-   * `refresh`, `resume`): a request its node never answered (it died) is resent to the
-   * shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
+   * The answer's type is the one `P` names for the message's `type`, never the caller's
+   * choice. `idempotent: true` only where running the message twice is harmless (reads,
+   * `health`, `refresh`, `resume`): a request its node never answered (it died) is resent
+   * to the shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
    */
-  ask<T = unknown>(
-    key: ActorKey,
-    msg: { type: string } & Record<string, unknown>,
+  ask<P extends Protocol, T extends keyof P & string>(
+    key: KeyOf<P>,
+    msg: { type: T } & P[T]['msg'],
     opts?: { timeoutMs?: number; idempotent?: boolean },
-  ): Promise<T>;
+  ): Promise<P[T]['answer']>;
 }
 
 /** A small key-value store with compare-and-set (backed by a NATS KV bucket). */

@@ -1,10 +1,10 @@
 /**
- * Issue 6's part of the code-host module: the PR-diff backfill walker, the installation
+ * The code host's walkers wired together: the PR-diff backfill walker, the installation
  * rate gate and the repo indexer sessions (actors), the backfill starter the admin install
  * calls, the `afterCommit` reactions (slash commands, index sync after a push to the
  * default branch, repos added to or removed from the installation) and the resume of
  * unfinished walks and sessions on shard acquisition.
- * `codehost/module.ts` plugs these in; everything reaches other actors via `deps.actors`.
+ * `wiring/codehost.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
 import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
 import { codehostRateActor } from '../actors/codehost/codehost-rate.js';
@@ -15,7 +15,7 @@ import {
   type IndexerTimings,
 } from '../actors/codehost/indexer-session.js';
 import type { IngestEvent } from '../runtime/ports.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
 import { listUnfinishedCodehostBackfills } from '../store/backfill-repos.js';
 import type { Install } from '../store/installs.js';
@@ -34,7 +34,7 @@ import { applyRepositoryChanges } from '../connectors/codehost/backfill/installa
 import { octokitApi } from '../connectors/codehost/backfill/octokit-api.js';
 
 export interface WalkerParts {
-  actors: Array<ActorDefinition<any>>;
+  actors: ActorKind[];
   /** The admin install's hook (INTERFACE §3: "the PR-diff backfill starts"). */
   startBackfill(install: Install): Promise<void>;
   /** Slash-command replies, index syncs after pushes and repo changes, after the ingest transaction. */
@@ -103,7 +103,7 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
     }
   };
 
-  const actors: Array<ActorDefinition<any>> = [
+  const actors: ActorKind[] = [
     codehostBackfillActor({
       pool,
       log,

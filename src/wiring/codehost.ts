@@ -1,7 +1,9 @@
 /**
- * The code-host connector (`codehost`): GitHub App webhooks in, writes back, the PR
- * summary comment, health (issue #5). Built once per node from the runtime's ports; it
- * reaches other actors only through `deps.actors` (connector code knows nothing of NATS).
+ * The code-host connector (`codehost`) wired together: its platform code
+ * (`connectors/codehost/`: driver, PR summary, health), its actors (`actors/codehost/`:
+ * the write actor here, walkers and indexer sessions in `codehost-walkers.ts`) and its
+ * routes (`edge/routes/codehost/`: webhooks, admin install). Built once per node from the
+ * runtime's ports; everything reaches other actors only through `deps.actors`.
  *
  * Routes are mounted whatever the settings, because their gates answer for a disabled
  * connector too (404/500/401/501 on the admin install, 501 on the webhook route). The
@@ -20,7 +22,7 @@ import { codehostDriver } from '../connectors/codehost/driver.js';
 import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
 import { boundInstallsFinder } from '../connectors/codehost/find-bound-installs.js';
 import { createGithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
-import { performWrite, type WriteOutcome } from '../connectors/codehost/perform-write.js';
+import { performWrite } from '../connectors/codehost/perform-write.js';
 import { webhookRoutes } from '../edge/routes/codehost/webhooks.js';
 
 /**
@@ -47,7 +49,7 @@ export const codehostModule: ModuleFactory = (deps) => {
 
   const write = (install: InstallRef, w: CodehostWrite, signal: AbortSignal) =>
     abortable(
-      deps.actors.ask<WriteOutcome>(
+      deps.actors.ask(
         codehostWriterKey(install.githubInstallationId),
         { type: 'write', install: { ...install }, write: { ...w } },
         { timeoutMs: WRITE_ASK_TIMEOUT_MS },
@@ -60,7 +62,7 @@ export const codehostModule: ModuleFactory = (deps) => {
     write,
     summary: clients !== null && appId !== null ? { pool, clients, appId, dedup: deps.dedup, write } : null,
   });
-  // Issue #6: backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
+  // Backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
   const walkers = attachWalkers({ deps, clients, write });
   const driver = {
     ...base,

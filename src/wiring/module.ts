@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import type { EdgeContext } from '../edge/context.js';
 import type { Logger } from '../log.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../runtime/ports.js';
 import type { CredentialCipher } from '../store/credential-cipher.js';
@@ -37,7 +37,7 @@ export interface ConnectorModule {
   id: ConnectorId;
   /** Null while the connector is not enabled by settings. */
   driver: ConnectorDriver | null;
-  actors: Array<ActorDefinition<any>>;
+  actors: ActorKind[];
   /** Routes mounted at the root of the edge (full paths, e.g. `/api/v1/connectors/chatapp/events`). */
   routes: FastifyPluginAsync<EdgeContext> | null;
   /** Runs on nodes with the edge role (e.g. the Socket Mode client). */

@@ -1,6 +1,6 @@
 /**
  * The chat backfill walker stops when its install is uninstalled mid-walk (spec §3.1: the
- * walker "only works while status is `active`"; issue 4 "Backfill walker"), whether the
+ * walker "only works while status is `active`"), whether the
  * uninstall comes through `DELETE /installs/{id}` or Slack's `app_uninstalled` event.
  *
  * No timed assertions: a second workspace walks beside the first at the same pacing, and

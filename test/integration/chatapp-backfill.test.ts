@@ -1,4 +1,4 @@
-/** Chat backfill walker (issue 4 "Backfill walker"; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
+/** Chat backfill walker (spec §1; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';

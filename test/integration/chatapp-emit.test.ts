@@ -1,4 +1,4 @@
-/** Chat write-back and health (issue 4 "Write-back", "Health"; INTERFACE §3 emit, §8.4–§8.6, §8.26). */
+/** Chat write-back and health (spec §4.1; INTERFACE §3 emit, §8.4–§8.6, §8.26). */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAT_WORKSPACE_KIND } from '../../src/actors/chatapp/chat-workspace-bucket.js';

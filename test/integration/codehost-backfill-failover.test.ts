@@ -1,6 +1,6 @@
 /**
  * Integration: kill -9 of the node walking a PR-diff backfill (spec §3.2: "a crashed
- * worker resumes from the last committed cursor"; issue 6). Two real `connectors serve`
+ * worker resumes from the last committed cursor"). Two real `connectors serve`
  * processes share the run's Postgres and a fresh namespace; the walk is slowed by the
  * fake GitHub so it is mid-way when the node owning the walker's shard is killed with
  * SIGKILL. The survivor takes the shard over once the lease expires, resumes the walker

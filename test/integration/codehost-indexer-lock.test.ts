@@ -11,8 +11,6 @@ import {
   indexerSessionActor,
   indexerSessionKey,
   type IndexerTimings,
-  type SyncAnswer,
-  type ToolAnswer,
 } from '../../src/actors/codehost/indexer-session.js';
 import type { ActorAsk } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
@@ -74,9 +72,9 @@ async function session(opts: { template?: string | null; cap?: number } = {}) {
   );
   const repo = (id: number) => ({ full_name: `acme/r${id}`, clone_url: `https://example.test/acme/r${id}.git` });
   const sync = (repoId: number, sha: string | null = null) =>
-    actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
+    actors.ask(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
   const tool = (repoId: number) =>
-    actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), {
+    actors.ask(indexerSessionKey(install.install_id, repoId), {
       type: 'tool',
       name: 'service_explain',
       arguments: { symbol: 'X' },

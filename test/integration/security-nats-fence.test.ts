@@ -11,7 +11,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeIngestMessage, IngestPublisher } from '../../src/runtime/ingest-stream.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
-import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
+import { installKey } from '../../src/actors/install-protocol.js';
+import { names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { Router } from '../../src/runtime/router.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { createInstall, getInstallById, setBackfill, type Install } from '../../src/store/installs.js';
@@ -135,11 +136,13 @@ describe('NATS fence', () => {
       .catch((e: unknown) => e);
     expect(wrongKey).toMatchObject({ code: 'unauthorized' });
 
-    for (const msg of [
+    // What a rogue sender writes need not type-check: the last one names no tenant at all.
+    const forged = [
       { type: 'uninstall', tenantId: attacker.tenant_id },
       { type: 'emit', tenantId: attacker.tenant_id, kind: 'chatapp.message', body: { channel_id: 'C1', text: 'x' } },
       { type: 'uninstall' },
-    ]) {
+    ] as Array<{ type: 'uninstall'; tenantId: string }>;
+    for (const msg of forged) {
       const err = await insider.ask(key, msg, { timeoutMs: 10_000 }).catch((e: unknown) => e);
       expect(err, JSON.stringify(msg)).toMatchObject({ code: 'not_found' });
     }
@@ -148,7 +151,7 @@ describe('NATS fence', () => {
     expect((await getInstallById(node.pool, victim.install_id))!.status).toBe('active');
     // Control: the install's own tenant, sealed, is served.
     const health = await insider
-      .ask<{ status: string }>(key, { type: 'health', tenantId: victim.tenant_id }, { timeoutMs: 10_000 })
+      .ask(key, { type: 'health', tenantId: victim.tenant_id }, { timeoutMs: 10_000 })
       .catch((e: unknown) => e);
     expect(health).not.toMatchObject({ code: 'not_found' });
     expect(health).not.toMatchObject({ code: 'unauthorized' });

@@ -17,7 +17,7 @@
  */
 import type pg from 'pg';
 import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
-import { AppError } from '../../errors.js';
+import { AppError, isRetryable } from '../../errors.js';
 import { recordEmitted, wasEmittedBy } from '../../store/emitted.js';
 import { findActiveInstalls } from '../../store/installs.js';
 import { indexerSessionKey, type ToolAnswer } from './indexer-session.js';
@@ -26,7 +26,6 @@ import type { CodehostWrite } from '../../connectors/codehost/emit-schema.js';
 import { installRefOf, type InstallRef } from '../../connectors/codehost/github-client.js';
 import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../../connectors/codehost/sentinels.js';
-import { isTerminalUpstream } from '../../connectors/codehost/upstream-error.js';
 import type { ReplyPlace } from '../../connectors/codehost/slash/find-reply.js';
 import { parseSlashCommand, type SlashVerb } from '../../connectors/codehost/slash/parse-command.js';
 import { renderReply, replyMarker, type ReplyContent } from '../../connectors/codehost/slash/render-reply.js';
@@ -161,7 +160,7 @@ export async function answerSlashCommand(
   try {
     await deps.write(ref, replyWrite(found, body), signal);
   } catch (err) {
-    if (!isTerminalUpstream(err)) throw err;
+    if (isRetryable(err)) throw err;
     log.warn(
       { err: { message: (err as Error).message }, repo: found.repo.full_name, number: found.place.number },
       'slash-command reply not posted: GitHub refused it',
@@ -184,7 +183,7 @@ async function contentFor(deps: SlashDeps, installId: string, found: Found): Pro
   const tool = TOOLS[command.verb];
   let answer: ToolAnswer;
   try {
-    answer = await deps.actors.ask<ToolAnswer>(
+    answer = await deps.actors.ask(
       indexerSessionKey(installId, found.repo.id),
       {
         type: 'tool',

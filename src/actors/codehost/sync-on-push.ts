@@ -39,7 +39,7 @@ export async function syncOnPush(
 ): Promise<SyncAnswer | null> {
   const push = pushToDefaultBranch(event);
   if (!push || ctx.install.status !== 'active') return null;
-  const answer = await actors.ask<SyncAnswer>(
+  const answer = await actors.ask(
     indexerSessionKey(ctx.install.install_id, push.repoId),
     { type: 'sync', sha: push.sha, repo: push.repo },
     { timeoutMs },

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { ActorAsk } from '../../../runtime/ports.js';
 import type { Logger } from '../../../log.js';
-import { installKey } from '../../../runtime/names.js';
+import { installKey } from '../../../actors/install-protocol.js';
 import { revokeCredentials } from '../../../store/credentials.js';
 import { withTx } from '../../../store/db.js';
 import { setInstallStatus, type Install } from '../../../store/installs.js';
