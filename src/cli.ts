@@ -13,14 +13,21 @@ import { createTenant } from './store/tenants.js';
 import { createUser } from './store/users.js';
 import { runDev } from './dev/run-dev.js';
 import { stopSignal } from './signals.js';
+import { apiKeysCreate, apiKeysRevoke, masterKeysOf } from './cli/api-keys.js';
+import { keysRotate } from './cli/keys.js';
 
 class UsageError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const USAGE = `usage: connectors <command>
   serve [--roles edge,actors]          run one node (default: both roles)
   migrate                              apply Postgres migrations
   tenants create --name NAME           create a tenant; prints {"tenant_id","api_key"}
   users create --tenant ID --email E   create a user; prints {"user_id"}
+  api-keys create --tenant ID          another key; prints {"key_id","api_key"}
+  api-keys revoke --tenant ID --key-id K   prints {"key_id","revoked":true}
+  keys rotate                          re-encrypt credentials under SERVICE_MASTER_KEY
   dev                                  everything on this machine with embedded defaults`;
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -53,7 +60,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     case 'migrate': {
       noArgs([sub, ...rest]);
       const config = loadConfig(env, { requireDatabase: true });
-      const pool = createPool(config.databaseUrl!);
+      const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
       try {
         print(await migrate(pool));
       } finally {
@@ -69,7 +76,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       const { name } = flags(rest, { name: true }) as { name: string };
       if (name.trim().length === 0 || name.length > 200) throw new UsageError('--name must be 1-200 characters');
       const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-      await withPool(config, async (pool) => print(await createTenant(pool, config.masterKey!, name.trim())));
+      await withPool(config, async (pool) => print(await createTenant(pool, masterKeysOf(config), name.trim())));
       return;
     }
     case 'users': {
@@ -78,11 +85,29 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
           `unknown users command ${JSON.stringify(sub ?? '')}; expected: users create --tenant ID --email EMAIL`,
         );
       const f = flags(rest, { tenant: true, email: true }) as { tenant: string; email: string };
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(f.tenant))
-        throw new UsageError('--tenant must be a tenant id (uuid)');
+      if (!UUID.test(f.tenant)) throw new UsageError('--tenant must be a tenant id (uuid)');
       const config = loadConfig(env, { requireDatabase: true });
       await withPool(config, async (pool) => print(await createUser(pool, f.tenant.toLowerCase(), f.email)));
       return;
+    }
+    case 'api-keys': {
+      if (sub !== 'create' && sub !== 'revoke')
+        throw new UsageError(`unknown api-keys command ${JSON.stringify(sub ?? '')}; expected: create, revoke`);
+      const f = flags(rest, { tenant: true, 'key-id': sub === 'revoke' }) as { tenant: string; 'key-id'?: string };
+      if (!UUID.test(f.tenant)) throw new UsageError('--tenant must be a tenant id (uuid)');
+      if (sub === 'revoke' && !UUID.test(f['key-id']!)) throw new UsageError('--key-id must be a key id (uuid)');
+      const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+      const t = f.tenant.toLowerCase();
+      return print(sub === 'create' ? await apiKeysCreate(config, t) : await apiKeysRevoke(config, t, f['key-id']!));
+    }
+    case 'keys': {
+      if (sub !== 'rotate') throw new UsageError(`unknown keys command ${JSON.stringify(sub ?? '')}; expected: rotate`);
+      noArgs(rest);
+      const { reencrypted, note } = await keysRotate(
+        loadConfig(env, { requireDatabase: true, requireMasterKey: true }),
+      );
+      if (note) process.stderr.write(`connectors: ${note}\n`);
+      return print({ reencrypted });
     }
     case 'dev':
       noArgs([sub, ...rest]);
@@ -148,7 +173,7 @@ async function withPool(
   config: Readonly<Config>,
   fn: (pool: ReturnType<typeof createPool>) => Promise<void>,
 ): Promise<void> {
-  const pool = createPool(config.databaseUrl!);
+  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
   try {
     // Nothing to provision by hand: the schema is brought up to date first (idempotent).
     await migrate(pool);

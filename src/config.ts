@@ -33,6 +33,17 @@ export interface Config {
   logLevel: string;
   /** Null only where a command does not need it (migrate). */
   masterKey: string | null;
+  /** INTERFACE §9: security settings (rotation, abuse limits, the migration role). */
+  security: {
+    /** SERVICE_MASTER_KEY_PREVIOUS: earlier master keys still accepted for reads. */
+    previousMasterKeys: string[];
+    /** Requests per second per tenant on tenant routes; burst twice that. */
+    tenantRatePerS: number;
+    /** When set, /metrics is served on this port only. */
+    metricsPort: number | null;
+    /** DATABASE_MIGRATE_URL: the schema owner's connection for migrations (else DATABASE_URL). */
+    migrateDatabaseUrl: string | null;
+  };
   shards: number;
   leaseTtlMs: number;
   admin: { endpointsEnabled: boolean; apiToken: string | null };
@@ -93,6 +104,8 @@ export const SECRET_SETTINGS = [
   'CODEHOST_WEBHOOK_SECRET',
   'SERVICE_ADMIN_API_TOKEN',
   'DATABASE_URL',
+  'SERVICE_MASTER_KEY_PREVIOUS',
+  'DATABASE_MIGRATE_URL',
 ] as const;
 
 export interface LoadOptions {
@@ -180,6 +193,17 @@ const schema = z.object({
   CODEHOST_API_URL: z.preprocess(empty, httpUrl.optional()),
   SERVICE_INDEXER_DAEMON_URL_TEMPLATE: opt,
   SERVICE_REPO_CAP_PER_TENANT: intIn(1, 100000),
+  // INTERFACE §9.2: rotation, abuse limits; the migration role's connection (§9 fences).
+  SERVICE_MASTER_KEY_PREVIOUS: opt,
+  SERVICE_TENANT_RATE_PER_S: intIn(1, 1_000_000),
+  SERVICE_METRICS_PORT: intIn(1, 65535),
+  DATABASE_MIGRATE_URL: z.preprocess(
+    empty,
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
+      .optional(),
+  ),
 });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Readonly<Config> {
@@ -198,6 +222,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     throw new ConfigError('SERVICE_MASTER_KEY', 'must be at least 32 bytes');
   }
   if (opts.requireMasterKey && masterKey === null) throw new ConfigError('SERVICE_MASTER_KEY', 'is required');
+  const previousMasterKeys = (e.SERVICE_MASTER_KEY_PREVIOUS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0 && s !== masterKey);
+  if (previousMasterKeys.some((k) => Buffer.byteLength(k, 'utf8') < 32)) {
+    throw new ConfigError('SERVICE_MASTER_KEY_PREVIOUS', 'every key must be at least 32 bytes');
+  }
+  if (e.SERVICE_METRICS_PORT !== undefined && e.SERVICE_METRICS_PORT === (e.PORT ?? 8080)) {
+    throw new ConfigError('SERVICE_METRICS_PORT', 'must differ from PORT');
+  }
 
   const natsServers = (e.NATS_URL ?? 'nats://127.0.0.1:4222')
     .split(',')
@@ -257,6 +291,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
         .slice(0, 80)}-${process.pid}`,
     logLevel: e.LOG_LEVEL ?? 'info',
     masterKey,
+    security: {
+      previousMasterKeys,
+      tenantRatePerS: e.SERVICE_TENANT_RATE_PER_S ?? 50,
+      metricsPort: e.SERVICE_METRICS_PORT ?? null,
+      migrateDatabaseUrl: e.DATABASE_MIGRATE_URL ?? null,
+    },
     shards: e.SERVICE_SHARDS ?? 64,
     leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
     admin: {

@@ -21,6 +21,8 @@ import type { ConnectorModule, ModuleDeps } from './wiring/module.js';
 import { MODULES } from './wiring/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
 import { buildEdge } from './edge/app.js';
+import { createTenantAuth } from './edge/auth.js';
+import { serveMetrics } from './edge/routes/ops.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import { projectEvent } from './graph/project.js';
@@ -32,10 +34,13 @@ import { names as makeNames, installKey, parseKey, shardOf } from './runtime/nam
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { Router } from './runtime/router.js';
+import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
 import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
-import { CredentialCipher } from './store/credential-cipher.js';
+import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
+import { listenNotify } from './store/listen-notify.js';
+import { tenantScopedPool } from './store/tenant-scope.js';
 import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
@@ -93,7 +98,9 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   const { log } = opts;
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
-  const masterKey = config.masterKey;
+  const masterKeys: MasterKeys = { current: config.masterKey, previous: config.security.previousMasterKeys };
+  // INTERFACE §9.4: what this deployment puts on NATS is sealed, and only sealed messages are acted on.
+  const seal = createSeal([masterKeys.current, ...masterKeys.previous]);
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
@@ -112,21 +119,29 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     );
   }
 
-  const pool = createPool(config.databaseUrl, { onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost') });
+  // The cross-tenant pool (ingest, fan-out, walkers, actors); tenant routes use `tenantDb`.
+  const onIdleError = (err: Error) => log.warn({ err }, 'idle Postgres client lost');
+  const pool = createPool(config.databaseUrl, { scope: 'system', onIdleError });
   // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
   const requestPool = createPool(config.databaseUrl, {
+    scope: 'system',
     max: 10,
     connectionTimeoutMs: REQUEST_WAIT_MS,
     queryTimeoutMs: REQUEST_WAIT_MS,
     statementTimeoutMs: REQUEST_WAIT_MS,
-    onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost'),
+    onIdleError,
   });
   undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end()]) });
-  await migrate(pool).catch((err: unknown) => {
-    throw new Error(`Postgres (DATABASE_URL) is unreachable or refused the migration: ${(err as Error).message}`, {
-      cause: err,
-    });
-  });
+  // Migrations run as the schema owner (DATABASE_MIGRATE_URL) while the node itself serves
+  // as the application role, which row-level security binds (README "Security model").
+  const migrator = config.security.migrateDatabaseUrl
+    ? createPool(config.security.migrateDatabaseUrl, { max: 1, onIdleError })
+    : pool;
+  await migrate(migrator)
+    .catch((err: unknown) => {
+      throw new Error(`Postgres is unreachable or refused the migration: ${(err as Error).message}`, { cause: err });
+    })
+    .finally(() => (migrator === pool ? undefined : migrator.end()));
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
   undo.push({ name: 'nats', fn: () => nc.close() });
@@ -142,20 +157,21 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     shards: config.shards,
     blobs: pgBlobPort(requestPool),
     maxPayload: nc.info?.max_payload ?? 1024 * 1024,
+    seal,
     observe: (connector, seconds, acked) => {
       if (acked) runtimeMetrics?.ingestPublish.observe({ connector }, seconds);
       else runtimeMetrics?.ingestPublishFailures.inc({ connector });
     },
   });
   const registry = createMetricsRegistry({ defaults: true });
-  const router = new Router({ nc, names: n, shards: config.shards, log });
+  const router = new Router({ nc, names: n, shards: config.shards, log, seal });
 
   const deps: ModuleDeps = {
     config,
     log,
     pool,
     requestPool,
-    cipher: CredentialCipher.fromMasterKey(masterKey),
+    cipher: CredentialCipher.fromMasterKeys(masterKeys),
     actors: router,
     publish: (event) => publisher.publish(event),
     cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
@@ -196,9 +212,12 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
       shardOf: (installId) => shardOf(installKey(installId), config.shards),
       onEffects: () => effects?.wake(),
+      onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
     }),
   );
-  kernel.register(installWritesActor({ pool, drivers }));
+  kernel.register(
+    installWritesActor({ pool, drivers, onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }) }),
+  );
   for (const m of modules) for (const def of m.actors) kernel.register(def);
 
   let host: ShardHost | null = null;
@@ -222,6 +241,8 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
         runtimeMetrics?.eventToCommit.observe(Math.max(0, Date.now() - meta.storedAtMs) / 1000);
       },
+      seal,
+      onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.onShardAcquired?.(shard);
@@ -274,19 +295,41 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
 
   let edge: FastifyInstance | null = null;
   let url: string | null = null;
+  let keysHeard: { stop(): Promise<void> } | null = null;
+  let metricsServer: { close(): Promise<void> } | null = null;
+  let tenantDb: ReturnType<typeof createPool> | null = null;
   if (roles.has('edge')) {
+    const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, masterKeys, raw);
+    // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
+    const auth = createTenantAuth(resolveTenant);
+    keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
+    tenantDb = tenantScopedPool(
+      createPool(config.databaseUrl, {
+        max: 5,
+        applicationName: 'connector-service-tenant',
+        connectionTimeoutMs: REQUEST_WAIT_MS,
+        queryTimeoutMs: REQUEST_WAIT_MS,
+        statementTimeoutMs: REQUEST_WAIT_MS,
+        onIdleError,
+      }),
+    );
     edge = await buildEdge({
       config,
       log,
       db: requestPool,
+      tenantDb,
       actors: router,
-      resolveTenant: (raw) => findTenantByApiKey(requestPool, masterKey, raw),
+      resolveTenant,
+      auth,
       ready,
       metrics: createEdgeMetrics(registry),
       plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
     });
     undo.push({ name: 'edge', fn: () => edge!.close() });
     url = await edge.listen({ host: config.host, port: config.port });
+    if (config.security.metricsPort !== null) {
+      metricsServer = await serveMetrics(registry, { host: config.host, port: config.security.metricsPort });
+    }
     for (const m of modules) await m.startEdge?.();
     log.info({ url, roles: [...roles] }, 'node ready');
   }
@@ -309,12 +352,15 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       if (edge) {
         for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
         await step('edge', () => edge!.close());
+        await step('metrics', async () => metricsServer?.close());
+        await step('key announcements', async () => keysHeard?.stop());
       }
       await step('effects', async () => effects?.stop());
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());
       await step('postgres', () => Promise.all([pool.end(), requestPool.end()]));
+      await step('postgres (tenant routes)', async () => tenantDb?.end());
       log.info('node stopped');
     })());
 

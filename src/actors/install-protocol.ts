@@ -14,7 +14,7 @@ export type InstallProtocol = {
   /** One inbound event, in order (ARCHITECTURE.md "Inbound" 2). */
   ingest: { msg: { event: IngestEvent }; answer: { stored: boolean } };
   /** spec §3.1: idempotent from the caller's side. */
-  uninstall: { msg: { tenantId?: string }; answer: { install_id: string; status: 'uninstalled' } };
+  uninstall: { msg: { tenantId: string }; answer: { install_id: string; status: 'uninstalled' } };
   /** Another path changed the row: reload it. */
   refresh: { msg: object; answer: { ok: true } };
 };
@@ -28,9 +28,12 @@ export function installKey(installId: string): KeyOf<InstallProtocol> {
  * mailbox, so neither waits for the other (ARCHITECTURE "Actors").
  */
 export type InstallWritesProtocol = {
-  /** spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks. */
-  emit: { msg: { tenantId?: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
-  health: { msg: { tenantId?: string }; answer: InstallHealth };
+  /**
+   * spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks, and
+   * again by the actor against its own row (INTERFACE §9.4: another tenant's, 404).
+   */
+  emit: { msg: { tenantId: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
+  health: { msg: { tenantId: string }; answer: InstallHealth };
 };
 
 export function installWritesKey(installId: string): KeyOf<InstallWritesProtocol> {

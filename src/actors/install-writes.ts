@@ -6,7 +6,7 @@
  * write (ARCHITECTURE "Actors"). It caches nothing: each message reads the install row, so
  * an uninstall or suspend made anywhere is seen by the next emit.
  */
-import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
+import { BadConfig, Conflict, ErrorCodes, NotConfigured, NotFound } from '../errors.js';
 import type { ConnectorDriver, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import type { InstallWritesProtocol } from './install-protocol.js';
@@ -19,6 +19,8 @@ export const INSTALL_WRITES_KIND = 'install-writes';
 export interface InstallWritesPorts {
   pool: pg.Pool;
   drivers: DriverRegistry;
+  /** INTERFACE §9.4: a request naming another tenant than the install's row was refused. */
+  onRefused?(path: 'install_request'): void;
 }
 
 export function installWritesActor(
@@ -29,10 +31,20 @@ export function installWritesActor(
     if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
     return d;
   };
-  const load = async (ctx: ActorContext<Record<string, never>>): Promise<Install> => {
+  /**
+   * INTERFACE §9.4: the actor acts only for its own tenant. The edge names the tenant it
+   * authenticated in every request; one naming another tenant (or none) is refused as the
+   * edge refuses another tenant's install id: 404, counted.
+   */
+  const load = async (ctx: ActorContext<Record<string, never>>, msg: { tenantId?: unknown }): Promise<Install> => {
     const install = await getInstallById(ports.pool, ctx.key.id[0]!);
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
     if (!install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
+    if (msg.tenantId !== install.tenant_id) {
+      ports.onRefused?.('install_request');
+      ctx.log.warn({ installId: install.install_id }, 'request naming another tenant refused');
+      throw new NotFound('install not found');
+    }
     return install;
   };
 
@@ -44,7 +56,7 @@ export function installWritesActor(
     },
     handlers: {
       async emit(ctx, msg): Promise<EmitReceipt> {
-        const install = await load(ctx);
+        const install = await load(ctx, msg);
         if (install.status !== 'active')
           throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
@@ -56,8 +68,8 @@ export function installWritesActor(
         return { provider_id, kind: msg.kind, install_id: install.install_id, emitted_at: new Date().toISOString() };
       },
 
-      async health(ctx) {
-        const install = await load(ctx);
+      async health(ctx, msg) {
+        const install = await load(ctx, msg);
         if (install.status !== 'active') {
           return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
         }

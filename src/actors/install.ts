@@ -7,7 +7,7 @@
  * effect runner (INTERFACE §9.4). State that must survive a move lives in Postgres; the
  * activation only caches the install row.
  */
-import { Conflict, ErrorCodes } from '../errors.js';
+import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
@@ -38,6 +38,8 @@ export interface InstallPorts {
   shardOf(installId: string): number;
   /** After a transaction that stored effects committed: the local runner may start them at once. */
   onEffects?(): void;
+  /** INTERFACE §9.4: a message naming another tenant or install than the row's was refused. */
+  onRefused?(path: 'install_ingest' | 'install_request'): void;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
@@ -45,6 +47,20 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
     if (!ctx.state.install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
     return ctx.state.install;
+  };
+  /**
+   * INTERFACE §9.4: the actor acts only for its own tenant. The edge names the tenant it
+   * authenticated in every request; one naming another tenant (or none) is refused as the
+   * edge refuses another tenant's install id: 404, counted.
+   */
+  const owned = (ctx: ActorContext<InstallState>, msg: { tenantId?: unknown }): Install => {
+    const install = present(ctx);
+    if (msg.tenantId !== install.tenant_id) {
+      ports.onRefused?.('install_request');
+      ctx.log.warn({ installId: install.install_id }, 'request naming another tenant refused');
+      throw new NotFound('install not found');
+    }
+    return install;
   };
   const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
     install,
@@ -64,6 +80,12 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
         const install = ctx.state.install;
         if (!install) {
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
+          return { stored: false };
+        }
+        if (msg.event.tenantId !== install.tenant_id || msg.event.installId !== install.install_id) {
+          // INTERFACE §9.4: only events of this very install and tenant are stored here.
+          ports.onRefused?.('install_ingest');
+          ctx.log.warn({ eventId: msg.event.id }, 'event naming another tenant or install refused');
           return { stored: false };
         }
         if (install.status !== 'active') {
@@ -122,12 +144,13 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         if (dropped !== null) ports.onDropped?.(install, dropped);
         if (effects > 0) ports.onEffects?.();
+        if (stored) driver?.afterStored?.(driverCtx(ctx, install), msg.event);
         return { stored };
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */
-      async uninstall(ctx) {
-        const install = present(ctx);
+      async uninstall(ctx, msg: { tenantId?: string }) {
+        const install = owned(ctx, msg);
         if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' };
         const driver = ports.drivers.get(install.connector_id);
         const dctx = driverCtx(ctx, install);

@@ -66,6 +66,12 @@ export interface ConnectorDriver {
    * already done (`firstAttempt: false`), so effects must be idempotent.
    */
   runEffect?(ctx: DriverContext, effect: { kind: string; event: IngestEvent; firstAttempt: boolean }): Promise<void>;
+  /**
+   * A notice after a newly stored event committed, for work that may be lost and redone at
+   * the next mention (INTERFACE §9.5 name lookups). It must return at once and wait on
+   * nothing upstream; what must happen belongs in `effectsOf`.
+   */
+  afterStored?(ctx: DriverContext, event: IngestEvent): void;
 }
 
 export type DriverRegistry = ReadonlyMap<ConnectorId, ConnectorDriver>;

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { startNode } from '../node.js';
+import { ensureAppRole } from '../store/app-role.js';
 import { createPool } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { createTenant, findTenantByApiKey } from '../store/tenants.js';
@@ -44,17 +45,22 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
     await pg.stop().catch(() => undefined);
   };
   try {
+    const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
+    // Both roles, as in production: migrations as the owner, the node as the plain
+    // application role that row-level security binds (README "Security model").
+    const appPassword = readOrCreate(join(dir, 'app-role.password'), () => randomBytes(18).toString('base64url'));
+    const appUrl = await ensureAppRole(pg.url, 'connectors_dev_app', appPassword);
     const config = loadConfig(
       {
         ...env,
-        DATABASE_URL: pg.url,
+        DATABASE_URL: appUrl,
+        DATABASE_MIGRATE_URL: pg.url,
         NATS_URL: nats.url,
         SERVICE_MASTER_KEY: masterKey,
         NODE_ID: env.NODE_ID ?? 'dev',
       },
       { requireDatabase: true, requireMasterKey: true },
     );
-    const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
     const node = await startNode(config, { roles: ['edge', 'actors'], log });
     process.stdout.write(
       `${JSON.stringify({ url: node.url, tenant_id: tenant.tenant_id, api_key: tenant.api_key, data_dir: dir })}\n`,
@@ -67,7 +73,7 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
 }
 
 async function demoTenant(url: string, masterKey: string, file: string): Promise<DemoTenant> {
-  const pool = createPool(url);
+  const pool = createPool(url, { scope: 'system' });
   try {
     await migrate(pool);
     if (existsSync(file)) {

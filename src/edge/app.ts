@@ -8,8 +8,9 @@
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
-import { createTenantAuth } from './auth.js';
+import { BadRequest, NotFound, PayloadTooLarge, RateLimited } from '../errors.js';
+import { runInTenantScope } from '../store/tenant-scope.js';
+import { createTenantAuth, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { sendError } from './error-map.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
@@ -19,6 +20,7 @@ import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
 import { opsRoutes } from './routes/ops.js';
+import { createTenantRate } from './tenant-rate.js';
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -36,11 +38,20 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = 10_000;
 
-  const ctx: EdgeContext = {
-    ...deps,
-    authenticate: createTenantAuth(deps.resolveTenant).authenticate,
-    unverifiedBytes: new ByteBudget(UNVERIFIED_BYTES_BUDGET),
+  const auth = deps.auth ?? createTenantAuth(deps.resolveTenant);
+  const rate = createTenantRate(deps.config.security.tenantRatePerS);
+  // Every tenant route authenticates through here, so the per-tenant limit (INTERFACE §9.2)
+  // covers them all, connector plugins included.
+  const authenticate = async (req: Parameters<TenantAuth['authenticate']>[0]): Promise<string> => {
+    const tenantId = await auth.authenticate(req);
+    const taken = rate.take(tenantId);
+    if (!taken.ok) {
+      deps.metrics.tenantRateLimited.inc();
+      throw new RateLimited('too many requests for this tenant', taken.retryAfterMs / 1000);
+    }
+    return tenantId;
   };
+  const ctx: EdgeContext = { ...deps, authenticate, unverifiedBytes: new ByteBudget(UNVERIFIED_BYTES_BUDGET) };
 
   // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
@@ -88,10 +99,16 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
       tenant.addHook('onRequest', async (req) => {
         await ctx.authenticate(req);
       });
-      await tenant.register(connectorRoutes, ctx);
-      await tenant.register(installRoutes, ctx);
-      await tenant.register(eventRoutes, ctx);
-      await tenant.register(graphRoutes, ctx);
+      const tenantCtx: EdgeContext = { ...ctx, db: deps.tenantDb ?? deps.db };
+      if (deps.tenantDb) {
+        // After the body is parsed (its stream callbacks run outside any async context), so
+        // the handler and everything it awaits run in the caller's tenant scope.
+        tenant.addHook('preHandler', (req, _reply, done) => runInTenantScope(req.tenantId, done));
+      }
+      await tenant.register(connectorRoutes, tenantCtx);
+      await tenant.register(installRoutes, tenantCtx);
+      await tenant.register(eventRoutes, tenantCtx);
+      await tenant.register(graphRoutes, tenantCtx);
     },
     { prefix: '/api/v1' },
   );

@@ -3,9 +3,11 @@
  *
  * Only a keyed hash of each key is stored; the resolver looks a key up by that hash, so
  * the comparison is an index lookup on an HMAC the caller cannot steer (nothing to time).
- * Results are cached briefly (hits 60 s, misses 5 s) under a SHA-256 of the key, never
- * the key itself, so a flood of requests costs one query per key per minute. A revoked
- * key therefore stops working within 60 s.
+ * Results are cached under a SHA-256 of the key, never the key itself, so a flood of
+ * requests costs one query per key per minute. INTERFACE §9.1: a revoked key is refused by
+ * every node within 5 s, so hits are kept 60 s only while the node hears revocations
+ * (`setLive(true)`, Postgres `api_keys_changed`; `invalidate()` drops the cache); while it
+ * does not, hits live 2 s.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -20,20 +22,28 @@ declare module 'fastify' {
 }
 
 const HIT_TTL_MS = 60_000;
+const DEAF_HIT_TTL_MS = 2_000;
 const MISS_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
+export type TenantAuth = ReturnType<typeof createTenantAuth>;
+
 export function createTenantAuth(resolve: TenantResolver, now: () => number = Date.now) {
   const cache = new Map<string, { tenantId: string | null; expires: number }>();
+  let live = false;
+  // Bumped by every invalidation: a lookup that started before one must not cache its answer.
+  let generation = 0;
 
   async function lookup(rawKey: string): Promise<string | null> {
     const k = createHash('sha256').update(rawKey).digest('base64url');
     const hit = cache.get(k);
     if (hit && hit.expires > now()) return hit.tenantId;
+    const started = generation;
     const found = await resolve(rawKey);
     const tenantId = found?.tenantId ?? null;
+    if (started !== generation) return tenantId;
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-    cache.set(k, { tenantId, expires: now() + (tenantId ? HIT_TTL_MS : MISS_TTL_MS) });
+    cache.set(k, { tenantId, expires: now() + (tenantId ? (live ? HIT_TTL_MS : DEAF_HIT_TTL_MS) : MISS_TTL_MS) });
     return tenantId;
   }
 
@@ -50,5 +60,17 @@ export function createTenantAuth(resolve: TenantResolver, now: () => number = Da
     return tenantId;
   }
 
-  return { authenticate };
+  /** A key was revoked or changed somewhere in the cluster: forget every cached answer. */
+  function invalidate(): void {
+    generation++;
+    cache.clear();
+  }
+
+  /** Whether revocations are being heard; on any change the cache starts over. */
+  function setLive(listening: boolean): void {
+    live = listening;
+    invalidate();
+  }
+
+  return { authenticate, invalidate, setLive };
 }

@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ActorAsk } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
-import type { createTenantAuth, TenantResolver } from './auth.js';
+import type { createTenantAuth, TenantAuth, TenantResolver } from './auth.js';
 import type { EdgeMetrics } from './metrics.js';
 import type { ByteBudget } from './raw-body.js';
 
@@ -25,8 +25,16 @@ export interface EdgeDeps {
   config: Readonly<Config>;
   log: Logger;
   db: Queryable;
+  /**
+   * The database fence (README "Security model"): a tenant-scoped pool of the application
+   * role (src/store/tenant-scope.ts) used as `db` by the tenant routes, so their queries
+   * see only the caller's rows. Absent: tenant routes use `db`.
+   */
+  tenantDb?: Queryable;
   actors: ActorAsk;
   resolveTenant: TenantResolver;
+  /** The key cache, when the node keeps it fresh (revocations heard cluster-wide, INTERFACE §9.1). */
+  auth?: TenantAuth;
   ready: ReadinessCheck;
   metrics: EdgeMetrics;
   /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */

@@ -9,6 +9,8 @@ export interface EdgeMetrics {
   registry: Registry;
   requests: Counter<'method' | 'route' | 'status'>;
   latency: Histogram<'method' | 'route'>;
+  /** INTERFACE §9.2: requests refused by the per-tenant rate limit. */
+  tenantRateLimited: Counter;
 }
 
 export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Registry {
@@ -31,6 +33,11 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
       help: 'Edge request latency by route',
       labelNames: ['method', 'route'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    tenantRateLimited: new Counter({
+      name: 'tenant_rate_limited_total',
+      help: 'Tenant requests refused with 429 by SERVICE_TENANT_RATE_PER_S',
       registers: [registry],
     }),
   };

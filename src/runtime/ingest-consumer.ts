@@ -24,6 +24,7 @@ import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import { untoken, type Names } from './names.js';
+import { SEAL_HEADER, type Seal } from './seal.js';
 
 export interface IngestDeliveryMeta {
   deliveryCount: number;
@@ -50,6 +51,10 @@ export interface ShardIngestConsumerOptions {
   maxAckPending?: number;
   /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
   nakBaseMs?: number;
+  /** INTERFACE §9.4: when set, a message without this deployment's seal is refused. */
+  seal?: Seal | null;
+  /** A refused (unsealed or forged) message, for metrics. */
+  onRefused?: (installId: string | null) => void;
 }
 
 interface Tracked {
@@ -77,7 +82,15 @@ export class ShardIngestConsumer {
   private readonly counts = { delivered: 0, redeliveries: 0, deadLettered: 0, lastAckLatencyMs: 0 };
 
   constructor(opts: ShardIngestConsumerOptions) {
-    this.o = { maxDeliver: 8, ackWaitMs: 10_000, maxAckPending: 512, nakBaseMs: 1_000, ...opts };
+    this.o = {
+      maxDeliver: 8,
+      ackWaitMs: 10_000,
+      maxAckPending: 512,
+      nakBaseMs: 1_000,
+      seal: null,
+      onRefused: () => undefined,
+      ...opts,
+    };
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes((err) => this.log.error({ err }, 'ingest lane task failed'));
   }
@@ -178,6 +191,7 @@ export class ShardIngestConsumer {
     const dc = t.msg.info.deliveryCount;
     let ev: IngestEvent;
     let blobRef: string | null;
+    if (this.o.seal && !this.o.seal.verify(t.msg.data, t.msg.headers?.get(SEAL_HEADER))) return this.refuse(t);
     try {
       const env = decodeEnvelope(t.msg.data);
       if (dc > this.o.maxDeliver)
@@ -244,6 +258,22 @@ export class ShardIngestConsumer {
       'ingest event dead-lettered; replay it from the dead-letter store',
     );
     await this.ack(t);
+  }
+
+  /**
+   * INTERFACE §9.4: a message this deployment did not seal was published by something
+   * that is not one of its nodes (webhook signatures skipped). It is terminated, never
+   * stored nor dead-lettered (a replay would launder it), and counted.
+   */
+  private refuse(t: Tracked): void {
+    this.tracked.delete(t.msg.seq);
+    this.lanes.unblock(t.lane, t.msg.seq);
+    t.msg.term('not sealed by this deployment');
+    this.o.onRefused(t.installId);
+    this.log.warn(
+      { seq: t.msg.seq, subject: t.msg.subject },
+      'ingest message without a valid seal refused: something other than this deployment publishes on its subjects',
+    );
   }
 
   /** Confirmed ack; unblocks the lane either way (an unconfirmed ack may replay, which is safe). */

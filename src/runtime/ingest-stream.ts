@@ -18,6 +18,7 @@ import { AppError, Internal, Unavailable } from '../errors.js';
 import { encodeBlobRef, encodeEvent } from './ingest-envelope.js';
 import { digest, installKey, shardOf, type Names } from './names.js';
 import type { BlobPort, IngestEvent } from './ports.js';
+import type { Seal } from './seal.js';
 
 /** A webhook retry inside this window is a JetStream duplicate, never a second event. */
 const DUPLICATE_WINDOW_MS = 2 * 60_000;
@@ -102,6 +103,7 @@ export class IngestPublisher {
 
   /** Publish → stream ack time of each publish, and whether it was acknowledged (metrics). */
   private readonly observe: ((connectorId: string, seconds: number, acked: boolean) => void) | undefined;
+  private readonly seal: Seal | null;
 
   constructor(opts: {
     js: JetStreamClient;
@@ -110,8 +112,11 @@ export class IngestPublisher {
     blobs: BlobPort;
     maxPayload: number;
     observe?: (connectorId: string, seconds: number, acked: boolean) => void;
+    /** INTERFACE §9.4: seals every message so consumers can tell this deployment's own. */
+    seal?: Seal | null;
   }) {
     this.observe = opts.observe;
+    this.seal = opts.seal ?? null;
     this.js = opts.js;
     this.names = opts.names;
     this.shards = opts.shards;
@@ -146,7 +151,10 @@ export class IngestPublisher {
     await this.nextTurn();
     let ack;
     try {
-      ack = await this.js.publish(subject, body, { msgID: ingestMsgId(ev.installId, ev.id) });
+      ack = await this.js.publish(subject, body, {
+        msgID: ingestMsgId(ev.installId, ev.id),
+        ...(this.seal ? { headers: this.seal.headers(body) } : {}),
+      });
     } catch (err) {
       this.observe?.(ev.connectorId, (performance.now() - started) / 1000, false);
       // The blob stays: the message may have been stored with only its ack lost.

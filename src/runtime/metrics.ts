@@ -25,6 +25,11 @@ export interface RuntimeMetrics {
   effectFailures: Counter<'connector' | 'kind'>;
   effectsGivenUp: Counter<'connector' | 'kind'>;
   effectsDone: Counter<'connector' | 'kind'>;
+  /**
+   * INTERFACE §9.4, the NATS fence: messages refused. `path`: `ingest` / `actor` (no valid
+   * seal), `install_ingest` / `install_request` (tenant or install not the install's own).
+   */
+  fenceRefused: Counter<'path'>;
 }
 
 export function registerRuntimeMetrics(
@@ -156,6 +161,12 @@ export function registerRuntimeMetrics(
       name: 'service_effects_done_total',
       help: 'Side effects that ran to completion, by connector and kind',
       labelNames: ['connector', 'kind'],
+      registers,
+    }),
+    fenceRefused: new Counter({
+      name: 'service_nats_refused_total',
+      help: 'NATS messages refused by the fence: unsealed, or naming another tenant or install (INTERFACE §9.4)',
+      labelNames: ['path'],
       registers,
     }),
   };

@@ -23,6 +23,7 @@ import {
   BadRequest,
   DeadlineExceeded,
   Internal,
+  Unauthorized,
   Unavailable,
   fromWire,
   isNotStarted,
@@ -33,6 +34,7 @@ import {
 import type { Logger } from '../log.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { KeyOf, Protocol } from './ports.js';
+import { SEAL_HEADER, type Seal } from './seal.js';
 
 export interface ActorRequest {
   /** `keyString` of the addressed actor. */
@@ -73,7 +75,10 @@ export class Router {
   private readonly shards: number;
   private readonly log: Logger;
 
-  constructor(opts: { nc: NatsConnection; names: Names; shards: number; log: Logger }) {
+  private readonly seal: Seal | null;
+
+  constructor(opts: { nc: NatsConnection; names: Names; shards: number; log: Logger; seal?: Seal | null }) {
+    this.seal = opts.seal ?? null;
     this.nc = opts.nc;
     this.names = opts.names;
     this.shards = opts.shards;
@@ -99,6 +104,7 @@ export class Router {
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
     const body = enc.encode(JSON.stringify({ key, msg, deadline } satisfies WireRequest));
+    const headers = this.seal?.headers(body);
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -108,6 +114,7 @@ export class Router {
       try {
         reply = await this.nc.request(subject, body, {
           timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining,
+          ...(headers ? { headers } : {}),
         });
       } catch (err) {
         if (isNoResponders(err)) {
@@ -169,6 +176,9 @@ export function serveShard(opts: {
   shard: number;
   log: Logger;
   handler: (req: ActorRequest) => Promise<unknown>;
+  /** INTERFACE §9.4: when set, a request without this deployment's seal is refused. */
+  seal?: Seal | null;
+  onRefused?: (key: string | null) => void;
 }): { stop(): Promise<void> } {
   const { nc, names, shard, handler } = opts;
   const log = opts.log.child({ shard });
@@ -177,6 +187,11 @@ export function serveShard(opts: {
   const answer = async (m: Msg): Promise<void> => {
     let reply: Reply;
     try {
+      if (opts.seal && !opts.seal.verify(m.data, m.headers?.get(SEAL_HEADER))) {
+        opts.onRefused?.(m.subject);
+        log.warn({ subject: m.subject }, 'actor request without a valid seal refused');
+        throw new Unauthorized('actor request is not sealed by this deployment');
+      }
       const req = parseRequest(m, names, shard);
       if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
       const value = await handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });

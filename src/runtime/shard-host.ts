@@ -11,6 +11,7 @@ import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import { ShardIngestConsumer, type IngestDeliveryMeta } from './ingest-consumer.js';
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
+import type { Seal } from './seal.js';
 import type { ShardListener } from './shard-manager.js';
 
 export interface ShardHostOptions {
@@ -27,6 +28,9 @@ export interface ShardHostOptions {
   passivate(shard: number): Promise<void>;
   /** After the shard's work started: resume actors that run without requests (backfill walkers). */
   onAcquired?(shard: number): Promise<void>;
+  /** INTERFACE §9.4: seal checked on every actor request and ingest message, refusals counted. */
+  seal?: Seal | null;
+  onRefused?(path: 'actor' | 'ingest'): void;
 }
 
 interface ShardWork {
@@ -44,7 +48,15 @@ export class ShardHost implements ShardListener {
   async acquire(shard: number): Promise<void> {
     if (this.work.has(shard)) return;
     const log = this.o.log.child({ shard });
-    const server = serveShard({ nc: this.o.nc, names: this.o.names, shard, log, handler: this.o.dispatch });
+    const server = serveShard({
+      nc: this.o.nc,
+      names: this.o.names,
+      shard,
+      log,
+      handler: this.o.dispatch,
+      seal: this.o.seal ?? null,
+      onRefused: () => this.o.onRefused?.('actor'),
+    });
     const consumer = new ShardIngestConsumer({
       js: this.o.js,
       jsm: this.o.jsm,
@@ -54,6 +66,8 @@ export class ShardHost implements ShardListener {
       blobs: this.o.blobs,
       deadLetters: this.o.deadLetters,
       deliver: (ev, meta) => this.o.deliver(ev, meta),
+      seal: this.o.seal ?? null,
+      onRefused: () => this.o.onRefused?.('ingest'),
     });
     this.work.set(shard, { server, consumer });
     try {

@@ -6,7 +6,10 @@
  * binds tenant id, install id and key version, so a row copied to another install or
  * tenant, or relabelled with another key version, fails authentication. Several key
  * versions may be configured at once for rotation: new writes use `current`, reads use
- * the row's version.
+ * the row's version. A deployment's versions are fingerprints of its master keys
+ * (`keyVersionOf`), so SERVICE_MASTER_KEY and SERVICE_MASTER_KEY_PREVIOUS need no numbering
+ * (INTERFACE §9.2); version 1 is the label of rows written before fingerprints, readable
+ * under whichever configured key made them.
  *
  * API keys: HMAC-SHA256 under a second HKDF-derived key (a separate label), so the stored
  * hash is useless without the master key and the two uses never share key material.
@@ -17,6 +20,9 @@ import { ErrorCodes, Internal } from '../errors.js';
 const SALT = 'connector-service';
 const CREDENTIALS_INFO = 'connector-service/credentials/v1';
 const API_KEYS_INFO = 'connector-service/api-keys/v1';
+const KEY_ID_INFO = 'connector-service/key-id/v1';
+/** The version of rows written before versions were key fingerprints. */
+export const LEGACY_KEY_VERSION = 1;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -32,6 +38,21 @@ export interface SealedCredential {
 export interface CredentialBinding {
   tenantId: string;
   installId: string;
+}
+
+/** The configured master keys (INTERFACE §9.2): new writes use `current`; `previous` stay readable. */
+export interface MasterKeys {
+  current: string;
+  previous: readonly string[];
+}
+
+/**
+ * A master key's version: 31 bits of an HKDF output under its own label, never 1 (the
+ * legacy label). Stable across restarts and nodes, and reveals nothing usable of the key.
+ */
+export function keyVersionOf(masterKey: string): number {
+  const v = deriveKey(masterKey, KEY_ID_INFO).readUInt32BE(0) & 0x7fffffff;
+  return v < 2 ? v + 2 : v;
 }
 
 export interface CredentialCipherOptions {
@@ -68,6 +89,8 @@ export class CredentialCipher {
   // Private fields: a logged or inspected cipher shows no key material.
   readonly #keys: Map<number, Buffer>;
   readonly #current: number;
+  /** Versions whose keys may have written legacy-version rows (fromMasterKeys only). */
+  #legacy: number[] = [];
 
   constructor(opts: CredentialCipherOptions) {
     if (!opts.keys.has(opts.current)) throw new Error(`current key version ${opts.current} has no key`);
@@ -81,9 +104,26 @@ export class CredentialCipher {
     this.#current = opts.current;
   }
 
-  /** The usual deployment: one master key, version 1. */
+  /** One master key (no rotation under way). */
   static fromMasterKey(masterKey: string): CredentialCipher {
-    return new CredentialCipher({ keys: new Map([[1, masterKey]]), current: 1 });
+    return CredentialCipher.fromMasterKeys({ current: masterKey, previous: [] });
+  }
+
+  /**
+   * The deployment's keys, each under its fingerprint version. Rows of the legacy version
+   * are tried under every configured key (each try is an authenticated decryption, so a
+   * wrong key fails cleanly and never yields garbage).
+   */
+  static fromMasterKeys(keys: MasterKeys): CredentialCipher {
+    const map = new Map<number, string>();
+    for (const k of [keys.current, ...keys.previous]) {
+      const v = keyVersionOf(k);
+      if (map.has(v) && map.get(v) !== k) throw new Error('two master keys share a version; generate another key');
+      if (!map.has(v)) map.set(v, k);
+    }
+    const cipher = new CredentialCipher({ keys: map, current: keyVersionOf(keys.current) });
+    cipher.#legacy = [...map.keys()];
+    return cipher;
   }
 
   get currentVersion(): number {
@@ -102,18 +142,31 @@ export class CredentialCipher {
 
   decrypt(sealed: SealedCredential, binding: CredentialBinding): Buffer {
     const key = this.#keys.get(sealed.keyVersion);
-    if (!key) throw unreadable(`key version ${sealed.keyVersion} is not configured`);
+    const candidates = key
+      ? [key]
+      : sealed.keyVersion === LEGACY_KEY_VERSION
+        ? this.#legacy.map((v) => this.#keys.get(v)!)
+        : [];
+    if (candidates.length === 0) {
+      throw unreadable(
+        `key version ${sealed.keyVersion} is not configured (set the key that wrote it in SERVICE_MASTER_KEY_PREVIOUS)`,
+      );
+    }
     if (sealed.nonce.length !== NONCE_BYTES || sealed.tag.length !== TAG_BYTES) {
       throw unreadable('the stored nonce or tag has the wrong length');
     }
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', key, sealed.nonce, { authTagLength: TAG_BYTES });
-      decipher.setAAD(associatedData(binding, sealed.keyVersion));
-      decipher.setAuthTag(sealed.tag);
-      return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
-    } catch (err) {
-      throw unreadable('wrong SERVICE_MASTER_KEY, or the row was altered or moved', err);
+    let last: unknown;
+    for (const k of candidates) {
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', k, sealed.nonce, { authTagLength: TAG_BYTES });
+        decipher.setAAD(associatedData(binding, sealed.keyVersion));
+        decipher.setAuthTag(sealed.tag);
+        return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]);
+      } catch (err) {
+        last = err;
+      }
     }
+    throw unreadable('wrong SERVICE_MASTER_KEY, or the row was altered or moved', last);
   }
 }
 
@@ -126,6 +179,14 @@ export function apiKeyHasher(masterKey: string): (rawKey: string) => Buffer {
 /** The stored form of an API key: HMAC-SHA256 under a key derived from the master key. */
 export function hashApiKey(masterKey: string, rawKey: string): Buffer {
   return apiKeyHasher(masterKey)(rawKey);
+}
+
+/**
+ * Hashers of every configured key, current first: a key hashed under a previous master
+ * key is still found, and then re-hashed under the current one (INTERFACE §9.2).
+ */
+export function apiKeyHashers(keys: MasterKeys): Array<(rawKey: string) => Buffer> {
+  return [keys.current, ...keys.previous].map(apiKeyHasher);
 }
 
 export const API_KEY_PREFIX = 'csk_';

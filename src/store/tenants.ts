@@ -3,42 +3,41 @@
  * only a keyed hash is stored).
  */
 import { BadRequest } from '../errors.js';
-import { apiKeyDisplayPrefix, generateApiKey, hashApiKey } from './credential-cipher.js';
+import { findApiKey, keyRing, type KeyRing } from './api-keys.js';
+import { apiKeyDisplayPrefix, apiKeyHashers, generateApiKey, keyVersionOf } from './credential-cipher.js';
 import type { Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
 
 export interface CreatedTenant {
   tenant_id: string;
+  /** Names the key for `api-keys revoke` (INTERFACE §9.1). */
+  key_id: string;
   /** The raw key: returned here once, never stored. */
   api_key: string;
 }
 
-export async function createTenant(q: Queryable, masterKey: string, name: string): Promise<CreatedTenant> {
+export async function createTenant(q: Queryable, keys: KeyRing, name: string): Promise<CreatedTenant> {
   const clean = sanitizeText(name).trim();
   if (clean.length === 0 || clean.length > 200) throw new BadRequest('tenant name must be 1-200 characters');
+  const ring = keyRing(keys);
   const apiKey = generateApiKey();
   // One statement, so a tenant never exists without its first key.
-  const { rows } = await q.query<{ tenant_id: string }>(
+  const { rows } = await q.query<{ tenant_id: string; key_id: string }>(
     `WITH t AS (INSERT INTO tenants (name) VALUES ($1) RETURNING tenant_id)
-     INSERT INTO api_keys (key_hash, tenant_id, key_prefix)
-     SELECT $2, tenant_id, $3 FROM t
-     RETURNING tenant_id`,
-    [clean, hashApiKey(masterKey, apiKey), apiKeyDisplayPrefix(apiKey)],
+     INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version)
+     SELECT $2, tenant_id, $3, $4 FROM t
+     RETURNING tenant_id, key_id`,
+    [clean, apiKeyHashers(ring)[0]!(apiKey), apiKeyDisplayPrefix(apiKey), keyVersionOf(ring.current)],
   );
-  return { tenant_id: rows[0]!.tenant_id, api_key: apiKey };
+  return { tenant_id: rows[0]!.tenant_id, key_id: rows[0]!.key_id, api_key: apiKey };
 }
 
 /** The tenant a Bearer key belongs to, or null (unknown, revoked or malformed key). */
 export async function findTenantByApiKey(
   q: Queryable,
-  masterKey: string,
+  keys: KeyRing,
   rawKey: string,
 ): Promise<{ tenantId: string } | null> {
-  // A header can be anything; do not hash megabytes for a lookup that cannot match.
-  if (typeof rawKey !== 'string' || rawKey.length === 0 || rawKey.length > 256) return null;
-  const { rows } = await q.query<{ tenant_id: string }>(
-    'SELECT tenant_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-    [hashApiKey(masterKey, rawKey)],
-  );
-  return rows[0] ? { tenantId: rows[0].tenant_id } : null;
+  const found = await findApiKey(q, keys, rawKey);
+  return found ? { tenantId: found.tenantId } : null;
 }

@@ -17,7 +17,11 @@ export interface Asked {
   msg: { type: string } & Record<string, unknown>;
 }
 
-export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true }), plugins?: EdgeDeps['plugins']) {
+export async function edgeFixture(
+  answer: (a: Asked) => unknown = () => ({ ok: true }),
+  plugins?: EdgeDeps['plugins'],
+  env: Record<string, string> = {},
+) {
   const pool = createPool(testDatabaseUrl());
   const asked: Asked[] = [];
   const actors: ActorAsk = {
@@ -26,7 +30,7 @@ export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: t
       return (await answer({ key, msg })) as T;
     },
   };
-  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, SERVICE_TENANT_RATE_PER_S: '100000', ...env });
   let ready = true;
   const app: FastifyInstance = await buildEdge({
     config,

@@ -58,7 +58,7 @@ export interface CodehostEdge {
 }
 
 export async function codehostEdge(env: Record<string, string>): Promise<CodehostEdge> {
-  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, ...env });
+  const config = loadConfig({ SERVICE_MASTER_KEY: TEST_MASTER_KEY, SERVICE_TENANT_RATE_PER_S: '100000', ...env });
   const pool = createPool(testDatabaseUrl(), { max: 4 });
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const published: IngestEvent[] = [];

@@ -10,7 +10,7 @@ describe('connectors CLI', () => {
     const t = await runCli(['tenants', 'create', '--name', 'Acme'], env());
     expect(t.code, t.stderr).toBe(0);
     const tenant = JSON.parse(t.stdout.trim()) as { tenant_id: string; api_key: string };
-    expect(Object.keys(tenant).sort()).toEqual(['api_key', 'tenant_id']);
+    expect(Object.keys(tenant).sort()).toEqual(['api_key', 'key_id', 'tenant_id']);
     const client = new pg.Client({ connectionString: testDatabaseUrl() });
     await client.connect();
     const { rows } = await client.query('SELECT key_hash FROM api_keys WHERE tenant_id = $1', [tenant.tenant_id]);

@@ -16,6 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { Router } from '../../src/runtime/router.js';
+import { createSeal } from '../../src/runtime/seal.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall, setBackfill } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
@@ -125,8 +126,11 @@ describe('integration: failover with real node processes', () => {
       const startedS = (Date.now() - t0) / 1000;
 
       const log = createLogger({ level: 'silent', node: 'failover-test' });
-      const router = new Router({ nc, names, shards: SHARDS, log });
+      // The nodes' seal (INTERFACE §9.4): they refuse unsealed messages.
+      const seal = createSeal([TEST_MASTER_KEY]);
+      const router = new Router({ nc, names, shards: SHARDS, log, seal });
       const publisher = new IngestPublisher({
+        seal,
         js: jetstream(nc),
         names,
         shards: SHARDS,

@@ -14,9 +14,10 @@ import { type IngestEvent } from '../../src/runtime/ports.js';
 import { installKey } from '../../src/actors/install-protocol.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { Router } from '../../src/runtime/router.js';
+import { createSeal } from '../../src/runtime/seal.js';
 import { createInstall, setBackfill, type Install } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
-import { testNatsUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testNatsUrl } from '../support/env.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 
 let node: TestNode;
@@ -29,8 +30,11 @@ beforeAll(async () => {
   node = await startTestNode();
   names = makeNames(node.namespace);
   sub = await connect({ servers: testNatsUrl() });
-  router = new Router({ nc: node.node.nc, names, shards: node.config.shards, log: pino({ level: 'silent' }) });
+  // The node's own seal (INTERFACE §9.4): without it the node refuses these messages.
+  const seal = createSeal([TEST_MASTER_KEY]);
+  router = new Router({ nc: node.node.nc, names, shards: node.config.shards, log: pino({ level: 'silent' }), seal });
   publisher = new IngestPublisher({
+    seal,
     js: jetstream(node.node.nc),
     names,
     shards: node.config.shards,

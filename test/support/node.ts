@@ -41,6 +41,9 @@ export async function startTestNode(
       SERVICE_LEASE_TTL_S: '3',
       PORT: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      // Tests drive bursts of hundreds of requests on purpose (rate buckets, pacing); the
+      // per-tenant limit has its own test (test/edge/security-limits.test.ts).
+      SERVICE_TENANT_RATE_PER_S: '100000',
       ...env,
     },
     { requireDatabase: true, requireMasterKey: true },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CredentialCipher, type SealedCredential } from '../../src/store/credential-cipher.js';
+import { CredentialCipher, keyVersionOf, type SealedCredential } from '../../src/store/credential-cipher.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 const A = { tenantId: '11111111-1111-4111-8111-111111111111', installId: '22222222-2222-4222-8222-222222222222' };
@@ -30,7 +30,7 @@ function expectUnreadable(fn: () => unknown): void {
 describe('CredentialCipher', () => {
   it('round-trips strings and buffers', () => {
     const sealed = cipher.encrypt(SECRET, A);
-    expect(sealed.keyVersion).toBe(1);
+    expect(sealed.keyVersion).toBe(keyVersionOf(TEST_MASTER_KEY));
     expect(sealed.nonce).toHaveLength(12);
     expect(sealed.tag).toHaveLength(16);
     expect(sealed.ciphertext.toString('utf8')).not.toContain('xoxb');
@@ -76,11 +76,32 @@ describe('CredentialCipher', () => {
     expect(v2.keyVersion).toBe(2);
     expect(rotating.decrypt(v2, A).toString()).toBe(SECRET);
     // Old rows (version 1) still read after rotation.
-    expect(rotating.decrypt(cipher.encrypt(SECRET, A), A).toString()).toBe(SECRET);
+    const v1 = new CredentialCipher({ keys: new Map([[1, TEST_MASTER_KEY]]), current: 1 });
+    expect(rotating.decrypt(v1.encrypt(SECRET, A), A).toString()).toBe(SECRET);
     // Version 2 unknown to the single-key cipher; relabelling a row's version fails too.
     expectUnreadable(() => cipher.decrypt(v2, A));
     const relabelled: SealedCredential = { ...v2, keyVersion: 1 };
     expectUnreadable(() => rotating.decrypt(relabelled, A));
+  });
+
+  it('reads rows of a previous master key and of the legacy version during a rotation (INTERFACE §9.2)', () => {
+    const K2 = `${TEST_MASTER_KEY}-second`;
+    const legacy = new CredentialCipher({ keys: new Map([[1, TEST_MASTER_KEY]]), current: 1 }).encrypt(SECRET, A);
+    const underK1 = cipher.encrypt(SECRET, A);
+    const rotating = CredentialCipher.fromMasterKeys({ current: K2, previous: [TEST_MASTER_KEY] });
+    expect(rotating.currentVersion).toBe(keyVersionOf(K2));
+    expect(rotating.currentVersion).not.toBe(keyVersionOf(TEST_MASTER_KEY));
+    expect(rotating.decrypt(legacy, A).toString()).toBe(SECRET);
+    expect(rotating.decrypt(underK1, A).toString()).toBe(SECRET);
+    const underK2 = rotating.encrypt(SECRET, A);
+    expect(underK2.keyVersion).toBe(keyVersionOf(K2));
+    // K1 removed: what it wrote is unreadable, what K2 wrote still reads.
+    const after = CredentialCipher.fromMasterKey(K2);
+    expectUnreadable(() => after.decrypt(underK1, A));
+    expectUnreadable(() => after.decrypt(legacy, A));
+    expect(after.decrypt(underK2, A).toString()).toBe(SECRET);
+    // The legacy fallback still authenticates the binding.
+    expectUnreadable(() => rotating.decrypt(legacy, OTHER_TENANT));
   });
 
   it('refuses a short master key and a current version without a key', () => {

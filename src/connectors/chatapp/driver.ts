@@ -151,8 +151,8 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
      * lookups. Fire and forget: ingest of the install's next events never waits on it, and
      * a lost request is made again at the id's next mention (the graph is the cache).
      */
-    async afterCommit(ctx, event, info) {
-      if (!deps.wantNames || !info.inserted) return;
+    afterStored(ctx, event) {
+      if (!deps.wantNames) return;
       const ids = namedIds(event.kind, event.payload);
       const fresh = (type: string) => (id: string) => {
         const k = `${ctx.install.install_id}:${type}:${id}`;

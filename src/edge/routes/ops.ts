@@ -1,5 +1,6 @@
 /** Unauthenticated operations routes (INTERFACE §3): liveness, readiness, Prometheus metrics. */
-import type { FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { EdgeContext } from '../context.js';
 
 export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
@@ -12,8 +13,25 @@ export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     return reply.code(report.ready ? 200 : 503).send(report);
   });
 
-  app.get('/metrics', async (_req, reply) => {
-    const body = await ctx.metrics.registry.metrics();
-    return reply.type(ctx.metrics.registry.contentType).send(body);
-  });
+  // INTERFACE §9.2: with SERVICE_METRICS_PORT set, /metrics lives on that port only
+  // (`serveMetrics`) and the public port answers 404 like any unknown route.
+  if (ctx.config.security.metricsPort === null) app.get('/metrics', metricsHandler(ctx.metrics.registry));
 };
+
+export function metricsHandler(registry: Registry) {
+  return async (_req: FastifyRequest, reply: FastifyReply) => {
+    const body = await registry.metrics();
+    return reply.type(registry.contentType).send(body);
+  };
+}
+
+/** The metrics-only listener of SERVICE_METRICS_PORT (same HOST as the edge). */
+export async function serveMetrics(
+  registry: Registry,
+  opts: { host: string; port: number },
+): Promise<{ url: string; close(): Promise<void> }> {
+  const app = Fastify({ logger: false });
+  app.get('/metrics', metricsHandler(registry));
+  const url = await app.listen({ host: opts.host, port: opts.port });
+  return { url, close: () => app.close() };
+}

@@ -1,0 +1,24 @@
+/** `connectors keys rotate` (INTERFACE §9.1; the runbook is the README's "Security model"). */
+import type { Config } from '../config.js';
+import { countStaleApiKeys } from '../store/api-keys.js';
+import { CredentialCipher } from '../store/credential-cipher.js';
+import { rotateCredentials } from '../store/rotate-credentials.js';
+import { masterKeysOf, withOwnerPool } from './api-keys.js';
+
+/**
+ * Re-encrypts every credential under the current key. API-key hashes cannot be
+ * re-made without the keys themselves; they upgrade on their next use, and `note` says
+ * how many still wait (keep their previous key configured until it reaches 0).
+ */
+export function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
+  const keys = masterKeysOf(config);
+  return withOwnerPool(config, async (pool) => {
+    const reencrypted = await rotateCredentials(pool, CredentialCipher.fromMasterKeys(keys));
+    const stale = await countStaleApiKeys(pool, keys.current);
+    const note =
+      stale === 0
+        ? null
+        : `${stale} API key(s) are still hashed under a previous master key; they upgrade on their next use`;
+    return { reencrypted, note };
+  });
+}
