@@ -36,6 +36,8 @@ export interface InstallPorts {
   onDropped?(install: Install, drop: SelfEmitDrop): void;
   /** The shard of the install's key: its owner runs the install's effects. */
   shardOf(installId: string): number;
+  /** SERVICE_NAMESPACE, stored with each effect (deployments may share a database). */
+  namespace: string;
   /** After a transaction that stored effects committed: the local runner may start them at once. */
   onEffects?(): void;
 }
@@ -107,6 +109,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
                   installId: install.install_id,
                   tenantId: install.tenant_id,
                   connectorId: install.connector_id,
+                  namespace: ports.namespace,
                   shard: ports.shardOf(install.install_id),
                   eventId: ev.id,
                   kind: e.kind,
@@ -122,6 +125,12 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         if (dropped !== null) ports.onDropped?.(install, dropped);
         if (effects > 0) ports.onEffects?.();
+        if (stored && driver?.afterCommit) {
+          // Not awaited: the next event of the install never waits on it (INTERFACE §9.4).
+          driver
+            .afterCommit(driverCtx(ctx, install), msg.event, { inserted: true })
+            .catch((err: unknown) => ctx.log.warn({ err, eventId: msg.event.id }, 'after-commit hook failed'));
+        }
         return { stored };
       },
 

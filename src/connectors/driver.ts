@@ -61,6 +61,12 @@ export interface ConnectorDriver {
    */
   effectsOf?(install: Install, event: IngestEvent): EffectSpec[];
   /**
+   * A notification after the ingest transaction stored `event` (e.g. asking for names to
+   * look up). Not awaited and never retried: it must start its work and return, waiting
+   * on nothing upstream (INTERFACE §9.4); anything that must happen is an effect instead.
+   */
+  afterCommit?(ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void>;
+  /**
    * Runs one effect, on the effect runner's own schedule (never on the ingest path). A
    * throw is retried with capped backoff; an attempt after the first may find its work
    * already done (`firstAttempt: false`), so effects must be idempotent.
