@@ -192,6 +192,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         pool,
         drivers,
         log,
+        namespace: config.namespace,
         ownedShards: () => shards?.owned() ?? [],
         timings: opts.effectTimings,
         onOutcome: (connector, kind, outcome) => {
@@ -211,6 +212,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
       shardOf: (installId) => shardOf(installKey(installId), config.shards),
+      namespace: config.namespace,
       onEffects: () => effects?.wake(),
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
     }),

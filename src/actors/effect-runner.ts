@@ -41,6 +41,8 @@ export interface EffectRunnerOptions {
   pool: pg.Pool;
   drivers: DriverRegistry;
   log: Logger;
+  /** SERVICE_NAMESPACE: only this deployment's effects. */
+  namespace: string;
   /** Shards this node owns right now. */
   ownedShards(): number[];
   timings?: Partial<EffectTimings>;
@@ -106,7 +108,7 @@ export class EffectRunner {
     const free = (this.o.concurrency ?? 8) - this.running.size;
     if (free <= 0) return;
     const claimMs = this.t.attemptTimeoutMs + 30_000;
-    const claimed = await claimDueEffects(this.o.pool, this.o.ownedShards(), free, claimMs);
+    const claimed = await claimDueEffects(this.o.pool, this.o.namespace, this.o.ownedShards(), free, claimMs);
     for (const e of claimed) {
       const c = new AbortController();
       this.running.set(e.id, c);

@@ -36,6 +36,8 @@ export interface InstallPorts {
   onDropped?(install: Install, drop: SelfEmitDrop): void;
   /** The shard of the install's key: its owner runs the install's effects. */
   shardOf(installId: string): number;
+  /** SERVICE_NAMESPACE, stored with each effect (deployments may share a database). */
+  namespace: string;
   /** After a transaction that stored effects committed: the local runner may start them at once. */
   onEffects?(): void;
   /** INTERFACE §9.4: a message naming another tenant or install than the row's was refused. */
@@ -129,6 +131,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
                   installId: install.install_id,
                   tenantId: install.tenant_id,
                   connectorId: install.connector_id,
+                  namespace: ports.namespace,
                   shard: ports.shardOf(install.install_id),
                   eventId: ev.id,
                   kind: e.kind,

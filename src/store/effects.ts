@@ -10,6 +10,8 @@ export interface NewEffect {
   installId: string;
   tenantId: string;
   connectorId: string;
+  /** SERVICE_NAMESPACE of the deployment whose shard owner runs it. */
+  namespace: string;
   shard: number;
   eventId: string;
   kind: string;
@@ -46,13 +48,14 @@ const MAX_ERROR_CHARS = 2000;
 export async function insertEffects(q: Queryable, effects: readonly NewEffect[]): Promise<void> {
   for (const e of effects) {
     await q.query(
-      `INSERT INTO effects (install_id, tenant_id, connector_id, shard, event_id, kind, serial_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO effects (install_id, tenant_id, connector_id, namespace, shard, event_id, kind, serial_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (install_id, event_id, kind) DO NOTHING`,
       [
         e.installId,
         e.tenantId,
         e.connectorId,
+        e.namespace,
         e.shard,
         sanitizeText(e.eventId),
         e.kind,
@@ -70,6 +73,7 @@ export async function insertEffects(q: Queryable, effects: readonly NewEffect[])
  */
 export async function claimDueEffects(
   q: Queryable,
+  namespace: string,
   shards: readonly number[],
   limit: number,
   claimMs: number,
@@ -78,7 +82,7 @@ export async function claimDueEffects(
   const { rows } = await q.query<ClaimedEffect>(
     `WITH due AS (
        SELECT f.id FROM effects f
-       WHERE f.state = 'pending' AND f.shard = ANY($1::int[]) AND f.next_at <= now()
+       WHERE f.state = 'pending' AND f.namespace = $4 AND f.shard = ANY($1::int[]) AND f.next_at <= now()
          AND (f.claimed_until IS NULL OR f.claimed_until < now())
          AND NOT EXISTS (SELECT 1 FROM effects g WHERE g.install_id = f.install_id
                          AND g.serial_key = f.serial_key AND g.state = 'pending' AND g.id < f.id)
@@ -94,7 +98,7 @@ export async function claimDueEffects(
      SELECT c.id::text AS id, c.install_id, c.tenant_id, c.connector_id, c.event_id, c.kind, c.serial_key,
             c.attempts, c.created_at, ev.kind AS event_kind, ev.occurred_at, ev.payload
      FROM claimed c LEFT JOIN events ev ON ev.install_id = c.install_id AND ev.id = c.event_id`,
-    [shards, limit, claimMs],
+    [shards, limit, claimMs, namespace],
   );
   return rows;
 }

@@ -1,5 +1,5 @@
 /**
- * Answers a slash command (spec §4.4) from the install actor's `afterCommit` of an
+ * Answers a slash command (spec §4.4) as a durable effect (INTERFACE §9.4) of an
  * `issue_comment.created` event (the reply is an issue comment) or a
  * `pull_request_review_comment.created` event (the reply goes in the same review thread,
  * `POST /repos/{o}/{r}/pulls/{n}/comments/{comment_id}/replies`). Once per GitHub

@@ -7,7 +7,9 @@ CREATE TABLE effects (
   install_id   uuid NOT NULL REFERENCES installs (install_id),
   tenant_id    uuid NOT NULL REFERENCES tenants (tenant_id),
   connector_id text NOT NULL,
-  -- The install actor's shard: the owner of that shard runs the effect.
+  -- The deployment (SERVICE_NAMESPACE) and the install actor's shard in it: the owner of
+  -- that shard runs the effect. Deployments sharing a database never run each other's.
+  namespace    text NOT NULL,
   shard        int NOT NULL,
   event_id     text NOT NULL,
   kind         text NOT NULL,
@@ -24,7 +26,7 @@ CREATE TABLE effects (
   updated_at   timestamptz NOT NULL DEFAULT now(),
   UNIQUE (install_id, event_id, kind)
 );
-CREATE INDEX effects_due ON effects (shard, next_at) WHERE state = 'pending';
+CREATE INDEX effects_due ON effects (namespace, shard, next_at) WHERE state = 'pending';
 CREATE INDEX effects_serial ON effects (install_id, serial_key, id) WHERE state = 'pending';
 
 -- INTERFACE §9.4: `installation` `suspend` makes installs `suspended`; `unsuspend` makes the

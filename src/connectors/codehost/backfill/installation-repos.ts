@@ -10,7 +10,7 @@
  *   a repo with no row is not indexed), so their sessions stop polling on their next tick,
  *   are refused admission, and a slash command there answers that the repo is not indexed.
  *
- * Idempotent, as afterCommit reruns on redelivery: registration and removal are upserts,
+ * Idempotent, as an effect may run again after a failed attempt: registration and removal are upserts,
  * admission finds an existing row, and the walker never queues a repo twice.
  */
 import type pg from 'pg';
