@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { chatBackfillActor, chatBackfillKey } from '../actors/chatapp/chat-backfill.js';
 import { chatBucketActor, chatBucketKey } from '../actors/chatapp/chat-bucket.js';
+import { chatNamesActor, chatNamesKey } from '../actors/chatapp/chat-names.js';
 import { chatWorkspaceBucketActor } from '../actors/chatapp/chat-workspace-bucket.js';
 import type { EdgeContext } from '../edge/context.js';
 import { installKey } from '../actors/install-protocol.js';
@@ -24,6 +25,7 @@ import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/
 const BUCKET_ASK_TIMEOUT_MS = 8_000;
 const START_BACKFILL_TIMEOUT_MS = 10_000;
 const RESUME_RETRY_MS = 5_000;
+const NAMES_ASK_TIMEOUT_MS = 5_000;
 
 export const chatappModule: ModuleFactory = (deps) => {
   const { config, pool, log: rootLog } = deps;
@@ -72,10 +74,20 @@ export const chatappModule: ModuleFactory = (deps) => {
 
   return {
     id: 'chatapp',
-    driver: config.chatapp.enabled ? chatDriver({ config, pool, credentials, permits }) : null,
+    driver: config.chatapp.enabled
+      ? chatDriver({
+          config,
+          pool,
+          credentials,
+          permits,
+          wantNames: (installId, ids) =>
+            deps.actors.ask(chatNamesKey(installId), { type: 'want', ...ids }, { timeoutMs: NAMES_ASK_TIMEOUT_MS }),
+        })
+      : null,
     actors: [
       chatBucketActor({ actors: deps.actors, kv: deps.dedup }),
       chatWorkspaceBucketActor({ kv: deps.dedup }),
+      chatNamesActor({ config, pool, log, actors: deps.actors, publish: (e) => deps.publish(e), credentials }),
       chatBackfillActor({
         config,
         pool,

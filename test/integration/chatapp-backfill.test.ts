@@ -113,7 +113,8 @@ describe('chatapp backfill', () => {
     await until(
       'ingest caught up',
       async () =>
-        (await allEvents(a.url, tenant, install_id)).length >= progressBefore.messages + progressBefore.replies,
+        (await allEvents(a.url, tenant, install_id)).filter((e) => e.kind === 'message').length >=
+        progressBefore.messages + progressBefore.replies,
       { timeoutMs: 10_000 },
     );
     await a.kill();
@@ -217,7 +218,7 @@ describe('chatapp backfill', () => {
     const ids = await until(
       'messages',
       async () => {
-        const evs = (await allEvents(n.url, tenant, install_id)).map((e) => e.id);
+        const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
         return evs.length >= expected.length ? evs : undefined;
       },
       { timeoutMs: 10_000 },
