@@ -33,8 +33,21 @@ export const chatappModule: ModuleFactory = (deps) => {
   const credentials = botCredentials({ config, pool, cipher: deps.cipher, log });
 
   const permits: EmitPermits = {
-    take: (teamId, channelId) =>
-      deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
+    // INTERFACE §8.24: with its id a take is safe to resend, so a take caught by its node's
+    // death is answered by the next owner instead of hanging until the timeout.
+    take: (teamId, channelId, takeId) =>
+      deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'take', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      ),
+    refund: async (teamId, channelId, takeId) => {
+      await deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'refund', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      );
+    },
     hold: async (teamId, channelId, retryAfterMs) => {
       // A hold keeps the later of two deadlines, so running it twice is harmless.
       await deps.actors.ask(
@@ -52,7 +65,8 @@ export const chatappModule: ModuleFactory = (deps) => {
     );
   };
   const intake: IntakeDeps = {
-    pool,
+    // INTERFACE §9.3: Slack gives 3 s; every Postgres wait of the intake gives up after 2.
+    pool: deps.requestPool,
     log,
     publish: (event) => deps.publish(event),
     dedup: deps.dedup,

@@ -152,6 +152,11 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
   const tick = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;
     const install = await getInstallById(ports.pool, installId);
+    if (install?.status === 'suspended') {
+      // INTERFACE §9.4: a suspension pauses the walk; unsuspending continues it (no second backfill).
+      ctx.state.ticker.cancel();
+      return { stopped: 'install suspended' };
+    }
     if (!install || install.connector_id !== 'codehost' || install.status !== 'active') {
       // spec §3.1: the walker works only while the install is active.
       ctx.state.ticker.cancel();
