@@ -8,6 +8,17 @@
 import type { ActorKey } from './names.js';
 
 /**
+ * Time as timers see it. The runtime uses `systemClock` (runtime/ticker.ts); tests hand
+ * a manual clock (test/support/clock.ts) to whatever schedules, so nothing sleeps.
+ */
+export interface Clock {
+  now(): number;
+  /** Runs `fn` after `ms`; the handle only ever goes back to `clearTimeout`. */
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/**
  * One actor kind's protocol: for each message `type`, the message's other fields and the
  * answer its handler resolves with (restate's handler map, typed). Each actor module
  * exports its own (`InstallProtocol`, `ChatBucketProtocol`, ...).

@@ -10,6 +10,14 @@
  * now and then; the tick handler re-checks what is due and re-arms, and each wake-up
  * keeps the activation from idling out with its walk unfinished.
  */
+import type { Clock } from './ports.js';
+
+/** Real time; a pending tick must not keep a stopping process alive (the walk resumes elsewhere). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 export interface Ticker {
   /** Fire once after `delayMs` (clamped to 0..maxDelayMs), replacing any pending tick. */
@@ -28,20 +36,20 @@ export interface TickerOptions {
   onError(err: unknown): void;
   /** Default 5 minutes. */
   maxDelayMs?: number;
-  now?: () => number;
+  clock?: Clock;
 }
 
 const DEFAULT_MAX_DELAY_MS = 5 * 60_000;
 
 export function createTicker(opts: TickerOptions): Ticker {
-  const now = opts.now ?? Date.now;
+  const clock = opts.clock ?? systemClock;
   const maxDelayMs = opts.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   let dueAt: number | null = null;
   let stopped = false;
 
   const cancel = () => {
-    clearTimeout(timer);
+    if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
     dueAt = null;
   };
@@ -51,14 +59,12 @@ export function createTicker(opts: TickerOptions): Ticker {
       if (stopped) return;
       cancel();
       const wait = Math.min(maxDelayMs, Math.max(0, Number.isFinite(delayMs) ? Math.ceil(delayMs) : maxDelayMs));
-      dueAt = now() + wait;
-      timer = setTimeout(() => {
+      dueAt = clock.now() + wait;
+      timer = clock.setTimeout(() => {
         timer = undefined;
         dueAt = null;
         opts.fire().catch((err: unknown) => opts.onError(err));
       }, wait);
-      // A pending tick must not keep a stopping process alive; the walk resumes elsewhere.
-      timer.unref();
     },
     cancel,
     stop() {

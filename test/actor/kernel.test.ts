@@ -8,6 +8,7 @@ import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal
 import { createLogger } from '../../src/log.js';
 import { Kernel, type ActorDefinition, type KernelOptions } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
+import { until } from '../support/until.js';
 
 interface Counter {
   n: number;
@@ -36,14 +37,6 @@ async function rejection(p: Promise<unknown>): Promise<AppError> {
     },
     (e: unknown) => e as AppError,
   );
-}
-
-async function until(cond: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(2);
-  }
 }
 
 type CounterProtocol = {
@@ -181,7 +174,7 @@ describe('Kernel', () => {
     const held = hold(1);
     const boom = kernel.dispatch(key('a'), { type: 'boom', hold: 1 }, soon());
     const queued = [1, 2].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
-    await until(() => kernel.stats().mailboxDepth === 2);
+    await until('condition', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
     held.resolve();
 
     const err = await rejection(boom);
@@ -241,7 +234,9 @@ describe('Kernel', () => {
     ports.hydrateError = new NotFound('install gone');
     const first = kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
     const queued = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
-    await until(() => ports.hydrations.length === 1 && kernel.stats().mailboxDepth === 1);
+    await until('condition', () => ports.hydrations.length === 1 && kernel.stats().mailboxDepth === 1, {
+      timeoutMs: 2000,
+    });
     gate.resolve();
     expect(await rejection(first)).toBeInstanceOf(NotFound);
     expect(await rejection(queued)).toBeInstanceOf(NotFound);
@@ -296,7 +291,7 @@ describe('Kernel', () => {
     kernel.register(def);
     const held = hold(1);
     const running = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
-    await until(() => kernel.stats().mailboxDepth === 0); // taken off the mailbox
+    await until('condition', () => kernel.stats().mailboxDepth === 0, { timeoutMs: 2000 }); // taken off the mailbox
     const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
     const over = await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 4 }, soon()));
     expect(over).toBeInstanceOf(ActorOverloaded);
@@ -312,9 +307,9 @@ describe('Kernel', () => {
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 7 }, soon());
     expect(kernel.stats().active).toBe(1);
-    await until(() => ports.passivated.length === 1);
+    await until('condition', () => ports.passivated.length === 1, { timeoutMs: 2000 });
     expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [7] } }]);
-    await until(() => kernel.stats().active === 0);
+    await until('condition', () => kernel.stats().active === 0, { timeoutMs: 2000 });
     await expect(kernel.dispatch(key('a'), { type: 'inc', n: 8 }, soon())).resolves.toBe(1);
     expect(ports.hydrations).toEqual(['a', 'a']);
   });
@@ -333,7 +328,7 @@ describe('Kernel', () => {
     const kernel = makeKernel();
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
-    await until(() => events.length === 1);
+    await until('condition', () => events.length === 1, { timeoutMs: 2000 });
     const next = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
     await sleep(20);
     expect(ports.hydrations).toEqual(['a']);
@@ -351,7 +346,7 @@ describe('Kernel', () => {
     const held = hold(1);
     const inflight = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
     const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
-    await until(() => ports.running === 1);
+    await until('condition', () => ports.running === 1, { timeoutMs: 2000 });
 
     let done = false;
     const passivated = kernel.passivate((k) => k.id[0] === 'a').then(() => (done = true));
@@ -395,7 +390,7 @@ describe('Kernel', () => {
       kernel.dispatch(key('a'), { type: 'inc', n: 3 }, soon()),
       kernel.dispatch({ kind: 'other', id: ['x'] }, { type: 'get' }, soon()),
     ];
-    await until(() => kernel.stats().mailboxDepth === 2);
+    await until('condition', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
     expect(kernel.stats()).toEqual({ active: 2, mailboxDepth: 2, activeByKind: { counter: 1, other: 1 } });
     held.resolve();
     await Promise.all(all);

@@ -107,21 +107,6 @@ export async function allEvents(url: string, tenant: Tenant, installId: string):
   return out;
 }
 
-/** Polls until `check` returns a value (not undefined/false) or the timeout passes. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 export async function emit(
   url: string,
   tenant: Tenant,

@@ -12,8 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
-import { eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel } from '../fakes/slack-model.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 beforeAll(async () => {
@@ -62,32 +63,30 @@ async function twoWalks(o: { threads: boolean }) {
   // Every conversations.* call of the workspace: its one listing page was the walk's first step.
   const callsOf = (c: FakeChannel) =>
     s.slack.calls.filter((x) => x.method.startsWith('conversations.') && x.params.channel === c.id);
-  await eventually(
-    async () => callsOf(ch).filter((c) => c.method === 'conversations.history').length >= 3,
-    10_000,
+  await until(
     'three history pages',
+    async () => callsOf(ch).filter((c) => c.method === 'conversations.history').length >= 3,
+    { timeoutMs: 10_000 },
   );
   expect((await installOf(tenant, install_id)).backfill.state).toBe('running');
-  expect(await eventually(() => cursorOf(install_id), 5_000, 'a committed cursor')).not.toBeNull();
+  expect(await until('a committed cursor', () => cursorOf(install_id), { timeoutMs: 5_000 })).not.toBeNull();
   return { tenant, team, ch, install_id, total, calls: () => callsOf(ch), witnessCalls: () => callsOf(witnessCh) };
 }
 
 /** After the uninstall answered: the walk stops, ends `failed`, stores nothing more, and its cursor is gone. */
 async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { calls: number; stored: number }) {
   // Until the record leaves `running`, or the walk shows it went on (then the call count below says so).
-  await eventually(
+  await until(
+    'the walk to stop',
     async () =>
       w.calls().length > at.calls + 1 || (await installOf(w.tenant, w.install_id)).backfill.state !== 'running',
-    10_000,
-    'the walk to stop',
+    { timeoutMs: 10_000 },
   );
   // Then several more steps of the witness walk, at the same pacing: time for the walk to go on, had it not stopped.
   const witnessAt = w.witnessCalls().length;
-  await eventually(
-    async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS,
-    10_000,
-    'the witness walk to go on',
-  );
+  await until('the witness walk to go on', async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS, {
+    timeoutMs: 10_000,
+  });
 
   // At most the call that was under way when the uninstall answered.
   expect(w.calls().length - at.calls).toBeLessThanOrEqual(1);
@@ -98,7 +97,7 @@ async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { call
   expect(backfill.state).toBe('failed');
   expect(backfill.messages).toBeGreaterThan(0);
   // The uninstall itself ends the record (store); the walker drops its cursor at its next step.
-  await eventually(async () => (await cursorOf(w.install_id)) === null, 10_000, 'the cursor to be dropped');
+  await until('the cursor to be dropped', async () => (await cursorOf(w.install_id)) === null, { timeoutMs: 10_000 });
   return backfill;
 }
 
@@ -123,7 +122,9 @@ describe('chatapp backfill: uninstalled mid-walk', () => {
     // 2 s backoff (backfill-walk.ts), so the walker's own status check must end it.
     const w = await twoWalks({ threads: false });
     w.ch.historyError = 'internal_error';
-    await eventually(async () => w.calls().some((c) => c.error === 'internal_error'), 5_000, 'a failed history call');
+    await until('a failed history call', async () => w.calls().some((c) => c.error === 'internal_error'), {
+      timeoutMs: 5_000,
+    });
     delete w.ch.historyError;
     const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${w.install_id}`, {
       method: 'DELETE',

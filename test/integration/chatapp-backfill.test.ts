@@ -2,16 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import {
-  allEvents,
-  chatEnv,
-  emit,
-  eventually,
-  installOk,
-  json,
-  type ChatStack,
-  type Tenant,
-} from '../fakes/slack-harness.js';
+import { allEvents, chatEnv, emit, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
@@ -21,6 +12,7 @@ import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { startNodeProcess } from '../fakes/slack-node-process.js';
+import { until } from '../support/until.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -55,13 +47,13 @@ async function node(slack: FakeSlack, extra: Record<string, string> = {}, logs?:
 const installOf = async (url: string, tenant: Tenant, id: string) =>
   json(await fetch(`${url}/api/v1/connectors/installs/${id}`, { headers: tenant.auth }));
 const backfillDone = (url: string, tenant: Tenant, id: string, timeoutMs = 15_000) =>
-  eventually(
+  until(
+    'backfill complete',
     async () => {
       const i = await installOf(url, tenant, id);
       return i.backfill.state === 'complete' ? i.backfill : undefined;
     },
-    timeoutMs,
-    'backfill complete',
+    { timeoutMs: timeoutMs },
   );
 
 describe('chatapp backfill', () => {
@@ -109,19 +101,21 @@ describe('chatapp backfill', () => {
     expect((await slack.deliver(team.id, messageEvent(team, pub, newest))).status).toBe(200);
 
     // Kill the node while a history call is in flight.
-    await eventually(async () => slack.callsOf('conversations.history').length >= 3, 10_000, 'three history pages');
+    await until('three history pages', async () => slack.callsOf('conversations.history').length >= 3, {
+      timeoutMs: 10_000,
+    });
     const stall = slack.stall('conversations.history');
     await stall.reached;
     const progressBefore = (await installOf(a.url, tenant, install_id)).backfill;
     expect(progressBefore.state).toBe('running');
     // What A published is stored before it dies (an unacked delivery would only come back after the
     // stream's ack wait, which is the runtime's business, not this walk's).
-    await eventually(
+    await until(
+      'ingest caught up',
       async () =>
         (await allEvents(a.url, tenant, install_id)).filter((e) => e.kind === 'message').length >=
         progressBefore.messages + progressBefore.replies,
-      10_000,
-      'ingest caught up',
+      { timeoutMs: 10_000 },
     );
     await a.kill();
     stall.release();
@@ -129,22 +123,22 @@ describe('chatapp backfill', () => {
     // Node B takes the shards over once A's leases expire, and resumes the walk from its cursor.
     const b = await node(slack, { SERVICE_NAMESPACE: namespace });
     cleanups.push(() => b.stop());
-    const done = await eventually(
+    const done = await until(
+      'backfill complete',
       async () => {
         const i = await installOf(b.url, tenant, install_id);
         return i.backfill.state === 'complete' ? i.backfill : undefined;
       },
-      25_000,
-      'backfill complete',
+      { timeoutMs: 25_000 },
     );
 
-    const events = await eventually(
+    const events = await until(
+      'all messages ingested',
       async () => {
         const evs = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message');
         return evs.length >= expected.length ? evs : undefined;
       },
-      10_000,
-      'all messages ingested',
+      { timeoutMs: 10_000 },
     );
     await new Promise((r) => setTimeout(r, 300));
     const ids = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
@@ -221,13 +215,13 @@ describe('chatapp backfill', () => {
     expect(history[1]!.at - history[0]!.at).toBeGreaterThanOrEqual(1_000);
     expect(history.slice(1).every((c) => c.params.limit === '200')).toBe(true);
     expect(history.some((c) => c.params.channel === gdm.id)).toBe(false);
-    const ids = await eventually(
+    const ids = await until(
+      'messages',
       async () => {
         const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
         return evs.length >= expected.length ? evs : undefined;
       },
-      10_000,
-      'messages',
+      { timeoutMs: 10_000 },
     );
     expect(new Set(ids)).toEqual(new Set(expected));
   });
@@ -277,14 +271,16 @@ describe('chatapp backfill', () => {
     await backfillDone(n.url, tenant, install_id);
     const dropped = (tier: string) =>
       scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
-    await eventually(async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, 10_000, 'drops counted');
-    const ids = await eventually(
+    await until('drops counted', async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, {
+      timeoutMs: 10_000,
+    });
+    const ids = await until(
+      'human messages ingested',
       async () => {
         const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
         return evs.length >= humans.length ? evs : undefined;
       },
-      10_000,
-      'human messages ingested',
+      { timeoutMs: 10_000 },
     );
     expect(new Set(ids)).toEqual(new Set(humans));
     for (const m of [...ours, ourReply, mirrored]) expect(ids).not.toContain(`message:${ch.id}:${m.ts}`);

@@ -6,17 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
-import {
-  allEvents,
-  eventually,
-  installOk,
-  json,
-  startChatStack,
-  type ChatStack,
-  type Tenant,
-} from '../fakes/slack-harness.js';
+import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { ingestOutage } from '../support/ingest-outage.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 let team: FakeTeam;
@@ -30,13 +23,13 @@ beforeAll(async () => {
   chan = s.slack.addChannel(team.id);
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
-  await eventually(
+  await until(
+    'backfill complete',
     async () => {
       const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
       return (await json(r)).backfill.state === 'complete';
     },
-    10_000,
-    'backfill complete',
+    { timeoutMs: 10_000 },
   );
 });
 afterAll(() => s?.stop());
@@ -62,7 +55,7 @@ async function deliverDuringOutage(how: 'refuse' | 'silence', m: FakeMessage, ev
 async function expectNotStored(m: FakeMessage): Promise<void> {
   const after = message('after the outage');
   expect((await s.slack.deliver(team.id, messageEvent(team, chan, after))).status).toBe(200);
-  await eventually(() => ingested(idOf(after)), 10_000, 'control message');
+  await until('control message', () => ingested(idOf(after)), { timeoutMs: 10_000 });
   expect(await storedCount(idOf(m))).toBe(0);
 }
 
@@ -72,7 +65,7 @@ async function expectRetryStoredOnce(m: FakeMessage, eventId: string): Promise<v
     const res = await s.slack.deliver(team.id, messageEvent(team, chan, m), { eventId, retryNum });
     expect(res.status).toBe(200);
   }
-  await eventually(() => ingested(idOf(m)), 10_000, 'retry ingested');
+  await until('retry ingested', () => ingested(idOf(m)), { timeoutMs: 10_000 });
   expect(await storedCount(idOf(m))).toBe(1);
 }
 

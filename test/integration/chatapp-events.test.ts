@@ -10,7 +10,6 @@ import {
 import {
   allEvents,
   emit,
-  eventually,
   installOk,
   json,
   startChatStack,
@@ -19,6 +18,7 @@ import {
 } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { scrapeSample } from '../support/metrics.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 let team: FakeTeam;
@@ -33,13 +33,13 @@ beforeAll(async () => {
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
   // Let the backfill of this (empty) workspace end first: its ids must not shadow the echoes below.
-  await eventually(
+  await until(
+    'backfill complete',
     async () => {
       const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
       return (await json(r)).backfill.state === 'complete';
     },
-    10_000,
-    'backfill complete',
+    { timeoutMs: 10_000 },
   );
 });
 afterAll(() => s?.stop());
@@ -51,7 +51,7 @@ const userMessage = (c: FakeChannel, text: string, extra: Partial<FakeMessage> =
 };
 const events = () => allEvents(s.node.url, tenant, installId);
 const eventById = async (id: string) => (await events()).find((e) => e.id === id);
-const waitFor = (id: string) => eventually(() => eventById(id), 10_000, id);
+const waitFor = (id: string) => until(id, () => eventById(id), { timeoutMs: 10_000 });
 
 describe('chatapp events over HTTP', () => {
   it('answers url_verification with the challenge (signed)', async () => {
@@ -268,7 +268,9 @@ describe('chatapp events over HTTP', () => {
       expect(s.slack.posted.some((p) => p.ts === ts)).toBe(true);
       // INTERFACE §8.20: every drop is counted, by tier: the echo, our reaction and the three
       // bot-authored messages (tier 1), the mirror (tier 2). The echo travels on its own, so wait for it.
-      await eventually(async () => (await droppedSoFar('1')) - before.tier1 >= 5, 10_000, 'tier-1 drops counted');
+      await until('tier-1 drops counted', async () => (await droppedSoFar('1')) - before.tier1 >= 5, {
+        timeoutMs: 10_000,
+      });
       expect((await droppedSoFar('1')) - before.tier1).toBe(5);
       expect((await droppedSoFar('2')) - before.tier2).toBe(1);
     } finally {

@@ -5,8 +5,9 @@
  * live `user_change` / `channel_rename` events update the names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeTeam } from '../fakes/slack-model.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 let tenant: Tenant;
@@ -55,7 +56,9 @@ async function nodes(kind: string): Promise<Node[]> {
 }
 
 const nodeWhere = (kind: string, externalId: string, ok: (n: Node) => boolean, what: string) =>
-  eventually(async () => (await nodes(kind)).find((n) => n.external_id === externalId && ok(n)), 30_000, what);
+  until(what, async () => (await nodes(kind)).find((n) => n.external_id === externalId && ok(n)), {
+    timeoutMs: 30_000,
+  });
 
 describe('chat names (INTERFACE §9.5)', () => {
   it('names channels from the listing and users from users.info, once per user; history reactions are edges', async () => {
@@ -69,7 +72,13 @@ describe('chat names (INTERFACE §9.5)', () => {
     await nodeWhere('chat.user', `${team.id}:U0GRACE`, (n) => n.props.real_name === 'Grace Hopper', 'grace named');
 
     // A user Slack does not know keeps a node with its id only.
-    await eventually(async () => s.slack.callsOf('users.info').some((c) => c.params.user === 'U0GHOST'), 20_000);
+    await until(
+      'users.info for the ghost user',
+      async () => s.slack.callsOf('users.info').some((c) => c.params.user === 'U0GHOST'),
+      {
+        timeoutMs: 20_000,
+      },
+    );
     const ghost = (await nodes('chat.user')).find((n) => n.external_id === `${team.id}:U0GHOST`)!;
     expect(ghost.props).toEqual({ user_id: 'U0GHOST' });
 

@@ -2,18 +2,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import {
-  allEvents,
-  emit,
-  eventually,
-  installOk,
-  startChatStack,
-  type ChatStack,
-  type Tenant,
-} from '../fakes/slack-harness.js';
+import { allEvents, emit, installOk, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 let team: FakeTeam;
@@ -30,7 +23,7 @@ beforeAll(async () => {
   chan = s.slack.addChannel(team.id);
   tenant = await s.node.tenant();
   installId = (await installOk(s, tenant, team.id)).install_id;
-  await eventually(async () => s.slack.socket.openCount > 0, 10_000, 'socket connected');
+  await until('socket connected', async () => s.slack.socket.openCount > 0, { timeoutMs: 10_000 });
 });
 afterAll(() => s?.stop());
 
@@ -56,7 +49,7 @@ describe('chatapp Socket Mode', () => {
     const m = message('over the socket');
     const first = await s.slack.socket.push(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCK1' });
     expect(first.acked).toBe(true);
-    await eventually(() => ingested(idOf(m)), 10_000, 'ingested');
+    await until('ingested', () => ingested(idOf(m)), { timeoutMs: 10_000 });
     for (const retryAttempt of [1, 2, 3]) {
       const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), {
         eventId: 'EvSOCK1',
@@ -86,7 +79,7 @@ describe('chatapp Socket Mode', () => {
       const { provider_id: ts } = (await res.json()) as { provider_id: string };
       const after = message('human after the echo');
       await s.slack.socket.push(team.id, messageEvent(team, chan, after));
-      await eventually(() => ingested(idOf(after)), 10_000, 'control message');
+      await until('control message', () => ingested(idOf(after)), { timeoutMs: 10_000 });
       expect((await allEvents(s.node.url, tenant, installId)).some((e) => e.payload.ts === ts)).toBe(false);
       expect(s.slack.socket.acks.size).toBeGreaterThan(0);
     } finally {
@@ -100,11 +93,9 @@ describe('chatapp Socket Mode', () => {
     s.slack.socket.refuseNext = 1;
     const dropped = Date.now();
     s.slack.socket.drop();
-    await eventually(
-      async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0,
-      20_000,
-      'reconnected',
-    );
+    await until('reconnected', async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0, {
+      timeoutMs: 20_000,
+    });
     // One attempt refused, then one connection: it kept trying after a failed attempt.
     expect(s.slack.socket.refusals.length - refusedBefore).toBe(1);
     expect(s.slack.socket.connections.length - before).toBe(1);
@@ -115,21 +106,21 @@ describe('chatapp Socket Mode', () => {
     expect(s.slack.socket.connections.at(-1)!.openedAt - dropped).toBeLessThan(10_000);
     const m = message('after reconnect');
     expect((await s.slack.socket.push(team.id, messageEvent(team, chan, m))).acked).toBe(true);
-    await eventually(() => ingested(idOf(m)), 10_000, 'ingested after reconnect');
+    await until('ingested after reconnect', () => ingested(idOf(m)), { timeoutMs: 10_000 });
   });
 
   it('leaves an envelope unacknowledged when its event cannot be stored; the redelivery is stored once', async () => {
-    await eventually(async () => s.slack.socket.openCount > 0, 20_000, 'socket connected');
+    await until('socket connected', async () => s.slack.socket.openCount > 0, { timeoutMs: 20_000 });
     const m = message('refused by the stream');
     const outage = await ingestOutage(s.node.namespace, 'refuse');
     let sent: { envelopeId: string; acked: Promise<true> };
     try {
       sent = s.slack.socket.send(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCKFAIL' });
       // The node gave up on this envelope (socket-mode.ts): that, not a clock, says the ack is not coming.
-      await eventually(
-        async () => logs.find('chat event not stored', LOG_LEVEL.warn).some((l) => l.envelopeId === sent.envelopeId),
-        10_000,
+      await until(
         'envelope given up',
+        async () => logs.find('chat event not stored', LOG_LEVEL.warn).some((l) => l.envelopeId === sent.envelopeId),
+        { timeoutMs: 10_000 },
       );
     } finally {
       await outage.restore();
@@ -138,7 +129,7 @@ describe('chatapp Socket Mode', () => {
     // Nothing of it was stored: an event sent after it is ingested, it is not.
     const after = message('after the outage');
     expect((await s.slack.socket.push(team.id, messageEvent(team, chan, after))).acked).toBe(true);
-    await eventually(() => ingested(idOf(after)), 10_000, 'control message');
+    await until('control message', () => ingested(idOf(after)), { timeoutMs: 10_000 });
     expect(await storedCount(idOf(m))).toBe(0);
     // Slack redelivers the unacknowledged envelope: acknowledged now, and stored once.
     for (const retryAttempt of [1, 2]) {
@@ -148,7 +139,7 @@ describe('chatapp Socket Mode', () => {
       });
       expect(again.acked).toBe(true);
     }
-    await eventually(() => ingested(idOf(m)), 10_000, 'redelivery ingested');
+    await until('redelivery ingested', () => ingested(idOf(m)), { timeoutMs: 10_000 });
     expect(await storedCount(idOf(m))).toBe(1);
     expect(s.slack.socket.acks.has(sent.envelopeId)).toBe(false);
   });

@@ -1,14 +1,7 @@
 /** Chat uninstall (spec §3.1; INTERFACE §3 DELETE, §8.3). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  eventually,
-  install,
-  installOk,
-  json,
-  startChatStack,
-  type ChatStack,
-  type Tenant,
-} from '../fakes/slack-harness.js';
+import { install, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 beforeAll(async () => {
@@ -159,7 +152,9 @@ describe('chatapp uninstall', () => {
     expect(
       (await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: [], bot: [team.botUserId] } })).status,
     ).toBe(200);
-    await eventually(async () => (await getInstall(tenant, install_id)).status === 'uninstalled', 5_000, 'uninstalled');
+    await until('uninstalled', async () => (await getInstall(tenant, install_id)).status === 'uninstalled', {
+      timeoutMs: 5_000,
+    });
     expect((await s.slack.deliver(team.id, { type: 'app_uninstalled' })).status).toBe(200);
     expect(await claimOf(team.id)).toEqual([]);
     const res = await install(s, tenant, team.id);

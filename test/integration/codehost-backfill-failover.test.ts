@@ -25,13 +25,13 @@ import { cleanNamespace } from '../support/node.js';
 import {
   assertBuilt,
   freePort,
-  until,
   kill9,
   killAll,
   startServe,
   waitReady,
   type ServeProcess,
 } from './helpers/failover-cluster.js';
+import { until } from '../support/until.js';
 
 const SHARDS = 4;
 const P = 8_600_000 + Math.floor(Math.random() * 100_000);
@@ -125,9 +125,9 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
           )
         ).rows[0].n,
       );
-    await until('a third of the PRs ingested', 20_000, async () =>
-      (await stored()) >= expected.length / 3 ? true : null,
-    );
+    await until('a third of the PRs ingested', async () => ((await stored()) >= expected.length / 3 ? true : null), {
+      timeoutMs: 20_000,
+    });
 
     // The node whose lease covers the walker's shard is the one walking.
     const leases = await new Kvm(jetstream(nc)).open(makeNames(namespace).leaseBucket);
@@ -142,21 +142,29 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     const killedAt = Date.now();
     expect(atKill).toBeLessThan(expected.length);
 
-    const state = await until('backfill finished on the survivor', 40_000, async () => {
-      const r = await pool.query(`SELECT backfill_state, backfill_progress FROM installs WHERE install_id = $1`, [
-        installId,
-      ]);
-      const s = r.rows[0] as { backfill_state: string; backfill_progress: Record<string, unknown> };
-      return s.backfill_state === 'complete' || s.backfill_state === 'failed' ? s : null;
-    });
+    const state = await until(
+      'backfill finished on the survivor',
+      async () => {
+        const r = await pool.query(`SELECT backfill_state, backfill_progress FROM installs WHERE install_id = $1`, [
+          installId,
+        ]);
+        const s = r.rows[0] as { backfill_state: string; backfill_progress: Record<string, unknown> };
+        return s.backfill_state === 'complete' || s.backfill_state === 'failed' ? s : null;
+      },
+      { timeoutMs: 40_000 },
+    );
     expect(state.backfill_state).toBe('complete');
-    const ids = await until('every event stored', 15_000, async () => {
-      const r = await pool.query(
-        `SELECT id FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff' ORDER BY id`,
-        [installId],
-      );
-      return r.rows.length >= expected.length ? r.rows.map((x) => x.id as string) : null;
-    });
+    const ids = await until(
+      'every event stored',
+      async () => {
+        const r = await pool.query(
+          `SELECT id FROM events WHERE install_id = $1 AND kind = 'pull_request.backfill_diff' ORDER BY id`,
+          [installId],
+        );
+        return r.rows.length >= expected.length ? r.rows.map((x) => x.id as string) : null;
+      },
+      { timeoutMs: 15_000 },
+    );
     // Exactly once: every PR, no other id, no id twice (the ingest dedup absorbed any replay).
     expect(ids.sort()).toEqual(expected);
     const dead = await pool.query('SELECT count(*) AS n FROM dead_letters WHERE install_id = $1', [installId]);

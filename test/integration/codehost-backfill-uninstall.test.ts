@@ -15,11 +15,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { seedRepos } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;
@@ -82,7 +82,7 @@ async function twoWalks() {
   await until(
     'ten diffs fetched',
     async () => pullsCalls(login).filter((c) => /\/pulls\/\d+$/.test(c.path)).length >= 10,
-    20_000,
+    { timeoutMs: 20_000 },
   );
   expect((await recordOf(t, installId)).backfill.state).toBe('running');
   expect(await until('a committed cursor', () => cursorOf(installId))).not.toBeNull();
@@ -102,11 +102,13 @@ async function expectStopped(w: Awaited<ReturnType<typeof twoWalks>>, at: { call
   await until(
     'the walk to stop',
     async () => w.calls().length > at.calls + 3 || (await recordOf(w.t, w.installId)).backfill.state !== 'running',
-    15_000,
+    { timeoutMs: 15_000 },
   );
   // Then several more steps of the witness walk, slowed the same way: time to go on, had it not stopped.
   const witnessAt = w.witnessCalls().length;
-  await until('the witness walk to go on', async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS, 15_000);
+  await until('the witness walk to go on', async () => w.witnessCalls().length >= witnessAt + WITNESS_STEPS, {
+    timeoutMs: 15_000,
+  });
 
   // At most the request that was under way when the uninstall answered. The DELETE revokes the
   // token, and @octokit/auth-app resends a request answered 401 while its token is under 5 s old

@@ -18,8 +18,8 @@ import { createPool, withTx } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createInstall, setBackfill, setInstallStatus } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { until } from '../fakes/github-harness.js';
 import { TEST_MASTER_KEY, testAdminDatabaseUrl, testDatabaseUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const dbName = `${new URL(testDatabaseUrl()).pathname.slice(1)}_notify`.slice(0, 63);
 let pool: ReturnType<typeof createPool>;

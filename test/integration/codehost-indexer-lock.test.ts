@@ -21,6 +21,7 @@ import { getIndexState } from '../../src/store/repo-index-state.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const log = pino({ level: 'silent' });
 const TIMINGS: Partial<IndexerTimings> = {
@@ -84,20 +85,6 @@ async function session(opts: { template?: string | null; cap?: number } = {}) {
   return { install, tenant, sync, tool, state };
 }
 
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 5000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('actor: repo indexer session', () => {
   it('syncs with a fresh token, polls while indexing, and extends the lock past its default until ready', async () => {
     const s = await session();
@@ -124,10 +111,14 @@ describe('actor: repo indexer session', () => {
     expect(mid.status).toBe('indexing');
     expect(Date.parse(mid.lock_expires_at!)).toBeGreaterThan(firstLock);
     expect(mid.progress).toMatchObject({ files_done: expect.any(Number) });
-    const ready = await waitFor('ready', async () => {
-      const r = await s.state(11);
-      return r?.status === 'ready' ? r : null;
-    });
+    const ready = await until(
+      'ready',
+      async () => {
+        const r = await s.state(11);
+        return r?.status === 'ready' ? r : null;
+      },
+      { timeoutMs: 5000 },
+    );
     expect(ready).toMatchObject({ last_indexed_sha: sha, lock_owner: null, lock_expires_at: null, error: null });
     expect(daemon.callsOf('index/status').length).toBeGreaterThanOrEqual(15);
     // The same sha again is a no-op.
@@ -139,12 +130,16 @@ describe('actor: repo indexer session', () => {
     const s = await session();
     daemon.set({ indexingPolls: 1000 });
     expect(await s.sync(12, 'd'.repeat(40))).toEqual({ status: 'indexing' });
-    await waitFor('a poll', async () => daemon.callsOf('index/status').length >= 1);
+    await until('a poll', async () => daemon.callsOf('index/status').length >= 1, { timeoutMs: 5000 });
     daemon.set({ httpStatus: 503 });
-    const failed = await waitFor('failed', async () => {
-      const r = await s.state(12);
-      return r?.status === 'failed' ? r : null;
-    });
+    const failed = await until(
+      'failed',
+      async () => {
+        const r = await s.state(12);
+        return r?.status === 'failed' ? r : null;
+      },
+      { timeoutMs: 5000 },
+    );
     expect(failed.error).toMatch(/stopped reporting.*HTTP 503/);
     expect(failed.lock_owner).toBeNull();
   });

@@ -26,6 +26,7 @@ import { getIndexState, listUnsettledSessions, removeRepos } from '../../src/sto
 import { createTenant } from '../../src/store/tenants.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const log = pino({ level: 'silent' });
 const TIMINGS: Partial<IndexerTimings> = {
@@ -101,24 +102,10 @@ const state = (install: Install, repoId: number) => getIndexState(pool, install.
 const calls = (method: string, install: Install, repoId: number) =>
   daemon.callsOf(method, daemon.pathOf(install.install_id, repoId)).length;
 
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | null | undefined | false> | T | null | undefined | false,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Lets the control session poll `n` more times: any session still ticking has ticked meanwhile. */
 async function controlPolls(control: { install: Install; repoId: number }, n: number): Promise<void> {
   const from = calls('index/status', control.install, control.repoId);
-  await waitFor(`${n} more control polls`, () => calls('index/status', control.install, control.repoId) >= from + n);
+  await until(`${n} more control polls`, () => calls('index/status', control.install, control.repoId) >= from + n);
 }
 
 describe('actor: indexer session retries, uninstall and removed repos', () => {
@@ -126,7 +113,7 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     const install = await newInstall();
     daemon.set({ indexingPolls: 0, failIndex: true });
     expect(await sync(install, 31)).toEqual({ status: 'indexing' });
-    const failed = await waitFor('first failure', async () => {
+    const failed = await until('first failure', async () => {
       const r = await state(install, 31);
       return r?.status === 'failed' ? r : null;
     });
@@ -143,9 +130,9 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
       retry_owner: 'ns-retry/node-1',
     });
 
-    await waitFor('a second failure', async () => ((await state(install, 31))?.retries ?? 0) >= 2);
+    await until('a second failure', async () => ((await state(install, 31))?.retries ?? 0) >= 2);
     daemon.set({ failIndex: false });
-    const ready = await waitFor('ready after a retry', async () => {
+    const ready = await until('ready after a retry', async () => {
       const r = await state(install, 31);
       return r?.status === 'ready' ? r : null;
     });
@@ -157,7 +144,7 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     const install = await newInstall();
     daemon.set({ indexingPolls: 0, failIndex: true });
     await sync(install, 32);
-    const gaveUp = await waitFor('the retries to run out', async () => {
+    const gaveUp = await until('the retries to run out', async () => {
       const r = await state(install, 32);
       return r?.status === 'failed' && r.retries === 4 ? r : null;
     });
@@ -165,17 +152,17 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     expect(gaveUp.retry_at).toBeNull();
     expect(calls('index/sync', install, 32)).toBe(4);
     expect(await tool(install, 32)).toMatchObject({ ok: true });
-    await waitFor('the sync a slash command asks for', () => calls('index/sync', install, 32) === 5);
+    await until('the sync a slash command asks for', () => calls('index/sync', install, 32) === 5);
   });
 
   it('an uninstalled install: a pending retry stops without a daemon call', async () => {
     const install = await newInstall();
     daemon.set({ indexingPolls: 0, failIndex: true });
     await sync(install, 33);
-    await waitFor('a failure with a retry scheduled', async () => (await state(install, 33))?.retry_at != null);
+    await until('a failure with a retry scheduled', async () => (await state(install, 33))?.retry_at != null);
     await setInstallStatus(pool, install.install_id, 'uninstalled');
     const before = calls('index/sync', install, 33);
-    const stopped = await waitFor('the retry dropped', async () => {
+    const stopped = await until('the retry dropped', async () => {
       const r = await state(install, 33);
       return r?.retry_at === null ? r : null;
     });
@@ -190,13 +177,13 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     daemon.set({ indexingPolls: 100_000 });
     expect(await sync(install, 34)).toEqual({ status: 'indexing' });
     expect(await sync(other, 35)).toEqual({ status: 'indexing' });
-    await waitFor(
+    await until(
       'polls of both',
       () => calls('index/status', install, 34) >= 2 && calls('index/status', other, 35) >= 2,
     );
 
     await setInstallStatus(pool, install.install_id, 'uninstalled');
-    await waitFor('the lock released', async () => (await state(install, 34))?.lock_owner === null);
+    await until('the lock released', async () => (await state(install, 34))?.lock_owner === null);
     const polled = calls('index/status', install, 34);
     await controlPolls({ install: other, repoId: 35 }, 4);
     expect(calls('index/status', install, 34)).toBe(polled);
@@ -217,7 +204,7 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
     daemon.set({ indexingPolls: 100_000 });
     expect(await sync(install, 37)).toEqual({ status: 'indexing' });
     expect(await sync(install, 38)).toEqual({ status: 'indexing' });
-    await waitFor(
+    await until(
       'polls of both',
       () => calls('index/status', install, 37) >= 2 && calls('index/status', install, 38) >= 2,
     );

@@ -10,11 +10,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { seedRepos } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;
@@ -82,7 +82,7 @@ describe('codehost repo indexer sessions', () => {
           const r = await rows(installId);
           return r.length === 2 && r.every((x) => x.status === 'ready') ? r : null;
         },
-        20_000,
+        { timeoutMs: 20_000 },
       );
       // Cap 2: the first two listed repos; the third has no row and no daemon.
       expect(ready.map((r) => Number(r.repo_id))).toEqual([repos[0]!.id, repos[1]!.id]);

@@ -11,10 +11,10 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import type { FakeFile } from '../fakes/github-repos.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;
@@ -187,7 +187,7 @@ describe('codehost PR summary comment when GitHub misbehaves', () => {
     h.gh.repos.prFiles.set(`${REPO}#21`, files(1));
     h.gh.fail({ method: 'POST', path: /\/issues\/21\/comments$/, status: 502, body: { message: 'Server Error' } });
     await h.deliver('pull_request', event(21));
-    await until('summary written on the retry', async () => summaries(21).length === 1, 15_000);
+    await until('summary written on the retry', async () => summaries(21).length === 1, { timeoutMs: 15_000 });
     expect(writes('POST', 21)).toHaveLength(2);
 
     h.gh.repos.prFiles.set(`${REPO}#22`, files(1));

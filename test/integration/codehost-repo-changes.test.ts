@@ -15,11 +15,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { seedRepos, type FakeRepo } from '../fakes/github-pulls.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;
@@ -59,7 +59,7 @@ const readyRepos = async (installId: string, n: number) =>
       const r = await rows(installId);
       return r.length === n && r.every((x) => x.status === 'ready') ? r.map((x) => x.repo_id) : null;
     },
-    20_000,
+    { timeoutMs: 20_000 },
   );
 
 const backfillComplete = (t: Tenant, installId: string, prsDone: number) =>
@@ -71,7 +71,7 @@ const backfillComplete = (t: Tenant, installId: string, prsDone: number) =>
       };
       return body.backfill.state === 'complete' && body.backfill.prs_done === prsDone ? body.backfill : null;
     },
-    20_000,
+    { timeoutMs: 20_000 },
   );
 
 function reposChanged(action: 'added' | 'removed', repos: FakeRepo[]) {

@@ -15,11 +15,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { seedReviewComment, type FakeReviewComment } from '../fakes/github-repos.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { until } from '../support/until.js';
 
 const SENTINEL = '<!-- service:slash-reply -->';
 const REPO = 'Codertocat/Hello-World';
@@ -92,7 +92,7 @@ async function ask(body: string, opts: Parameters<typeof reviewComment>[1] = {})
       const r = repliesOn(pr);
       return r.length > 0 ? r : null;
     },
-    15_000,
+    { timeoutMs: 15_000 },
   );
   return { reply: reply!, pr, event };
 }

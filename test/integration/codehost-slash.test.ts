@@ -12,11 +12,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import type { FakeComment } from '../fakes/github-repos.js';
 import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { until } from '../support/until.js';
 
 const SENTINEL = '<!-- service:slash-reply -->';
 const REPO = 'Codertocat/Hello-World';
@@ -79,7 +79,7 @@ async function ask(
       const r = repliesOn(issue);
       return r.length > 0 ? r : null;
     },
-    15_000,
+    { timeoutMs: 15_000 },
   );
   return { reply: reply!, issue, event };
 }

@@ -9,9 +9,9 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let t: Awaited<ReturnType<CodehostHarness['tenant']>>;
@@ -47,11 +47,9 @@ describe('installation suspend / unsuspend', () => {
   it('suspends the install and brings the same install back, without a second backfill', async () => {
     await until('the install backfill settled', async () => (await record()).backfill.state !== 'pending');
     const listings = () => h.gh.callsTo('GET', /^\/installation\/repositories$/).length;
-    await until(
-      'the backfill finished',
-      async () => ['complete', 'failed'].includes((await record()).backfill.state),
-      20_000,
-    );
+    await until('the backfill finished', async () => ['complete', 'failed'].includes((await record()).backfill.state), {
+      timeoutMs: 20_000,
+    });
     const listingsBefore = listings();
 
     expect((await lifecycle('suspend')).status).toBe(202);

@@ -14,11 +14,11 @@ import {
   forInstallation,
   sign,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { testNatsUrl } from '../support/env.js';
 import { scrapeSample } from '../support/metrics.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let nc: NatsConnection;

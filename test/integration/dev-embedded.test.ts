@@ -16,6 +16,7 @@ import { startEmbeddedPostgres } from '../../src/dev/embedded-postgres.js';
 import { freePort } from '../../src/dev/free-port.js';
 import { startNatsChild } from '../../src/dev/nats-child.js';
 import { createLogger } from '../../src/log.js';
+import { until } from '../support/until.js';
 
 const log = createLogger({ level: 'silent', node: 'test' });
 let dir: string;
@@ -66,15 +67,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function eventually(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 describe('embedded Postgres', () => {
@@ -160,6 +152,6 @@ describe('nats-server child', () => {
     const pid = Number(line);
     expect(isAlive(pid)).toBe(true);
     child.kill('SIGKILL');
-    expect(await eventually(() => !isAlive(pid), 10_000)).toBe(true);
+    await until('the embedded Postgres to exit', () => !isAlive(pid), { timeoutMs: 10_000 });
   }, 60_000);
 });

@@ -26,7 +26,6 @@ import { cleanNamespace } from '../support/node.js';
 import {
   assertBuilt,
   freePort,
-  until,
   kill9,
   killAll,
   startServe,
@@ -36,6 +35,7 @@ import {
 } from './helpers/failover-cluster.js';
 import { AskLoad, SteadyPublisher, type LoadInstall } from './helpers/failover-load.js';
 import { describeBacklog, LeaseWatcher, MetricsScraper, waitForEventsInHand } from './helpers/failover-observe.js';
+import { until } from '../support/until.js';
 
 const SHARDS = 12;
 const LEASE_TTL_S = 3;
@@ -122,7 +122,9 @@ describe('integration: failover with real node processes', () => {
       const w = watcher;
       const balanced = (ids: string[], each: number) => () =>
         ids.every((id) => w.heldBy(id).length === each) ? true : null;
-      await until('3 nodes holding 4 shards each', 20_000, balanced(['fo-a', 'fo-b', 'fo-c'], SHARDS / 3));
+      await until('3 nodes holding 4 shards each', balanced(['fo-a', 'fo-b', 'fo-c'], SHARDS / 3), {
+        timeoutMs: 20_000,
+      });
       const startedS = (Date.now() - t0) / 1000;
 
       const log = createLogger({ level: 'silent', node: 'failover-test' });
@@ -155,10 +157,14 @@ describe('integration: failover with real node processes', () => {
       const inHandAtKill = await waitForEventsInHand(a.url, 3_000);
       const killedAt = Date.now();
       await kill9(a);
-      const takeovers = await until('every shard of the killed node taken over', 20_000, () => {
-        const t = w.takenOver(shardsOfA, a.nodeId, killedAt);
-        return [...t.values()].every((v) => v !== null) ? (t as Map<number, number>) : null;
-      });
+      const takeovers = await until(
+        'every shard of the killed node taken over',
+        () => {
+          const t = w.takenOver(shardsOfA, a.nodeId, killedAt);
+          return [...t.values()].every((v) => v !== null) ? (t as Map<number, number>) : null;
+        },
+        { timeoutMs: 20_000 },
+      );
       const takeoverS = (Math.max(...takeovers.values()) - killedAt) / 1000;
       await sleep(1_000);
 
@@ -170,7 +176,7 @@ describe('integration: failover with real node processes', () => {
       nodes.push(b2);
       await waitReady(b2, 20_000);
       scraper.add(incarnation(b2), b2.url);
-      await until('2 nodes holding 6 shards each', 30_000, balanced([b.nodeId, c.nodeId], SHARDS / 2));
+      await until('2 nodes holding 6 shards each', balanced([b.nodeId, c.nodeId], SHARDS / 2), { timeoutMs: 30_000 });
       const restartS = (Date.now() - termAt) / 1000;
       await sleep(1_500);
 
@@ -194,10 +200,14 @@ describe('integration: failover with real node processes', () => {
         return [...ackedKeys].filter((k) => !have.has(k));
       };
       // Bounded so a loss is reported (not a test timeout): ack wait (10 s) plus margin.
-      await until('every acknowledged event stored', 25_000, async () => {
-        rows = await storedRows();
-        return missingNow().length === 0 ? true : null;
-      }).catch(async (err: Error) => {
+      await until(
+        'every acknowledged event stored',
+        async () => {
+          rows = await storedRows();
+          return missingNow().length === 0 ? true : null;
+        },
+        { timeoutMs: 25_000 },
+      ).catch(async (err: Error) => {
         const missing = missingNow();
         const inst = missing[0]!.split(' ')[0]!;
         const shard = shardOf(installKey(inst), SHARDS);

@@ -10,9 +10,9 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 let t: Awaited<ReturnType<CodehostHarness['tenant']>>;
@@ -61,7 +61,7 @@ describe('a failing side effect', () => {
         const stored = new Set(await h.eventIds(t, installId));
         return ids.every((id) => stored.has(id));
       },
-      10_000,
+      { timeoutMs: 10_000 },
     );
     const storedAfterMs = Date.now() - started;
     expect(storedAfterMs).toBeLessThan(10_000);
@@ -78,7 +78,7 @@ describe('a failing side effect', () => {
       [...h.gh.repos.comments.values()].filter(
         (c) => c.repo === REPO && c.issue_number === number && c.body.includes(PR_SUMMARY_SENTINEL),
       );
-    await until('the summary comment', async () => summaries().length > 0, 90_000);
+    await until('the summary comment', async () => summaries().length > 0, { timeoutMs: 90_000 });
     await until('no effect pending', async () => {
       const r = (await (await h.api(`/api/v1/connectors/installs/${installId}`, t)).json()) as InstallRecord;
       return r.effects.pending === 0;

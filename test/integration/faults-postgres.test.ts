@@ -11,11 +11,11 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/until.js';
 
 const SLACK_SECRET = 'slack-signing-secret-for-stall-tests';
 let proxy: TcpProxy;
@@ -104,14 +104,14 @@ describe('Postgres stalled', () => {
       proxy.resume();
     }
     const resumedAt = Date.now();
-    await until('ready again', async () => (await fetch(`${h.node.url}/readyz`)).status === 200, 15_000);
+    await until('ready again', async () => (await fetch(`${h.node.url}/readyz`)).status === 200, { timeoutMs: 15_000 });
     await until(
       'every acknowledged event stored',
       async () => {
         const stored = new Set(await h.eventIds(t, installId));
         return warmIds.every((id) => stored.has(id));
       },
-      15_000,
+      { timeoutMs: 15_000 },
     );
     console.log(
       `figures: recovered ${Date.now() - resumedAt} ms after the proxy resumed; ${warmIds.length} acknowledged events stored`,

@@ -14,9 +14,10 @@ import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
-import { chatEnv, eventually, installOk, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { chatEnv, installOk, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { TEST_MASTER_KEY, testAdminDatabaseUrl } from '../support/env.js';
 import { startTestNode } from '../support/node.js';
+import { until } from '../support/until.js';
 
 const TEAM = 'T0GRAPHACT';
 let stack: ChatStack;
@@ -89,14 +90,14 @@ describe('node actions reach the chat platform', () => {
     const { install_id } = await installOk(stack, tenant, TEAM);
 
     // The backfill walks the fake's history; the graph fills as its events are ingested.
-    const messages = await eventually(
+    const messages = await until(
+      'three backfilled messages in the graph',
       async () => {
         const res = await fetch(`${stack.node.url}/api/v1/graph/nodes?kind=chat.message`, { headers: tenant.auth });
         const nodes = ((await res.json()) as { nodes: ApiNode[] }).nodes;
         return nodes.length === 3 ? nodes : undefined;
       },
-      15_000,
-      'three backfilled messages in the graph',
+      { timeoutMs: 15_000 },
     );
     const byExt = new Map(messages.map((n) => [n.external_id, n]));
     const reply = byExt.get(`${TEAM}:C1GRAPH:1700000900.000200`)!;

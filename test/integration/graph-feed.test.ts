@@ -19,6 +19,7 @@ import { createInstall, setBackfill, type Install } from '../../src/store/instal
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { TEST_MASTER_KEY, testNatsUrl } from '../support/env.js';
 import { startTestNode, type TestNode } from '../support/node.js';
+import { until } from '../support/until.js';
 
 let node: TestNode;
 let names: Names;
@@ -65,14 +66,6 @@ async function chatInstall(tenantId: string, teamId: string): Promise<Install> {
   return inst;
 }
 
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function event(inst: Install, id: string, kind: string, payload: unknown): IngestEvent {
   return {
     installId: inst.install_id,
@@ -112,7 +105,7 @@ describe('graph change feed on a real node', () => {
       text: 'ship it',
     });
     await publisher.publish(first);
-    await until(() => mine.length >= 3);
+    await until('condition', () => mine.length >= 3);
     await ingest(
       event(otherChat, 'message:C1:1700000500.000100', 'message', {
         channel_id: 'C1',

@@ -9,6 +9,7 @@ import { type BlobPort, type DeadLetterPort, type IngestEvent } from '../../src/
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
+import { until } from '../support/until.js';
 
 const log = createLogger({ level: 'silent', node: 'test' });
 
@@ -90,11 +91,11 @@ describe('integration: ingest stream and shard consumer', () => {
       active--;
     });
     await c.start();
-    await waitFor(() => c.stats().delivered === 60);
+    await until('condition', () => c.stats().delivered === 60, { timeoutMs: 15_000 });
     for (const inst of installs) expect(got.get(inst)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
     expect(maxActive).toBeGreaterThan(1);
     expect(maxActive).toBeLessThanOrEqual(installs.length);
-    await waitFor(async () => (await streamMessages()) === 0);
+    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
     expect(c.stats()).toMatchObject({ inFlight: 0, redeliveries: 0, deadLettered: 0 });
     expect(c.stats().lastAckLatencyMs).toBeGreaterThan(0);
   });
@@ -112,7 +113,7 @@ describe('integration: ingest stream and shard consumer', () => {
     const seen: string[] = [];
     const c = consumer(0, async (ev) => void seen.push(ev.id));
     await c.start();
-    await waitFor(() => seen.length === 2);
+    await until('condition', () => seen.length === 2, { timeoutMs: 15_000 });
     await new Promise((r) => setTimeout(r, 300));
     expect(seen).toEqual(['same', longId]);
   });
@@ -126,11 +127,11 @@ describe('integration: ingest stream and shard consumer', () => {
     const got: IngestEvent[] = [];
     const c = consumer(0, async (ev) => void got.push(ev));
     await c.start();
-    await waitFor(() => got.length === 2);
+    await until('condition', () => got.length === 2, { timeoutMs: 15_000 });
     expect(got[0]).toEqual(event('i1', 'big', big));
     expect(got[1]?.id).toBe('small');
-    await waitFor(() => blobs.size() === 0);
-    await waitFor(async () => (await streamMessages()) === 0);
+    await until('condition', () => blobs.size() === 0, { timeoutMs: 15_000 });
+    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
   });
 
   it('a payload given as received JSON text arrives parsed, inline and (over max_payload) by blob ref', async () => {
@@ -147,9 +148,9 @@ describe('integration: ingest stream and shard consumer', () => {
     const got: IngestEvent[] = [];
     const c = consumer(0, async (ev) => void got.push(ev));
     await c.start();
-    await waitFor(() => got.length === 2);
+    await until('condition', () => got.length === 2, { timeoutMs: 15_000 });
     expect(got).toEqual([event('i1', 'raw-small', JSON.parse(small)), event('i1', 'raw-big', JSON.parse(big))]);
-    await waitFor(() => blobs.size() === 0);
+    await until('condition', () => blobs.size() === 0, { timeoutMs: 15_000 });
   });
 
   it('retries a failing delivery with backoff, keeping the install order', async () => {
@@ -167,7 +168,7 @@ describe('integration: ingest stream and shard consumer', () => {
       { nakBaseMs: 100 },
     );
     await c.start();
-    await waitFor(() => order.length === 3);
+    await until('condition', () => order.length === 3, { timeoutMs: 15_000 });
     const i1 = order.filter(([id]) => id !== 'other');
     expect(i1).toEqual([
       ['flaky', 3],
@@ -192,13 +193,13 @@ describe('integration: ingest stream and shard consumer', () => {
       { nakBaseMs: 600 },
     );
     await first.start();
-    await waitFor(() => attempts === 1 && first.stats().inFlight === 1);
+    await until('condition', () => attempts === 1 && first.stats().inFlight === 1, { timeoutMs: 15_000 });
     await first.stop();
     expect(attempts).toBe(1);
     const order: string[] = [];
     const second = consumer(0, async (ev) => void order.push(ev.id));
     await second.start();
-    await waitFor(() => order.length === 2);
+    await until('condition', () => order.length === 2, { timeoutMs: 15_000 });
     expect(order).toEqual(['head', 'behind']);
   });
 
@@ -216,9 +217,9 @@ describe('integration: ingest stream and shard consumer', () => {
       { maxDeliver: 3, nakBaseMs: 50 },
     );
     await c.start();
-    await waitFor(() => seen.includes('after'));
+    await until('condition', () => seen.includes('after'), { timeoutMs: 15_000 });
     await publisher.publish(event('i1', 'later'));
-    await waitFor(() => seen.includes('later'));
+    await until('condition', () => seen.includes('later'), { timeoutMs: 15_000 });
     expect(seen).toEqual(['after', 'later']);
     expect(deadLetters.records).toHaveLength(1);
     expect(deadLetters.records[0]).toMatchObject({
@@ -229,7 +230,7 @@ describe('integration: ingest stream and shard consumer', () => {
       error: 'Error: constraint violated',
     });
     expect(c.stats().deadLettered).toBe(1);
-    await waitFor(async () => (await streamMessages()) === 0);
+    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
   });
 
   it('dead-letters an undecodable message at once', async () => {
@@ -240,7 +241,7 @@ describe('integration: ingest stream and shard consumer', () => {
     const seen: string[] = [];
     const c = consumer(0, async (ev) => void seen.push(ev.id));
     await c.start();
-    await waitFor(() => seen.length === 1 && deadLetters.records.length === 1);
+    await until('condition', () => seen.length === 1 && deadLetters.records.length === 1, { timeoutMs: 15_000 });
     expect(deadLetters.records[0]).toMatchObject({ subject, installId: 'i.9', deliveries: 1, msgId: 'garbage' });
     expect(new TextDecoder().decode(deadLetters.records[0]!.payload)).toBe('{not json');
   });
@@ -254,7 +255,7 @@ describe('integration: ingest stream and shard consumer', () => {
       finished = Date.now();
     });
     await c.start();
-    await waitFor(() => c.stats().inFlight === 1);
+    await until('condition', () => c.stats().inFlight === 1, { timeoutMs: 15_000 });
     await c.stop();
     const stoppedAt = Date.now();
     expect(finished).toBeGreaterThan(0);
@@ -276,7 +277,7 @@ describe('integration: ingest stream and shard consumer', () => {
     const c0 = consumer(0, async (ev) => void seen0.push(ev.installId));
     const c1 = consumer(1, async (ev) => void seen1.push(ev.installId));
     await Promise.all([c0.start(), c1.start()]);
-    await waitFor(() => seen0.length === 5 && seen1.length === 5);
+    await until('condition', () => seen0.length === 5 && seen1.length === 5, { timeoutMs: 15_000 });
     await new Promise((r) => setTimeout(r, 200));
     expect(new Set(seen0)).toEqual(new Set([on0]));
     expect(new Set(seen1)).toEqual(new Set([on1]));
@@ -362,7 +363,9 @@ describe('integration: ingest across a nats-server crash (private server)', () =
         }
       }
       await killed;
-      await waitFor(() => [...acked].every((id) => delivered.has(id)), 60_000, 'every acked event delivered');
+      await until('every acked event delivered', () => [...acked].every((id) => delivered.has(id)), {
+        timeoutMs: 60_000,
+      });
       const lost = [...acked].filter((id) => !delivered.has(id));
       const s = consumer.stats();
       console.info(
@@ -409,12 +412,4 @@ function memoryDeadLetters(): DeadLetterPort & { records: DeadLetter[] } {
       records.push(d);
     },
   };
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }

@@ -14,6 +14,7 @@ import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { checkServerVersion, openKv, redactUrl } from '../../src/runtime/nats.js';
 import { ShardManager, type ShardListener } from '../../src/runtime/shard-manager.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const S = 8;
 const TTL = 3_000;
@@ -88,15 +89,6 @@ async function startNode(names: Names, id: string, listener: ShardListener, shar
 async function stopNode(n: Node): Promise<void> {
   await n.m.stop();
   if (!n.nc.isClosed()) await n.nc.close();
-}
-
-async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<number> {
-  const t0 = performance.now();
-  while (!cond()) {
-    if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-  return performance.now() - t0;
 }
 
 /** Samples every ~5 ms that no shard is in two managers' owned() sets. */
@@ -239,13 +231,13 @@ describe('integration: shard leases', () => {
     const nodes = slots as Node[];
     // Zombies' heartbeats expire by TTL; then the three live nodes settle on 3/3/2. The waits are
     // wide: INTERFACE §8.24 gives a dead node's shards 15 s to answer again; the rest is rebalancing.
-    await until('every shard owned exactly once', () => allOwnedOnce(nodes), 15_000);
+    await until('every shard owned exactly once', () => allOwnedOnce(nodes), { timeoutMs: 15_000 });
     const even = () =>
       nodes
         .map((n) => n.m.owned().length)
         .sort()
         .join() === '2,3,3' && allOwnedOnce(nodes);
-    await until('an even share', even, 20_000);
+    await until('an even share', even, { timeoutMs: 20_000 });
     const violations = checker.stop();
     expect(stops + crashes).toBeGreaterThan(5);
     expect(crashes).toBeGreaterThan(0);
@@ -264,7 +256,9 @@ describe('integration: shard leases', () => {
     const b = await startNode(names, 'b', ledger.listener('b'));
     nodes.push(b);
     // How fast is the benchmarks' business; here: it happens, and without overlap.
-    await until('a 4/4 split', () => a.m.owned().length === S / 2 && b.m.owned().length === S / 2, 20 * RENEW);
+    await until('a 4/4 split', () => a.m.owned().length === S / 2 && b.m.owned().length === S / 2, {
+      timeoutMs: 20 * RENEW,
+    });
     const holders = (await leaseTable(a.nc, names)).map((l) => l?.node);
     expect(holders.filter((h) => h === 'a')).toHaveLength(S / 2);
     expect(holders.filter((h) => h === 'b')).toHaveLength(S / 2);
@@ -294,13 +288,13 @@ describe('integration: shard leases', () => {
       const ev = JSON.parse(line) as { type: string; owned?: number[] };
       if (ev.owned) childOwned = ev.owned;
     });
-    await until('the child to own every shard', () => childOwned.length === S, 30_000);
+    await until('the child to own every shard', () => childOwned.length === S, { timeoutMs: 30_000 });
 
     killGroup(child, 'SIGKILL');
     const killedAt = performance.now();
     const ledger = new Ledger();
     const b = await startNode(names, 'survivor', ledger.listener('survivor'));
-    await until('the survivor to own every shard', () => b.m.owned().length === S, 30_000);
+    await until('the survivor to own every shard', () => b.m.owned().length === S, { timeoutMs: 30_000 });
     const takeoverMs = performance.now() - killedAt;
     console.log(
       `takeover after SIGKILL: ${(takeoverMs / 1000).toFixed(2)} s (TTL ${TTL / 1000} s, renew ${RENEW / 1000} s)`,
@@ -345,7 +339,7 @@ describe('integration: shard leases', () => {
     // Handed over, not left to expire: once stop() resolved, no lease in the bucket names a
     // (each was deleted, or b has created it since), so b needs no TTL to pass to take them.
     expect((await leaseTable(b.nc, names)).filter((l) => l?.node === 'a')).toEqual([]);
-    await until('b to own every shard', () => b.m.owned().length === S, 20 * RENEW);
+    await until('b to own every shard', () => b.m.owned().length === S, { timeoutMs: 20 * RENEW });
     expect(checker.stop()).toEqual([]);
     expect(ledger.violations).toEqual([]);
   });

@@ -9,9 +9,9 @@ import {
   examplePayload,
   forInstallation,
   startCodehostHarness,
-  until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
+import { until } from '../support/until.js';
 
 let h: CodehostHarness;
 beforeAll(async () => {

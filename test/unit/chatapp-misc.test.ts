@@ -4,6 +4,7 @@ import { parseEmit } from '../../src/connectors/chatapp/emit.js';
 import { RECONNECT_CAP_MS, reconnectDelayMs } from '../../src/connectors/chatapp/reconnect-backoff.js';
 import { authoredByBot } from '../../src/connectors/chatapp/self-emit-filter.js';
 import { createTicker } from '../../src/runtime/ticker.js';
+import { ManualClock } from '../support/clock.js';
 
 describe('Socket Mode reconnect backoff (spec §5)', () => {
   it('draws uniformly below a ceiling doubling from 1 s to 60 s', () => {
@@ -80,29 +81,38 @@ describe('token rotation timing', () => {
 
 describe('ticker (walker self-scheduling)', () => {
   it('keeps at most one pending tick, caps delays, and never fires after stop', async () => {
+    const clock = new ManualClock();
     let fired = 0;
-    const t = createTicker({ fire: async () => void fired++, onError: () => undefined, maxDelayMs: 30 });
+    const t = createTicker({ fire: async () => void fired++, onError: () => undefined, maxDelayMs: 30, clock });
     t.arm(10);
     t.arm(20);
     t.arm(10_000);
-    expect(t.dueAt).not.toBeNull();
-    await new Promise((r) => setTimeout(r, 80));
+    expect(t.dueAt).toBe(clock.now() + 30);
+    expect(clock.pending).toBe(1);
+    await clock.advance(29);
+    expect(fired).toBe(0);
+    await clock.advance(1);
     expect(fired).toBe(1);
     expect(t.dueAt).toBeNull();
+    await clock.advance(1_000);
+    expect(fired).toBe(1);
     t.arm(5);
     t.stop();
     t.arm(5);
-    await new Promise((r) => setTimeout(r, 40));
+    expect(clock.pending).toBe(0);
+    await clock.advance(1_000);
     expect(fired).toBe(1);
   });
   it('reports a failing fire instead of throwing', async () => {
+    const clock = new ManualClock();
     const errors: unknown[] = [];
     const t = createTicker({
       fire: async () => Promise.reject(new Error('no responders')),
       onError: (e) => errors.push(e),
+      clock,
     });
     t.arm(0);
-    await new Promise((r) => setTimeout(r, 20));
+    await clock.advance(0);
     expect(errors).toHaveLength(1);
   });
 });

@@ -275,8 +275,9 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       ctx.state.ticker.arm(wait);
       return { rateLimitedMs: wait };
     }
-    if (e.code === ErrorCodes.installNotActive) {
-      // The uninstall committed during this step (the credentials went with the status).
+    if (e.code === ErrorCodes.installNotActive || !isRetryable(e)) {
+      // The uninstall committed during this step (the credentials went with the status, so
+      // GitHub may have answered 401 for a revoked token): the walk stops as uninstalled.
       const current = await getInstallById(ports.pool, install.install_id);
       if (current && current.status !== 'active') {
         ctx.state.ticker.cancel();

@@ -140,14 +140,3 @@ export async function killAll(): Promise<void> {
   }
   await Promise.all(waits);
 }
-
-/** Polls `probe` every 50 ms until it answers non-null; fails naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null> | T | null): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== null) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
