@@ -10,11 +10,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
-import type { Logger } from '../log.js';
+import { logContext, type Logger } from '../log.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { Queryable } from '../store/db.js';
 import { createTenantAuth, type TenantResolver } from './auth.js';
 import { sendError } from './error-map.js';
+import { requestIdOf } from './request-id.js';
 import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
@@ -59,8 +60,15 @@ export interface EdgeContext extends EdgeDeps {
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ component: 'edge' }) as FastifyBaseLogger,
-    // Request logs would double every line on a busy webhook edge; metrics count requests.
+    // Fastify's own request logs would double every line on a busy webhook edge; the access
+    // log below is one line per request at `debug`, and metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
+    // INTERFACE §9.3: the caller's X-Request-Id when well-formed, else a generated one.
+    requestIdHeader: false,
+    genReqId: (raw) => requestIdOf(raw.headers['x-request-id']),
+    // Lines get `request_id` from logContext (src/log.ts), entered below for every request,
+    // so loggers that are not `req.log` (actor ports, stores) carry it too; no second copy here.
+    childLoggerFactory: (logger, _bindings, opts) => logger.child({}, opts),
     bodyLimit: TENANT_BODY_LIMIT,
     // Node's defaults (60 s headers, 300 s request) are far too lax for webhook senders
     // that give up after 3 s (Slack) or 10 s (GitHub); slow clients must not pin sockets.
@@ -74,8 +82,19 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
 
   const ctx: EdgeContext = { ...deps, authenticate: createTenantAuth(deps.resolveTenant).authenticate };
 
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    logContext.run({ request_id: req.id }, done);
+  });
+
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
+    logContext.run({ request_id: req.id }, () =>
+      req.log.debug(
+        { method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request served',
+      ),
+    );
     deps.metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
   });

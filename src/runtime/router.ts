@@ -30,7 +30,7 @@ import {
   toWire,
   type WireError,
 } from '../errors.js';
-import type { Logger } from '../log.js';
+import { currentRequestId, logContext, type Logger } from '../log.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 
 export interface ActorRequest {
@@ -47,6 +47,8 @@ interface WireRequest {
   key: ActorKey;
   msg: ActorMessage;
   deadline: number;
+  /** The edge request this ask serves: the actor's log lines carry it too (INTERFACE §9.3). */
+  request_id?: string;
 }
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
@@ -98,7 +100,8 @@ export class Router {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
-    const body = enc.encode(JSON.stringify({ key, msg, deadline } satisfies WireRequest));
+    const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
+    const body = enc.encode(JSON.stringify(wire));
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -178,7 +181,10 @@ export function serveShard(opts: {
     try {
       const req = parseRequest(m, names, shard);
       if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
-      const value = await handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const call = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const value = await (typeof req.request_id === 'string' && req.request_id.length <= 128
+        ? logContext.run({ request_id: req.request_id }, call)
+        : call());
       reply = { ok: true, value };
     } catch (err) {
       const e = toAppError(err);

@@ -15,7 +15,11 @@ export interface Asked {
   msg: { type: string } & Record<string, unknown>;
 }
 
-export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: true }), plugins?: EdgeDeps['plugins']) {
+export async function edgeFixture(
+  answer: (a: Asked) => unknown = () => ({ ok: true }),
+  plugins?: EdgeDeps['plugins'],
+  log: EdgeDeps['log'] = pino({ level: 'silent' }),
+) {
   const pool = createPool(testDatabaseUrl());
   const asked: Asked[] = [];
   const actors: ActorAsk = {
@@ -28,7 +32,7 @@ export async function edgeFixture(answer: (a: Asked) => unknown = () => ({ ok: t
   let ready = true;
   const app: FastifyInstance = await buildEdge({
     config,
-    log: pino({ level: 'silent' }),
+    log,
     db: pool,
     actors,
     resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),
