@@ -14,6 +14,7 @@ import { installKey } from '../../runtime/names.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../app.js';
+import { idempotent } from '../idempotency.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const NodesQuery = z
@@ -58,14 +59,16 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     return { ...node, edges, edges_truncated: truncated };
   });
 
-  app.post<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId/actions', async (req) => {
+  app.post<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId/actions', async (req, reply) => {
     const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
     const action = parseOrBadRequest(NodeAction, req.body, 'body');
     const emit = emitForAction(node, action);
-    return ctx.actors.ask(
-      installKey(await actingInstall(ctx.db, req.tenantId, node)),
-      { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
-      { timeoutMs: ACTION_TIMEOUT_MS },
+    return idempotent(ctx, req, reply, `action:${node.id}`, action, async () =>
+      ctx.actors.ask(
+        installKey(await actingInstall(ctx.db, req.tenantId, node)),
+        { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
+        { timeoutMs: ACTION_TIMEOUT_MS },
+      ),
     );
   });
 };

@@ -11,6 +11,7 @@ import { installKey } from '../../runtime/names.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
 import type { EdgeContext } from '../app.js';
+import { idempotent } from '../idempotency.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const ListQuery = z.object({ connector_id: z.enum(CONNECTOR_IDS).optional() }).strict();
@@ -40,7 +41,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
     );
   });
 
-  app.post<{ Params: { installId: string } }>('/connectors/installs/:installId/emit', async (req) => {
+  app.post<{ Params: { installId: string } }>('/connectors/installs/:installId/emit', async (req, reply) => {
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
     // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
     const parsed = EmitBody.safeParse(req.body);
@@ -49,10 +50,12 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
       throw new BadConfig(`body: ${issue.path.length ? issue.path.join('.') : 'body'}: ${issue.message}`);
     }
     const body = parsed.data;
-    return ctx.actors.ask(
-      installKey(install.install_id),
-      { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
-      { timeoutMs: EMIT_TIMEOUT_MS },
+    return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, () =>
+      ctx.actors.ask(
+        installKey(install.install_id),
+        { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
+        { timeoutMs: EMIT_TIMEOUT_MS },
+      ),
     );
   });
 
