@@ -9,7 +9,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './config.js';
 import { UsageError, type Command } from './cli/command.js';
 import { COMMANDS } from './cli/registry.js';
-import { commandUsage, overallUsage, packageVersion } from './cli/usage.js';
+import { commandUsage, overallUsage } from './cli/usage.js';
+import { packageVersion } from './version.js';
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   try {

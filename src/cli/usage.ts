@@ -1,12 +1,5 @@
 /** Usage text for `connectors --help` and `connectors <command> --help` (INTERFACE §9.1). */
-import { readFileSync } from 'node:fs';
 import type { Command } from './command.js';
-
-/** The package version: package.json is two levels up from both src/cli/ and dist/cli/. */
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 function synopsis(c: Command): string {
   const opts = Object.entries(c.options).map(([k, o]) => {

@@ -16,6 +16,8 @@ import type { Queryable } from '../store/db.js';
 import { createTenantAuth, type TenantResolver } from './auth.js';
 import { sendError } from './error-map.js';
 import { requestIdOf } from './request-id.js';
+import { registerOpenApi } from './openapi.js';
+import { packageVersion } from '../version.js';
 import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
@@ -122,6 +124,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
   );
 
+  await registerOpenApi(app, packageVersion());
   await app.register(opsRoutes, ctx);
   await app.register(
     async (tenant) => {

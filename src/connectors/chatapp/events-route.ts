@@ -6,6 +6,7 @@
  * published (event-intake.ts); anything else makes Slack retry.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { BadRequest, Unauthorized } from '../../errors.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
 import type { Logger } from '../../log.js';
@@ -13,6 +14,22 @@ import { takeEventCallback, type IntakeDeps } from './event-intake.js';
 import { verifySlackSignature } from './verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
+
+// Documentation only (the handler checks the signature on the raw body before anything else).
+const EVENTS_SCHEMA = {
+  summary: 'Slack Events API receiver (HTTP transport): signed JSON events',
+  description:
+    'Body: a Slack `url_verification` or `event_callback` envelope, signed with X-Slack-Signature (v0) ' +
+    'over X-Slack-Request-Timestamp and the raw body. 200 once the event is durably stored.',
+  tags: ['chatapp'],
+  security: [],
+  headers: z.looseObject({
+    'x-slack-signature': z.string().optional().describe('v0=<hex hmac_sha256>'),
+    'x-slack-request-timestamp': z.string().optional(),
+    'x-slack-retry-num': z.string().optional(),
+  }),
+  response: { 200: z.looseObject({ challenge: z.string().optional(), ok: z.boolean().optional() }) },
+};
 
 export function chatEventsRoute(deps: {
   signingSecret: string;
@@ -27,42 +44,46 @@ export function chatEventsRoute(deps: {
       (_req, body, done) => done(null, body),
     );
 
-    app.post(EVENTS_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req) => {
-      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const header = (name: string) => {
-        const v = req.headers[name];
-        return typeof v === 'string' ? v : undefined;
-      };
-      const verdict = verifySlackSignature(deps.signingSecret, {
-        timestamp: header('x-slack-request-timestamp'),
-        signature: header('x-slack-signature'),
-        rawBody,
-      });
-      if (!verdict.ok) {
-        deps.log.warn({ reason: verdict.reason }, 'chat event refused: bad Slack signature');
-        throw new Unauthorized('the Slack request signature is missing, stale or wrong');
-      }
-      let body: { type?: unknown; challenge?: unknown };
-      try {
-        body = JSON.parse(rawBody.toString('utf8')) as typeof body;
-      } catch {
-        throw new BadRequest('the event body is not JSON');
-      }
-      if (body?.type === 'url_verification')
-        return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
-      if (body?.type === 'app_rate_limited') {
-        // Slack drops this workspace's events for the rest of the minute; nothing to ingest, but say so.
-        deps.log.warn(
-          { teamId: (body as { team_id?: unknown }).team_id },
-          'Slack rate-limited event delivery to this app (app_rate_limited)',
-        );
-      }
-      if (body?.type === 'event_callback') {
-        const result = await takeEventCallback(deps.intake, body);
-        if (header('x-slack-retry-num'))
-          deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
-      }
-      return { ok: true };
-    });
+    app.post(
+      EVENTS_PATH,
+      { bodyLimit: WEBHOOK_BODY_LIMIT, schema: EVENTS_SCHEMA, attachValidation: true },
+      async (req) => {
+        const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const header = (name: string) => {
+          const v = req.headers[name];
+          return typeof v === 'string' ? v : undefined;
+        };
+        const verdict = verifySlackSignature(deps.signingSecret, {
+          timestamp: header('x-slack-request-timestamp'),
+          signature: header('x-slack-signature'),
+          rawBody,
+        });
+        if (!verdict.ok) {
+          deps.log.warn({ reason: verdict.reason }, 'chat event refused: bad Slack signature');
+          throw new Unauthorized('the Slack request signature is missing, stale or wrong');
+        }
+        let body: { type?: unknown; challenge?: unknown };
+        try {
+          body = JSON.parse(rawBody.toString('utf8')) as typeof body;
+        } catch {
+          throw new BadRequest('the event body is not JSON');
+        }
+        if (body?.type === 'url_verification')
+          return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
+        if (body?.type === 'app_rate_limited') {
+          // Slack drops this workspace's events for the rest of the minute; nothing to ingest, but say so.
+          deps.log.warn(
+            { teamId: (body as { team_id?: unknown }).team_id },
+            'Slack rate-limited event delivery to this app (app_rate_limited)',
+          );
+        }
+        if (body?.type === 'event_callback') {
+          const result = await takeEventCallback(deps.intake, body);
+          if (header('x-slack-retry-num'))
+            deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
+        }
+        return { ok: true };
+      },
+    );
   };
 }
