@@ -1,7 +1,7 @@
 /** Chat backfill walker (issue 4 "Backfill walker"; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
-import { messageEvent } from '../fakes/slack-events.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { messageEvent } from 'connector-service/testing';
+import { FakeSlack } from 'connector-service/testing';
 import {
   allEvents,
   chatEnv,
@@ -12,7 +12,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage } from 'connector-service/testing';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';

@@ -14,7 +14,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeTeam } from 'connector-service/testing';
 
 let s: ChatStack;
 let team: FakeTeam;

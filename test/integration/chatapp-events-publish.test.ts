@@ -5,7 +5,7 @@
  * the same event afterwards is stored, once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEvent } from '../fakes/slack-events.js';
+import { messageEvent } from 'connector-service/testing';
 import {
   allEvents,
   eventually,
@@ -15,7 +15,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 
 let s: ChatStack;

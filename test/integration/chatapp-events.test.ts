@@ -6,7 +6,7 @@ import {
   messageEvent,
   reactionEvent,
   signedHeaders,
-} from '../fakes/slack-events.js';
+} from 'connector-service/testing';
 import {
   allEvents,
   emit,
@@ -17,7 +17,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { scrapeSample } from '../support/metrics.js';
 
 let s: ChatStack;

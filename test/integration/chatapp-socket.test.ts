@@ -1,7 +1,7 @@
 /** Chat events over Socket Mode (issue 4 "Events in"; spec §5; INTERFACE §8.18, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { messageEvent, signedHeaders } from 'connector-service/testing';
+import { FakeSlack } from 'connector-service/testing';
 import {
   allEvents,
   emit,
@@ -11,7 +11,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 

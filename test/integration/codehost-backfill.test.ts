@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCodehostHarness, until, type CodehostHarness } from '../fakes/github-harness.js';
-import { seedRepos } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedRepos } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;

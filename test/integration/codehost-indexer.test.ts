@@ -13,8 +13,8 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedRepos } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedRepos } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;

@@ -14,7 +14,7 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import type { FakeFile } from '../fakes/github-repos.js';
+import type { GitHubFile as FakeFile } from 'connector-service/testing';
 
 let h: CodehostHarness;
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;

@@ -18,8 +18,8 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedRepos, type FakeRepo } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedRepos, type FakeRepo } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;

@@ -18,8 +18,8 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedReviewComment, type FakeReviewComment } from '../fakes/github-repos.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedReviewComment, type FakeReviewComment } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 const SENTINEL = '<!-- service:slash-reply -->';
 const REPO = 'Codertocat/Hello-World';

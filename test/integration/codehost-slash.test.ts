@@ -15,8 +15,8 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import type { FakeComment } from '../fakes/github-repos.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import type { FakeComment } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 const SENTINEL = '<!-- service:slash-reply -->';
 const REPO = 'Codertocat/Hello-World';

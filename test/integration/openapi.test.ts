@@ -5,7 +5,7 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { FakeSlack } from 'connector-service/testing';
 import { chatEnv } from '../fakes/slack-harness.js';
 import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
 
