@@ -29,6 +29,8 @@ import { kvPort } from './runtime/kv-port.js';
 import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
+import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
+import { registerInstallMetrics } from './store/install-metrics.js';
 import { Router } from './runtime/router.js';
 import { ShardHost } from './runtime/shard-host.js';
 import { listKeys } from './runtime/shard-kv.js';
@@ -95,6 +97,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     },
   });
   const registry = createMetricsRegistry({ defaults: true });
+  const stopUpstreamMetrics = observeUpstreamCalls(registry, config);
+  registerInstallMetrics(registry, pool);
   const router = new Router({ nc, names: n, shards: config.shards, log });
 
   const deps: ModuleDeps = {
@@ -220,6 +224,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());
       await step('postgres', () => pool.end());
+      stopUpstreamMetrics();
       log.info('node stopped');
     })());
 

@@ -243,7 +243,7 @@ describe('routes', () => {
     f.setReady(true);
     const metrics = await f.app.inject({ url: '/metrics' });
     expect(metrics.statusCode).toBe(200);
-    expect(metrics.body).toContain('http_requests_total');
+    expect(metrics.body).toContain('connector_service_http_requests_total');
     expect(metrics.body).toContain('route="/api/v1/connectors"');
   });
 });

@@ -275,7 +275,7 @@ describe('chatapp backfill', () => {
 
     await backfillDone(n.url, tenant, install_id);
     const dropped = (tier: string) =>
-      scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+      scrapeSample(n.url, 'connector_service_ingest_dropped_total', { connector: 'chatapp', tier });
     await eventually(async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, 10_000, 'drops counted');
     const ids = await eventually(
       async () => {

@@ -204,7 +204,7 @@ describe('chatapp events over HTTP', () => {
 
   it('never ingests our own posted message echoed back (tier 1), nor a mirror of it without author fields (tier 2)', async () => {
     const droppedSoFar = (tier: string) =>
-      scrapeSample(s.node.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+      scrapeSample(s.node.url, 'connector_service_ingest_dropped_total', { connector: 'chatapp', tier });
     const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     // Tier 2 alone: a mirror tool re-posts our message with the author fields stripped and a human's user id.
     const first = await emit(s.node.url, tenant, installId, 'chatapp.message', {

@@ -15,6 +15,7 @@ import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../app.js';
 import { idempotent } from '../idempotency.js';
+import { countEmit } from '../metrics.js';
 import { ownInstall, validInput } from '../params.js';
 import { EmitReceipt, GraphEdge, GraphNode as GraphNodeSchema, IdempotencyHeaders, NodeIdParams } from '../schemas.js';
 
@@ -91,10 +92,14 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
       const action = validInput<z.output<typeof NodeAction>>(req, 'body');
       const emit = emitForAction(node, action);
       return idempotent(ctx, req, reply, `action:${node.id}`, action, async () =>
-        ctx.actors.ask(
-          installKey(await actingInstall(ctx.db, req.tenantId, node)),
-          { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
-          { timeoutMs: ACTION_TIMEOUT_MS },
+        countEmit(
+          ctx.metrics,
+          emit.kind,
+          ctx.actors.ask(
+            installKey(await actingInstall(ctx.db, req.tenantId, node)),
+            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
+            { timeoutMs: ACTION_TIMEOUT_MS },
+          ),
         ),
       );
     },

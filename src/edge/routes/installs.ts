@@ -12,6 +12,7 @@ import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
 import type { EdgeContext } from '../app.js';
 import { idempotent } from '../idempotency.js';
+import { countEmit } from '../metrics.js';
 import { ownInstall, validInput } from '../params.js';
 import { EmitReceipt, IdempotencyHeaders, Install, InstallIdParams, LooseObject } from '../schemas.js';
 
@@ -92,10 +93,14 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
       // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
       const body = validInput<z.output<typeof EmitBody>>(req, 'body', BadConfig);
       return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, () =>
-        ctx.actors.ask(
-          installKey(install.install_id),
-          { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
-          { timeoutMs: EMIT_TIMEOUT_MS },
+        countEmit(
+          ctx.metrics,
+          body.kind,
+          ctx.actors.ask(
+            installKey(install.install_id),
+            { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
+            { timeoutMs: EMIT_TIMEOUT_MS },
+          ),
         ),
       );
     },
