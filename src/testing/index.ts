@@ -36,3 +36,4 @@ export {
   type FakeReviewComment,
 } from './github-repos.js';
 export { FakeIndexerDaemon, type DaemonCall, type DaemonSwitches } from './indexer-daemon.js';
+export { githubSignature, sendGithubWebhook, signedGithubDelivery, type GithubDelivery } from './github-webhooks.js';
