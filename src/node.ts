@@ -15,8 +15,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Config } from './config.js';
 import { installActor } from './actors/install.js';
 import type { ConnectorDriver } from './connectors/driver.js';
-import type { ConnectorModule, ModuleDeps } from './connectors/module.js';
-import { MODULES } from './connectors/modules.js';
+import type { ConnectorModule, ModuleDeps } from './wiring/module.js';
+import { MODULES } from './wiring/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
 import { buildEdge } from './edge/app.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
@@ -68,6 +68,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
+  if (config.chatapp.enabled && config.chatapp.transport === 'none') {
+    // Installs and backfill work without one, but no live event would ever arrive.
+    log.warn(
+      { settings: ['CHATAPP_SIGNING_SECRET', 'CHATAPP_USE_SOCKET_MODE + CHATAPP_APP_TOKEN'] },
+      'the chat connector has no inbound transport: set CHATAPP_SIGNING_SECRET (HTTP events) or Socket Mode, or installs will never receive live events',
+    );
+  }
   if (config.codehost.enabledFlag && config.codehost.missing.length > 0) {
     // INTERFACE §8.12: start, answer 501 on the webhook route, and say what is missing.
     log.warn(

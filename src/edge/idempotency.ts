@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import stringify from 'safe-stable-stringify';
-import { BadRequest, Conflict, toAppError, Unavailable } from '../errors.js';
+import { BadRequest, Conflict, ErrorCodes, toAppError, Unavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../store/db.js';
 import {
@@ -70,7 +70,7 @@ export async function idempotent<T>(
     const claim = await claimIdempotencyKey(deps.db, { tenantId, key, fingerprint, lockMs: LOCK_MS });
     if (claim.state === 'mismatch') {
       throw new Conflict('this Idempotency-Key was used with another request body', {
-        code: 'idempotency_key_reused',
+        code: ErrorCodes.idempotencyKeyReused,
       });
     }
     if (claim.state === 'done') {

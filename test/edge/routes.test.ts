@@ -53,7 +53,7 @@ describe('routes', () => {
     expect(res.statusCode).toBe(200);
     const list = res.json().connectors as Array<Record<string, unknown>>;
     expect(list.map((c) => c.connector_id)).toEqual(['chatapp', 'codehost']);
-    expect(list[0]).toMatchObject({ auth_mode: 'oauth2', enabled: false });
+    expect(list[0]).toMatchObject({ auth_mode: 'oauth2', enabled: false, inbound_transport: 'none' });
     expect(list[1]).toMatchObject({
       auth_mode: 'app_install',
       install_path: '/api/v1/connectors/codehost/admin/install',

@@ -1,7 +1,6 @@
-/** Chat backfill walker (issue 4 "Backfill walker"; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
+/** Chat backfill walker (spec §1; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
-import { messageEvent } from 'connector-service/testing';
-import { FakeSlack } from 'connector-service/testing';
+import { messageEvent, FakeSlack } from 'connector-service/testing';
 import {
   allEvents,
   chatEnv,
@@ -16,7 +15,7 @@ import { nextTs, type FakeChannel, type FakeMessage } from 'connector-service/te
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
-import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
@@ -118,7 +117,8 @@ describe('chatapp backfill', () => {
     // stream's ack wait, which is the runtime's business, not this walk's).
     await eventually(
       async () =>
-        (await allEvents(a.url, tenant, install_id)).length >= progressBefore.messages + progressBefore.replies,
+        (await allEvents(a.url, tenant, install_id)).filter((e) => e.kind === 'message').length >=
+        progressBefore.messages + progressBefore.replies,
       10_000,
       'ingest caught up',
     );
@@ -222,7 +222,7 @@ describe('chatapp backfill', () => {
     expect(history.some((c) => c.params.channel === gdm.id)).toBe(false);
     const ids = await eventually(
       async () => {
-        const evs = (await allEvents(n.url, tenant, install_id)).map((e) => e.id);
+        const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
         return evs.length >= expected.length ? evs : undefined;
       },
       10_000,

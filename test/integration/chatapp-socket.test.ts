@@ -1,7 +1,6 @@
-/** Chat events over Socket Mode (issue 4 "Events in"; spec §5; INTERFACE §8.18, §8.20). */
+/** Chat events over Socket Mode (spec §5, §6.1; INTERFACE §8.18, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEvent, signedHeaders } from 'connector-service/testing';
-import { FakeSlack } from 'connector-service/testing';
+import { messageEvent, signedHeaders, FakeSlack } from 'connector-service/testing';
 import {
   allEvents,
   emit,

@@ -8,20 +8,18 @@
 import { Octokit } from '@octokit/rest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillActor, codehostBackfillKey } from '../../src/actors/codehost-backfill.js';
-import { codehostRateActor } from '../../src/actors/codehost-rate.js';
+import { codehostBackfillActor, codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostRateActor } from '../../src/actors/codehost/codehost-rate.js';
 import { octokitApi } from '../../src/connectors/codehost/backfill/octokit-api.js';
 import type { BackfillCaps } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
-import type { ActorAsk } from '../../src/edge/app.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import type { ActorAsk, IngestEvent } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall, getInstallById } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { FakeGitHub } from 'connector-service/testing';
+import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { memoryKv } from '../fakes/github-edge.js';
-import { generateAppKeyPair } from 'connector-service/testing';
 import { seedRepos, type FakeRepo } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
@@ -59,6 +57,8 @@ async function walker(caps?: BackfillCaps) {
   };
   const kv = memoryKv();
   const published: IngestEvent[] = [];
+  /** INTERFACE §9.5: the listing's `pull_request.backfill` events, apart from the diffs. */
+  const listed: IngestEvent[] = [];
   kernel.register(
     codehostBackfillActor({
       pool,
@@ -66,7 +66,7 @@ async function walker(caps?: BackfillCaps) {
       actors,
       cursors: kv,
       publish: async (e) => {
-        published.push(e);
+        (e.kind === 'pull_request.backfill' ? listed : published).push(e);
       },
       api: () => octokitApi(new Octokit({ baseUrl: gh.url, auth: token, log: QUIET })),
       ...(caps ? { caps } : {}),
@@ -91,7 +91,7 @@ async function walker(caps?: BackfillCaps) {
         c.token === token,
     );
   const t0 = Date.now();
-  return { installationId, install, kernel, published, done, start, backfillCalls, kv };
+  return { installationId, install, kernel, published, listed, done, start, backfillCalls, kv };
 }
 
 function expectedIds(repos: FakeRepo[]): string[] {
@@ -112,8 +112,9 @@ describe('actor: code-host backfill walker', () => {
       prs_done: 15,
       prs_oversized: 2,
     });
-    // Every PR exactly once (no crash, so no replay either).
+    // Every PR exactly once (no crash, so no replay either), its diff and its listing fields.
     expect(w.published.map((e) => e.id).sort()).toEqual(expectedIds(repos));
+    expect(w.listed.map((e) => e.id.replace('backfill:pr:', 'backfill:pr-diff:')).sort()).toEqual(expectedIds(repos));
     // Exactly one upstream call per tick, counted by the fake.
     const calls = w.backfillCalls();
     expect(calls).toHaveLength(install.backfill.steps as number);

@@ -13,8 +13,7 @@ import {
   until,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedRepos } from 'connector-service/testing';
-import { FakeIndexerDaemon } from 'connector-service/testing';
+import { seedRepos, FakeIndexerDaemon } from 'connector-service/testing';
 
 let h: CodehostHarness;
 let daemon: FakeIndexerDaemon;

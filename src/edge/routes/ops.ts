@@ -1,7 +1,7 @@
 /** Unauthenticated operations routes (INTERFACE §3): liveness, readiness, Prometheus metrics. */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 
 const tags = ['operations'];
 const Readiness = z.object({ ready: z.boolean(), checks: z.record(z.string(), z.boolean()) });
@@ -16,12 +16,6 @@ const METRICS_SCHEMA = {
   tags,
   response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
 };
-
-export interface ReadinessReport {
-  ready: boolean;
-  checks: Record<string, boolean>;
-}
-export type ReadinessCheck = () => Promise<ReadinessReport>;
 
 export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.get('/healthz', { schema: HEALTHZ_SCHEMA }, async () => ({ ok: true }));

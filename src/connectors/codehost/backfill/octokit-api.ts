@@ -4,20 +4,21 @@
  * belongs to the rate-gate actor). The diff is read as a stream and abandoned past
  * 1,000,000 bytes (INTERFACE §8.9), so a huge diff never sits in memory.
  *
- * Classification: a rate limit is `RateLimited` (issue 5's `toUpstreamError`); 404/410 of a
- * repo or PR is `gone`; 406 of a diff is `oversized` (spec §6.1 rule 3); the installation
- * itself refusing (token mint or listing 401/403/404) is terminal (`NotFound`
- * `installation_not_accessible`); a 403 on a repo is terminal `Unauthorized`
- * `upstream_forbidden` (the App lacks a permission); the rest is retryable.
+ * Classification: `toUpstreamError` (upstream-error.ts) codes every failure, and
+ * `isRetryable` (errors.ts) alone decides retry or terminal. On top, as values: 404/410 of
+ * a repo or PR is `gone`; 406 of a diff is `oversized` (spec §6.1 rule 3). Terminal
+ * failures get a code that names what refused: the installation itself (token mint or
+ * listing) `installation_not_accessible`, a 403 on a repo `upstream_forbidden`.
  */
 import type { Octokit } from '@octokit/rest';
-import { AppError, NotFound, RateLimited, Unauthorized } from '../../../errors.js';
+import { AppError, ErrorCodes, isRetryable, UpstreamError } from '../../../errors.js';
 import { describeUpstream, toUpstreamError } from '../upstream-error.js';
 import { DIFF_MAX_BYTES } from './backfill-event.js';
 import {
   PER_PAGE,
   type CodehostApi,
   type DiffResult,
+  type ListedPull,
   type ListedRepo,
   type Page,
   type PullsPage,
@@ -61,7 +62,7 @@ export function octokitApi(octokit: Octokit): CodehostApi {
           page,
           request: { signal },
         });
-        const items = res.data.map((p) => p.number);
+        const items = res.data.map(toListedPull);
         return { status: 'ok', items, hasNext: hasNext(res.headers, items.length), rate: rateOf(res.headers) };
       } catch (err) {
         if (isGone(err)) return { status: 'gone', rate: rateOf(headersOf(err)) };
@@ -89,6 +90,40 @@ export function octokitApi(octokit: Octokit): CodehostApi {
         throw classify(err, `get the diff of ${repoFullName}#${prNumber}`, 'repo');
       }
     },
+  };
+}
+
+/** The fields of a pulls-listing item read here (Octokit's own type, narrowed). */
+interface PullItem {
+  number: number;
+  title: string;
+  state: string;
+  body?: string | null;
+  head: { sha: string; ref: string };
+  base?: { ref: string };
+  draft?: boolean;
+  merged_at: string | null;
+  updated_at: string;
+  html_url: string;
+  labels?: Array<{ name?: string }>;
+  user: { login: string; id: number | bigint; type: string; html_url: string } | null;
+}
+
+function toListedPull(p: PullItem): ListedPull {
+  return {
+    number: p.number,
+    title: p.title,
+    state: p.state,
+    body: p.body ?? null,
+    head_sha: p.head.sha,
+    head_ref: p.head.ref,
+    base_ref: p.base?.ref,
+    draft: p.draft,
+    merged: p.merged_at != null,
+    updated_at: p.updated_at,
+    html_url: p.html_url,
+    labels: p.labels?.map((l) => l.name ?? '').filter((n) => n.length > 0),
+    user: p.user ? { login: p.user.login, id: Number(p.user.id), type: p.user.type, html_url: p.user.html_url } : null,
   };
 }
 
@@ -158,20 +193,19 @@ function aboutInstallation(err: unknown): boolean {
 function classify(err: unknown, what: string, scope: 'installation' | 'repo'): AppError {
   if (err instanceof AppError) return err;
   const coded = toUpstreamError(err, what);
-  if (coded instanceof RateLimited) return coded;
+  if (isRetryable(coded)) return coded;
   const { status, message } = describeUpstream(err);
-  const installationLevel = scope === 'installation' || aboutInstallation(err);
-  if (installationLevel && (status === 401 || status === 403 || status === 404)) {
-    return new NotFound(`the GitHub installation refused ${what}: ${message}`, {
-      code: 'installation_not_accessible',
-      details: { upstream_status: status },
+  const details = { upstream_status: status };
+  if (scope === 'installation' || aboutInstallation(err))
+    return new UpstreamError(`the GitHub installation refused ${what}: ${message}`, {
+      code: ErrorCodes.installationNotAccessible,
+      details,
       cause: err,
     });
-  }
   if (status === 403)
-    return new Unauthorized(`GitHub refused ${what}: ${message}`, {
-      code: 'upstream_forbidden',
-      details: { upstream_status: status },
+    return new UpstreamError(`GitHub refused ${what}: ${message}`, {
+      code: ErrorCodes.upstreamForbidden,
+      details,
       cause: err,
     });
   return coded;

@@ -7,11 +7,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { BadRequest, Unauthorized } from '../../errors.js';
-import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
-import type { Logger } from '../../log.js';
-import { takeEventCallback, type IntakeDeps } from './event-intake.js';
-import { verifySlackSignature } from './verify-signature.js';
+import { BadRequest, Unauthorized } from '../../../errors.js';
+import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
+import type { Logger } from '../../../log.js';
+import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 
