@@ -1,6 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The package's own `exports` entry, read from source so tests need no build.
+  resolve: {
+    alias: { 'connector-service/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

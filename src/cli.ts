@@ -1,45 +1,34 @@
 /**
- * The `connectors` command (INTERFACE §1). Success: exit 0 and, where a command prints,
- * one JSON line on stdout. Bad arguments or config: non-zero exit and one clear line on
- * stderr naming the setting or argument (never a secret's value).
+ * The `connectors` command (INTERFACE §1, §9.1). Success: exit 0 and, where a command
+ * prints, one JSON line on stdout. `--help` (overall or per command) goes to stdout with
+ * exit 0; `--version` prints the package version. An unknown command or flag, a missing
+ * or bad argument: the problem and the usage on stderr, exit 2. A bad setting: one line
+ * naming it (never its value), exit 2. Commands live in `src/cli/`, listed in its registry.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './log.js';
-import { startNode, type Role } from './node.js';
-import { createPool } from './store/db.js';
-import { migrate } from './store/migrate.js';
-import { createTenant } from './store/tenants.js';
-import { createUser } from './store/users.js';
-import { runDev } from './dev/run-dev.js';
-import { stopSignal } from './signals.js';
-import { apiKeysCreate, apiKeysRevoke, masterKeysOf } from './cli/api-keys.js';
-import { keysRotate } from './cli/keys.js';
-
-class UsageError extends Error {}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const USAGE = `usage: connectors <command>
-  serve [--roles edge,actors]          run one node (default: both roles)
-  migrate                              apply Postgres migrations
-  tenants create --name NAME           create a tenant; prints {"tenant_id","api_key"}
-  users create --tenant ID --email E   create a user; prints {"user_id"}
-  api-keys create --tenant ID          another key; prints {"key_id","api_key"}
-  api-keys revoke --tenant ID --key-id K   prints {"key_id","revoked":true}
-  keys rotate                          re-encrypt credentials under SERVICE_MASTER_KEY
-  dev                                  everything on this machine with embedded defaults`;
+import { ConfigError } from './config.js';
+import { UsageError, type Command } from './cli/command.js';
+import { COMMANDS } from './cli/registry.js';
+import { commandUsage, overallUsage } from './cli/usage.js';
+import { packageVersion } from './version.js';
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   try {
     await run(argv, env);
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof UsageError) {
+    if (err instanceof UsageError) {
+      process.stderr.write(
+        `connectors: ${err.message}\n\n${err.command ? commandUsage(err.command) : overallUsage(COMMANDS)}\n`,
+      );
+      process.exitCode = 2;
+      return;
+    }
+    if (err instanceof ConfigError) {
       process.stderr.write(`connectors: ${err.message}\n`);
       process.exitCode = 2;
       return;
     }
-    const e = err as { code?: string; message?: string };
+    const e = err as { message?: string };
     process.stderr.write(`connectors: ${(e.message ?? String(err)).split('\n')[0]}\n`);
     process.exitCode = 1;
     // INTERFACE §9.1: a command that could not start leaves nothing running. What it had
@@ -50,139 +39,56 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const [cmd, sub, ...rest] = argv;
-  switch (cmd) {
-    case 'serve':
-      return serve(
-        [sub, ...rest].filter((a): a is string => a !== undefined),
-        env,
-      );
-    case 'migrate': {
-      noArgs([sub, ...rest]);
-      const config = loadConfig(env, { requireDatabase: true });
-      const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
-      try {
-        print(await migrate(pool));
-      } finally {
-        await pool.end();
-      }
-      return;
-    }
-    case 'tenants': {
-      if (sub !== 'create')
-        throw new UsageError(
-          `unknown tenants command ${JSON.stringify(sub ?? '')}; expected: tenants create --name NAME`,
-        );
-      const { name } = flags(rest, { name: true }) as { name: string };
-      if (name.trim().length === 0 || name.length > 200) throw new UsageError('--name must be 1-200 characters');
-      const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-      await withPool(config, async (pool) => print(await createTenant(pool, masterKeysOf(config), name.trim())));
-      return;
-    }
-    case 'users': {
-      if (sub !== 'create')
-        throw new UsageError(
-          `unknown users command ${JSON.stringify(sub ?? '')}; expected: users create --tenant ID --email EMAIL`,
-        );
-      const f = flags(rest, { tenant: true, email: true }) as { tenant: string; email: string };
-      if (!UUID.test(f.tenant)) throw new UsageError('--tenant must be a tenant id (uuid)');
-      const config = loadConfig(env, { requireDatabase: true });
-      await withPool(config, async (pool) => print(await createUser(pool, f.tenant.toLowerCase(), f.email)));
-      return;
-    }
-    case 'api-keys': {
-      if (sub !== 'create' && sub !== 'revoke')
-        throw new UsageError(`unknown api-keys command ${JSON.stringify(sub ?? '')}; expected: create, revoke`);
-      const f = flags(rest, { tenant: true, 'key-id': sub === 'revoke' }) as { tenant: string; 'key-id'?: string };
-      if (!UUID.test(f.tenant)) throw new UsageError('--tenant must be a tenant id (uuid)');
-      if (sub === 'revoke' && !UUID.test(f['key-id']!)) throw new UsageError('--key-id must be a key id (uuid)');
-      const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-      const t = f.tenant.toLowerCase();
-      return print(sub === 'create' ? await apiKeysCreate(config, t) : await apiKeysRevoke(config, t, f['key-id']!));
-    }
-    case 'keys': {
-      if (sub !== 'rotate') throw new UsageError(`unknown keys command ${JSON.stringify(sub ?? '')}; expected: rotate`);
-      noArgs(rest);
-      const { reencrypted, note } = await keysRotate(
-        loadConfig(env, { requireDatabase: true, requireMasterKey: true }),
-      );
-      if (note) process.stderr.write(`connectors: ${note}\n`);
-      return print({ reencrypted });
-    }
-    case 'dev':
-      noArgs([sub, ...rest]);
-      return runDev(env);
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(`${USAGE}\n`);
-      if (cmd === undefined) process.exitCode = 2;
-      return;
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(cmd)}; run \`connectors --help\``);
+  const [first] = argv;
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
   }
-}
-
-async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { roles: rolesArg } = flags(args, { roles: false }) as { roles?: string };
-  const roles = parseRoles(rolesArg ?? 'edge,actors');
-  const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-  const log = createLogger({ level: config.logLevel, node: config.nodeId });
-  const stop = stopSignal();
-  const node = await startNode(config, { roles, log });
-  await stop;
-  await node.stop();
-}
-
-export function parseRoles(v: string): Role[] {
-  const roles = v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (roles.length === 0 || roles.some((r) => r !== 'edge' && r !== 'actors')) {
-    throw new UsageError('--roles must be a comma-separated list of edge, actors');
+  if (first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(`${overallUsage(COMMANDS)}\n`);
+    return;
   }
-  return [...new Set(roles)] as Role[];
+  if (first === undefined) throw new UsageError('no command given');
+  const command = findCommand(argv);
+  if (!command) {
+    throw new UsageError(`unknown command ${JSON.stringify(argv.filter((a) => !a.startsWith('-')).join(' '))}`);
+  }
+  const rest = argv.slice(command.name.split(' ').length);
+  const values = parseOptions(command, rest);
+  if (values.help === true) {
+    process.stdout.write(`${commandUsage(command)}\n`);
+    return;
+  }
+  await command.run(values, env);
 }
 
-function flags(args: string[], spec: Record<string, boolean>): Record<string, string | undefined> {
+/** The command whose words start `argv` (the longest match, so `tenants create` beats `tenants`). */
+function findCommand(argv: string[]): Command | undefined {
+  return COMMANDS.filter((c) => {
+    const words = c.name.split(' ');
+    return words.every((w, i) => argv[i] === w);
+  }).sort((a, b) => b.name.length - a.name.length)[0];
+}
+
+function parseOptions(command: Command, args: string[]): Record<string, string | boolean | undefined> {
   let parsed;
   try {
     parsed = parseArgs({
       args,
-      options: Object.fromEntries(Object.keys(spec).map((k) => [k, { type: 'string' as const }])),
+      options: {
+        ...Object.fromEntries(Object.entries(command.options).map(([k, o]) => [k, { type: o.type }])),
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: false,
     });
   } catch (err) {
-    throw new UsageError((err as Error).message.split('\n')[0]!);
+    throw new UsageError((err as Error).message.split('\n')[0]!, command);
   }
-  for (const [k, required] of Object.entries(spec)) {
-    if (required && parsed.values[k] === undefined) throw new UsageError(`--${k} is required`);
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help === true) return values;
+  for (const [k, o] of Object.entries(command.options)) {
+    if (o.required && values[k] === undefined) throw new UsageError(`--${k} is required`, command);
   }
-  return parsed.values as Record<string, string | undefined>;
-}
-
-function noArgs(args: Array<string | undefined>): void {
-  const extra = args.filter((a) => a !== undefined);
-  if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
-}
-
-async function withPool(
-  config: Readonly<Config>,
-  fn: (pool: ReturnType<typeof createPool>) => Promise<void>,
-): Promise<void> {
-  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
-  try {
-    // Nothing to provision by hand: the schema is brought up to date first (idempotent).
-    await migrate(pool);
-    await fn(pool);
-  } finally {
-    await pool.end();
-  }
-}
-
-function print(v: unknown): void {
-  process.stdout.write(`${JSON.stringify(v)}\n`);
+  return values;
 }

@@ -38,6 +38,8 @@ export const ErrorCodes = {
   customInstallPath: 'custom_install_path',
   /** An emit, backfill step or effect on an install that is no longer active. */
   installNotActive: 'install_not_active',
+  /** INTERFACE §9.3: an Idempotency-Key sent again with another request body. */
+  idempotencyKeyReused: 'idempotency_key_reused',
   /** GitHub refused the App for the whole installation (token mint or listing 401/403/404). */
   installationNotAccessible: 'installation_not_accessible',
   /** The OAuth state is missing, unknown, expired or already used. */

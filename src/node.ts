@@ -33,6 +33,8 @@ import { kvPort } from './runtime/kv-port.js';
 import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
+import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
+import { registerInstallMetrics } from './store/install-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
@@ -164,6 +166,8 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     },
   });
   const registry = createMetricsRegistry({ defaults: true });
+  const stopUpstreamMetrics = observeUpstreamCalls(registry, config);
+  registerInstallMetrics(registry, pool);
   const router = new Router({ nc, names: n, shards: config.shards, log, seal });
 
   const deps: ModuleDeps = {
@@ -363,6 +367,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       await step('nats', () => nc.drain());
       await step('postgres', () => Promise.all([pool.end(), requestPool.end()]));
       await step('postgres (tenant routes)', async () => tenantDb?.end());
+      stopUpstreamMetrics();
       log.info('node stopped');
     })());
 

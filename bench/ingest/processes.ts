@@ -88,13 +88,13 @@ export async function waitFor(
   throw new Error(`${c.name}: GET ${path} not ready within ${timeoutMs} ms:\n${c.logTail()}`);
 }
 
-/** The node's `service_shards_owned` gauge, or null when unreadable. */
+/** The node's `connector_service_shards_owned` gauge, or null when unreadable. */
 export async function shardsOwned(c: Child): Promise<number | null> {
   const text = await fetch(`${c.url}/metrics`, { signal: AbortSignal.timeout(1_000) }).then(
     (r) => r.text(),
     () => '',
   );
-  const m = /^service_shards_owned ([0-9.]+)$/m.exec(text);
+  const m = /^connector_service_shards_owned ([0-9.]+)$/m.exec(text);
   return m ? Number(m[1]) : null;
 }
 

@@ -2,7 +2,8 @@
  * `connectors api-keys create|revoke` (INTERFACE §9.1). Each takes the loaded config and
  * returns the one JSON object the command prints.
  */
-import type { Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
+import { print, UsageError, UUID, type Command } from './command.js';
 import { createApiKey, revokeApiKey, type CreatedApiKey } from '../store/api-keys.js';
 import type { MasterKeys } from '../store/credential-cipher.js';
 import { createPool } from '../store/db.js';
@@ -37,3 +38,32 @@ export function apiKeysRevoke(
 ): Promise<{ key_id: string; revoked: true }> {
   return withOwnerPool(config, (pool) => revokeApiKey(pool, tenantId, keyId));
 }
+
+export const apiKeysCreateCommand: Command = {
+  name: 'api-keys create',
+  summary: 'another API key of a tenant; prints {"key_id", "api_key"} (the key is shown once)',
+  options: { tenant: { type: 'string', required: true, value: 'TENANT_ID', description: 'the tenant (uuid)' } },
+  async run(values, env) {
+    const tenant = values.tenant as string;
+    if (!UUID.test(tenant)) throw new UsageError('--tenant must be a tenant id (uuid)', apiKeysCreateCommand);
+    const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+    print(await apiKeysCreate(config, tenant.toLowerCase()));
+  },
+};
+
+export const apiKeysRevokeCommand: Command = {
+  name: 'api-keys revoke',
+  summary: 'revoke an API key; every node refuses it within 5 s; prints {"key_id", "revoked": true}',
+  options: {
+    tenant: { type: 'string', required: true, value: 'TENANT_ID', description: 'the tenant (uuid)' },
+    'key-id': { type: 'string', required: true, value: 'KEY_ID', description: 'the key to revoke (uuid)' },
+  },
+  async run(values, env) {
+    const tenant = values.tenant as string;
+    const keyId = values['key-id'] as string;
+    if (!UUID.test(tenant)) throw new UsageError('--tenant must be a tenant id (uuid)', apiKeysRevokeCommand);
+    if (!UUID.test(keyId)) throw new UsageError('--key-id must be a key id (uuid)', apiKeysRevokeCommand);
+    const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+    print(await apiKeysRevoke(config, tenant.toLowerCase(), keyId.toLowerCase()));
+  },
+};

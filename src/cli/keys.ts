@@ -1,5 +1,6 @@
 /** `connectors keys rotate` (INTERFACE §9.1; the runbook is the README's "Security model"). */
-import type { Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
+import { print, type Command } from './command.js';
 import { countStaleApiKeys } from '../store/api-keys.js';
 import { CredentialCipher } from '../store/credential-cipher.js';
 import { rotateCredentials } from '../store/rotate-credentials.js';
@@ -22,3 +23,14 @@ export function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: num
     return { reencrypted, note };
   });
 }
+
+export const keysRotateCommand: Command = {
+  name: 'keys rotate',
+  summary: 're-encrypt every stored credential under SERVICE_MASTER_KEY; prints {"reencrypted": N}',
+  options: {},
+  async run(_values, env) {
+    const { reencrypted, note } = await keysRotate(loadConfig(env, { requireDatabase: true, requireMasterKey: true }));
+    if (note) process.stderr.write(`connectors: ${note}\n`);
+    print({ reencrypted });
+  },
+};

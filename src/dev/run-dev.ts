@@ -1,48 +1,77 @@
 /**
- * `connectors dev` (INTERFACE §1): the whole service on one machine with nothing to
+ * `connectors dev` (INTERFACE §1, §9.1): the whole service on one machine with nothing to
  * provision by hand — an embedded Postgres and a nats-server child with JetStream, both
  * keeping their data under `SERVICE_DEV_DIR` (default `.data/dev`), a master key generated
- * once and kept there (mode 0600), and a demo tenant whose API key is kept there too so
- * every start prints a key that works. Development only: production runs `serve`.
+ * once and kept there (mode 0600), and a demo tenant with a demo user whose API key is
+ * kept there too so every start prints a key that works. Development only: production
+ * runs `serve`.
+ *
+ * stdout carries one line, the ready line (§9.1): `{"url", "tenant_id", "api_key",
+ * "user_id", "database_url", "nats_url"}` (+ `"sandbox"`), printed once the node listens
+ * and the sandbox installs exist. Logs go to stderr, so a script can read the line alone.
+ *
+ * `--sandbox` also runs the service's own fakes (sandbox.ts) and installs both connectors
+ * against them. Its data lives in `<SERVICE_DEV_DIR>/sandbox`, started afresh each time:
+ * the fakes keep their state in memory, so yesterday's installs would point at nothing.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { startNode } from '../node.js';
 import { ensureAppRole } from '../store/app-role.js';
-import { createPool } from '../store/db.js';
+import { createPool, type Queryable } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { createTenant, findTenantByApiKey } from '../store/tenants.js';
+import { createUser } from '../store/users.js';
+import { stopSignal } from '../signals.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { startNatsChild } from './nats-child.js';
-import { stopSignal } from '../signals.js';
+import { startSandbox, type Sandbox } from './sandbox.js';
 
 interface DemoTenant {
   tenant_id: string;
   api_key: string;
+  user_id?: string;
 }
 
-export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknown> = stopSignal): Promise<void> {
+const DEMO_EMAIL = 'demo@example.com';
+
+export interface DevOptions {
+  sandbox?: boolean;
+  /** Resolves when the process should stop (default: SIGINT/SIGTERM). */
+  until?: () => Promise<unknown>;
+}
+
+export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Promise<void> {
   // Listen for the stop signal before starting anything (see signals.ts).
-  const stopped = until();
-  const dir = resolve(env.SERVICE_DEV_DIR ?? '.data/dev');
+  const stopped = (opts.until ?? stopSignal)();
+  const home = resolve(env.SERVICE_DEV_DIR ?? '.data/dev');
+  const dir = opts.sandbox ? join(home, 'sandbox') : home;
+  if (opts.sandbox) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const masterKey =
     env.SERVICE_MASTER_KEY ?? readOrCreate(join(dir, 'master.key'), () => randomBytes(32).toString('base64url'));
   // Validate the caller's settings before starting anything (same refusals as `serve`).
   loadConfig({ ...env, SERVICE_MASTER_KEY: masterKey });
-  const log = createLogger({ level: env.LOG_LEVEL ?? 'info', node: env.NODE_ID ?? 'dev' });
+  const log = createLogger({ level: env.LOG_LEVEL ?? 'info', node: env.NODE_ID ?? 'dev' }, pino.destination(2));
 
-  const pg = await startEmbeddedPostgres({ dataDir: join(dir, 'pg'), log });
+  const sandbox: Sandbox | null = opts.sandbox ? await startSandbox() : null;
+  const pg = await startEmbeddedPostgres({ dataDir: join(dir, 'pg'), log }).catch(async (err: unknown) => {
+    await sandbox?.stop();
+    throw err;
+  });
   const nats = await startNatsChild({ storeDir: join(dir, 'nats'), log }).catch(async (err: unknown) => {
     await pg.stop();
+    await sandbox?.stop();
     throw err;
   });
   const cleanup = async () => {
     await nats.stop().catch(() => undefined);
     await pg.stop().catch(() => undefined);
+    await sandbox?.stop();
   };
   try {
     const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
@@ -53,6 +82,7 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
     const config = loadConfig(
       {
         ...env,
+        ...sandbox?.env,
         DATABASE_URL: appUrl,
         DATABASE_MIGRATE_URL: pg.url,
         NATS_URL: nats.url,
@@ -62,9 +92,16 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
       { requireDatabase: true, requireMasterKey: true },
     );
     const node = await startNode(config, { roles: ['edge', 'actors'], log });
-    process.stdout.write(
-      `${JSON.stringify({ url: node.url, tenant_id: tenant.tenant_id, api_key: tenant.api_key, data_dir: dir })}\n`,
-    );
+    const ready: Record<string, unknown> = {
+      url: node.url,
+      tenant_id: tenant.tenant_id,
+      api_key: tenant.api_key,
+      user_id: tenant.user_id,
+      database_url: pg.url,
+      nats_url: nats.url,
+    };
+    if (sandbox) ready.sandbox = await sandbox.install(node.url!, tenant.api_key, tenant.user_id!);
+    process.stdout.write(`${JSON.stringify(ready)}\n`);
     await stopped;
     await node.stop();
   } finally {
@@ -72,20 +109,32 @@ export async function runDev(env: NodeJS.ProcessEnv, until: () => Promise<unknow
   }
 }
 
-async function demoTenant(url: string, masterKey: string, file: string): Promise<DemoTenant> {
+async function demoTenant(url: string, masterKey: string, file: string): Promise<Required<DemoTenant>> {
   const pool = createPool(url, { scope: 'system' });
   try {
     await migrate(pool);
+    let t: DemoTenant | null = null;
     if (existsSync(file)) {
       const saved = JSON.parse(readFileSync(file, 'utf8')) as DemoTenant;
-      if (await findTenantByApiKey(pool, masterKey, saved.api_key)) return saved;
+      if (await findTenantByApiKey(pool, masterKey, saved.api_key)) t = saved;
     }
-    const created = await createTenant(pool, masterKey, 'demo');
-    writeFileSync(file, JSON.stringify(created), { mode: 0o600 });
-    return created;
+    t ??= await createTenant(pool, masterKey, 'demo');
+    const userId = t.user_id ?? (await demoUser(pool, t.tenant_id));
+    const full = { tenant_id: t.tenant_id, api_key: t.api_key, user_id: userId };
+    writeFileSync(file, JSON.stringify(full), { mode: 0o600 });
+    return full;
   } finally {
     await pool.end();
   }
+}
+
+/** The demo user of the demo tenant (the admin install body's `user_id`). */
+async function demoUser(q: Queryable, tenantId: string): Promise<string> {
+  const { rows } = await q.query<{ user_id: string }>(
+    `SELECT user_id FROM users WHERE tenant_id = $1 AND lower(email) = $2`,
+    [tenantId, DEMO_EMAIL],
+  );
+  return rows[0]?.user_id ?? (await createUser(q, tenantId, DEMO_EMAIL)).user_id;
 }
 
 function readOrCreate(file: string, make: () => string): string {

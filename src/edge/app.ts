@@ -15,6 +15,10 @@ import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js
 import { sendError } from './error-map.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
+import { registerOpenApi } from './openapi.js';
+import { requestIdOf } from './request-id.js';
+import { logContext } from '../log.js';
+import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
@@ -26,7 +30,15 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ component: 'edge' }) as FastifyBaseLogger,
     // Request logs would double every line on a busy webhook edge; metrics count requests.
+    // Fastify's own request logs would double every line on a busy webhook edge; the access
+    // log below is one line per request at `debug`, and metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
+    // INTERFACE §9.3: the caller's X-Request-Id when well-formed, else a generated one.
+    requestIdHeader: false,
+    genReqId: (raw) => requestIdOf(raw.headers['x-request-id']),
+    // Lines get `request_id` from logContext (src/log.ts), entered below for every request,
+    // so loggers that are not `req.log` (actor ports, stores) carry it too; no second copy here.
+    childLoggerFactory: (logger, _bindings, opts) => logger.child({}, opts),
     bodyLimit: TENANT_BODY_LIMIT,
     // Node's defaults (60 s headers, 300 s request) are far too lax for webhook senders
     // that give up after 3 s (Slack) or 10 s (GitHub); slow clients must not pin sockets.
@@ -63,8 +75,19 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     parseJson(req, body as string, done);
   });
 
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    logContext.run({ request_id: req.id }, done);
+  });
+
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
+    logContext.run({ request_id: req.id }, () =>
+      req.log.debug(
+        { method: req.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        'request served',
+      ),
+    );
     deps.metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
     deps.metrics.latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
   });
@@ -92,6 +115,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
   );
 
+  await registerOpenApi(app, packageVersion());
   await app.register(opsRoutes, ctx);
   await app.register(
     async (tenant) => {

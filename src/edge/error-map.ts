@@ -28,8 +28,11 @@ export interface ErrorBody {
   error: { code: string; message: string; [k: string]: unknown };
 }
 
-export function errorBody(err: AppError): ErrorBody {
-  return { error: { ...(err.details ?? {}), code: err.code, message: err.message } };
+/** `requestId`: INTERFACE §9.3, every error body carries it as `error.request_id`. */
+export function errorBody(err: AppError, requestId?: string): ErrorBody {
+  const body: ErrorBody = { error: { ...(err.details ?? {}), code: err.code, message: err.message } };
+  if (requestId !== undefined) body.error.request_id = requestId;
+  return body;
 }
 
 /** Only what is needed to report a 5xx: fastify's request logger and pino both fit. */
@@ -41,9 +44,11 @@ export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog):
   const err = toAppError(thrown);
   const status = STATUS_OF[err.kind];
   if (status >= 500 && log) {
+    // `request_id` explicitly too: an error handler may run outside the request's logContext.
     // Internal errors keep their cause in the log only; the body never carries it.
     log.error(
       {
+        request_id: reply.request.id,
         err:
           thrown instanceof AppError
             ? { kind: err.kind, code: err.code, message: err.message, cause: err.cause }
@@ -53,5 +58,5 @@ export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog):
     );
   }
   if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterS))));
-  return reply.code(status).type('application/json').send(errorBody(err));
+  return reply.code(status).type('application/json').send(errorBody(err, reply.request.id));
 }

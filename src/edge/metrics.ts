@@ -3,7 +3,9 @@
  * build several edges never share counters. The runtime registers its own gauges on the
  * same registry (owned shards, mailbox depth, consumer lag...).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { toAppError } from '../errors.js';
+import { packageVersion } from '../version.js';
 
 export interface EdgeMetrics {
   registry: Registry;
@@ -11,11 +13,19 @@ export interface EdgeMetrics {
   latency: Histogram<'method' | 'route'>;
   /** INTERFACE §9.2: requests refused by the per-tenant rate limit. */
   tenantRateLimited: Counter;
+  /** Emits and node actions by emit kind and outcome (`ok` or the error code). */
+  emits: Counter<'kind' | 'outcome'>;
 }
 
 export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Registry {
   const registry = new Registry();
   if (opts.defaults) collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'connector_service_build_info',
+    help: 'Always 1; the labels say which build runs',
+    labelNames: ['version', 'node_version'],
+    registers: [registry],
+  }).set({ version: packageVersion(), node_version: process.version }, 1);
   return registry;
 }
 
@@ -23,22 +33,40 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
   return {
     registry,
     requests: new Counter({
-      name: 'http_requests_total',
+      name: 'connector_service_http_requests_total',
       help: 'HTTP requests answered by the edge',
       labelNames: ['method', 'route', 'status'],
       registers: [registry],
     }),
     latency: new Histogram({
-      name: 'http_request_duration_seconds',
+      name: 'connector_service_http_request_duration_seconds',
       help: 'Edge request latency by route',
       labelNames: ['method', 'route'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
     tenantRateLimited: new Counter({
-      name: 'tenant_rate_limited_total',
+      name: 'connector_service_tenant_rate_limited_total',
       help: 'Tenant requests refused with 429 by SERVICE_TENANT_RATE_PER_S',
       registers: [registry],
     }),
+    emits: new Counter({
+      name: 'connector_service_emits_total',
+      help: 'Emits (and node actions) by kind and outcome: ok, or the error code answered',
+      labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
   };
+}
+
+/** Counts one emit by its outcome; the promise's own result or error passes through. */
+export async function countEmit<T>(metrics: EdgeMetrics, kind: string, emit: Promise<T>): Promise<T> {
+  try {
+    const r = await emit;
+    metrics.emits.inc({ kind, outcome: 'ok' });
+    return r;
+  } catch (err) {
+    metrics.emits.inc({ kind, outcome: toAppError(err).code });
+    throw err;
+  }
 }

@@ -49,15 +49,19 @@ export function registerRuntimeMetrics(
       },
     });
 
-  gauge('service_shards_owned', 'Shards whose work runs on this node', () => shards?.stats().owned ?? 0);
-  gauge('service_shards_target', "This node's fair share of shards", () => shards?.stats().target ?? 0);
-  gauge('service_cluster_nodes', 'Live nodes seen in the heartbeat bucket', () => shards?.stats().liveNodes ?? 0);
-  gauge('service_lease_renew_age_seconds', 'Age of the oldest held lease since its last renew', () => {
+  gauge('connector_service_shards_owned', 'Shards whose work runs on this node', () => shards?.stats().owned ?? 0);
+  gauge('connector_service_shards_target', "This node's fair share of shards", () => shards?.stats().target ?? 0);
+  gauge(
+    'connector_service_cluster_nodes',
+    'Live nodes seen in the heartbeat bucket',
+    () => shards?.stats().liveNodes ?? 0,
+  );
+  gauge('connector_service_lease_renew_age_seconds', 'Age of the oldest held lease since its last renew', () => {
     const age = shards?.stats().lastRenewAgeMs;
     return age == null ? 0 : age / 1000;
   });
   new Gauge({
-    name: 'service_actors_active',
+    name: 'connector_service_actors_active',
     help: 'Active actor activations by kind',
     labelNames: ['kind'],
     registers,
@@ -66,8 +70,16 @@ export function registerRuntimeMetrics(
       for (const [kind, n] of Object.entries(kernel.stats().activeByKind)) this.set({ kind }, n);
     },
   });
-  gauge('service_actor_mailbox_depth', 'Messages waiting in actor mailboxes', () => kernel.stats().mailboxDepth);
-  gauge('service_ingest_in_flight', 'Ingest messages being delivered', () => host?.ingestTotals().inFlight ?? 0);
+  gauge(
+    'connector_service_actor_mailbox_depth',
+    'Messages waiting in actor mailboxes',
+    () => kernel.stats().mailboxDepth,
+  );
+  gauge(
+    'connector_service_ingest_in_flight',
+    'Ingest messages being delivered',
+    () => host?.ingestTotals().inFlight ?? 0,
+  );
 
   const monotonic = (name: string, help: string, read: () => number) => {
     let seen = 0;
@@ -83,23 +95,23 @@ export function registerRuntimeMetrics(
     });
   };
   monotonic(
-    'service_ingest_delivered_total',
+    'connector_service_ingest_delivered_total',
     'Events committed by this node',
     () => host?.ingestTotals().delivered ?? 0,
   );
   monotonic(
-    'service_ingest_redeliveries_total',
+    'connector_service_ingest_redeliveries_total',
     'Ingest messages delivered more than once',
     () => host?.ingestTotals().redeliveries ?? 0,
   );
   monotonic(
-    'service_ingest_dead_letters_total',
+    'connector_service_ingest_dead_letters_total',
     'Ingest messages moved to the dead-letter table',
     () => host?.ingestTotals().deadLettered ?? 0,
   );
 
   new Gauge({
-    name: 'service_ingest_consumer_pending',
+    name: 'connector_service_ingest_consumer_pending',
     help: 'Consumer lag: stored events not yet delivered, per owned shard',
     labelNames: ['shard'],
     registers,
@@ -115,56 +127,56 @@ export function registerRuntimeMetrics(
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
   return {
     ingestCommit: new Histogram({
-      name: 'service_ingest_commit_seconds',
+      name: 'connector_service_ingest_commit_seconds',
       help: 'Install actor ingest handler time',
       buckets,
       registers,
     }),
     eventToCommit: new Histogram({
-      name: 'service_ingest_event_to_commit_seconds',
+      name: 'connector_service_ingest_event_to_commit_seconds',
       help: 'Stream store to Postgres commit',
       buckets,
       registers,
     }),
     ingestPublish: new Histogram({
-      name: 'service_ingest_publish_seconds',
+      name: 'connector_service_ingest_publish_seconds',
       help: 'Edge publish to JetStream ack (the wait before a webhook is answered), by connector',
       labelNames: ['connector'],
       buckets,
       registers,
     }),
     ingestPublishFailures: new Counter({
-      name: 'service_ingest_publish_failures_total',
+      name: 'connector_service_ingest_publish_failures_total',
       help: 'Publishes JetStream did not acknowledge (answered 503 upstream, which retries), by connector',
       labelNames: ['connector'],
       registers,
     }),
     ingestDropped: new Counter({
-      name: 'service_ingest_dropped_total',
+      name: 'connector_service_ingest_dropped_total',
       help: 'Inbound events dropped by the self-emit filters, by connector and tier (spec §6.3)',
       labelNames: ['connector', 'tier'],
       registers,
     }),
     effectFailures: new Counter({
-      name: 'service_effect_failures_total',
+      name: 'connector_service_effect_failures_total',
       help: 'Failed attempts of side effects of ingested events (retried with backoff), by connector and kind',
       labelNames: ['connector', 'kind'],
       registers,
     }),
     effectsGivenUp: new Counter({
-      name: 'service_effects_given_up_total',
+      name: 'connector_service_effects_given_up_total',
       help: 'Side effects abandoned after failing for 24 hours, by connector and kind',
       labelNames: ['connector', 'kind'],
       registers,
     }),
     effectsDone: new Counter({
-      name: 'service_effects_done_total',
+      name: 'connector_service_effects_done_total',
       help: 'Side effects that ran to completion, by connector and kind',
       labelNames: ['connector', 'kind'],
       registers,
     }),
     fenceRefused: new Counter({
-      name: 'service_nats_refused_total',
+      name: 'connector_service_nats_refused_total',
       help: 'NATS messages refused by the fence: unsealed, or naming another tenant or install (INTERFACE §9.4)',
       labelNames: ['path'],
       registers,

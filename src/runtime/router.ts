@@ -31,7 +31,7 @@ import {
   toWire,
   type WireError,
 } from '../errors.js';
-import type { Logger } from '../log.js';
+import { currentRequestId, logContext, type Logger } from '../log.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { KeyOf, Protocol } from './ports.js';
 import { SEAL_HEADER, type Seal } from './seal.js';
@@ -49,6 +49,8 @@ interface WireRequest {
   key: ActorKey;
   msg: { type: string };
   deadline: number;
+  /** The edge request this ask serves: the actor's log lines carry it too (INTERFACE §9.3). */
+  request_id?: string;
 }
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
@@ -103,7 +105,8 @@ export class Router {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
-    const body = enc.encode(JSON.stringify({ key, msg, deadline } satisfies WireRequest));
+    const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
+    const body = enc.encode(JSON.stringify(wire));
     const headers = this.seal?.headers(body);
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
@@ -194,7 +197,10 @@ export function serveShard(opts: {
       }
       const req = parseRequest(m, names, shard);
       if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
-      const value = await handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const call = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const value = await (typeof req.request_id === 'string' && req.request_id.length <= 128
+        ? logContext.run({ request_id: req.request_id }, call)
+        : call());
       reply = { ok: true, value };
     } catch (err) {
       const e = toAppError(err);

@@ -228,11 +228,17 @@ export class ShardManager {
         if (s !== undefined) taken.add(s);
       }
       const want = pickFree(shards, taken, nodeId, this.target - mine.length);
-      await Promise.all(want.map((s) => this.acquireShard(s)));
+      const got = await Promise.all(want.map((s) => this.acquireShard(s)));
+      // One line per round, not one per shard: a first start acquires every shard at once.
+      const acquired = want.filter((_, i) => got[i]);
+      if (acquired.length > 0) {
+        this.log.info({ shards: acquired, held: mine.length + acquired.length, of: shards }, 'shards acquired');
+      }
     }
   }
 
-  private async acquireShard(shard: number): Promise<void> {
+  /** True when the shard is now running here. */
+  private async acquireShard(shard: number): Promise<boolean> {
     const key = this.o.names.leaseKey(shard);
     const value = JSON.stringify({ node: this.o.nodeId, acquired_at: new Date().toISOString() });
     const sentAt = performance.now();
@@ -241,14 +247,14 @@ export class ShardManager {
       rev = await this.leases!.create(key, value);
     } catch (err) {
       if (!isWrongSequence(err)) this.log.warn({ err, shard }, 'lease create failed');
-      return;
+      return false;
     }
     const l: Lease = { shard, key, value, rev, renewedAt: sentAt, phase: 'starting', renewing: null, retry: false };
     this.held.set(shard, l);
     if (this.stopping || performance.now() - sentAt > this.fenceMs) {
       // Shutting down, or the create took so long the lease may be near expiry: hand it back unused.
       await this.drop(l);
-      return;
+      return false;
     }
     try {
       await this.o.listener.acquire(shard);
@@ -256,17 +262,18 @@ export class ShardManager {
       this.log.error({ err, shard }, 'shard work failed to start; giving the lease back');
       await this.callRelease(shard);
       await this.drop(l);
-      return;
+      return false;
     }
     if (l.phase === 'starting') {
       l.phase = 'running';
-      this.log.info({ shard }, 'shard acquired');
+      this.log.debug({ shard }, 'shard acquired');
       this.changed();
-      return;
+      return true;
     }
     // Lost while starting (renew overdue or taken): stop the work that just started.
     await this.callRelease(shard);
     await this.drop(l);
+    return false;
   }
 
   /** Graceful hand-back: stop the work while still holding the lease, then delete the lease. */

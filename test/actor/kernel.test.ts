@@ -183,7 +183,7 @@ describe('Kernel', () => {
     expect(err.cause).toBeInstanceOf(TypeError);
     for (const q of queued) expect(await rejection(q)).toBeInstanceOf(ActorUnavailable);
     expect(kernel.stats().active).toBe(0);
-    expect(lines.some((l) => l.level === 50 && l.actor === 'counter/a')).toBe(true);
+    expect(lines.some((l) => l.level === 'error' && l.actor === 'counter/a')).toBe(true);
 
     expect(await kernel.dispatch(key('a'), { type: 'get' }, soon())).toEqual({ n: 0, seen: [] });
     expect(ports.hydrations).toEqual(['a', 'a']);

@@ -13,7 +13,7 @@ import { claimWorkspace } from '../../src/store/chat-claims.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { signedHeaders } from '../fakes/slack-events.js';
+import { signedHeaders } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 import { edgeFixture } from './support.js';
 

@@ -27,7 +27,12 @@ describe('generic oauth/start', () => {
     });
     expect(res.statusCode).toBe(400);
     const { error } = res.json();
-    expect(error).toEqual({ code: 'custom_install_path', message: expect.any(String), install_path: INSTALL_PATH });
+    expect(error).toEqual({
+      code: 'custom_install_path',
+      message: expect.any(String),
+      install_path: INSTALL_PATH,
+      request_id: expect.any(String),
+    });
     expect(error.message).toContain(INSTALL_PATH);
   });
 
@@ -41,7 +46,9 @@ describe('generic oauth/start', () => {
         payload: {},
       });
       expect(res.statusCode).toBe(404);
-      expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+      expect(res.json()).toEqual({
+        error: { code: 'not_found', message: expect.any(String), request_id: expect.any(String) },
+      });
     }
   });
 

@@ -39,7 +39,9 @@ describe('tenant auth', () => {
         payload: method === 'POST' ? {} : undefined,
       });
       expect(res.statusCode).toBe(401);
-      expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
+      expect(res.json()).toEqual({
+        error: { code: 'unauthorized', message: expect.any(String), request_id: expect.any(String) },
+      });
     }
   });
 });
@@ -231,7 +233,9 @@ describe('routes', () => {
   it('answers unmatched paths with not_found and serves ops routes without auth', async () => {
     const res = await f.app.inject({ url: '/nope' });
     expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+    expect(res.json()).toEqual({
+      error: { code: 'not_found', message: expect.any(String), request_id: expect.any(String) },
+    });
     expect((await f.app.inject({ url: '/healthz' })).json()).toEqual({ ok: true });
     expect((await f.app.inject({ url: '/readyz' })).statusCode).toBe(200);
     f.setReady(false);
@@ -239,7 +243,7 @@ describe('routes', () => {
     f.setReady(true);
     const metrics = await f.app.inject({ url: '/metrics' });
     expect(metrics.statusCode).toBe(200);
-    expect(metrics.body).toContain('http_requests_total');
+    expect(metrics.body).toContain('connector_service_http_requests_total');
     expect(metrics.body).toContain('route="/api/v1/connectors"');
   });
 });

@@ -21,6 +21,7 @@ export async function edgeFixture(
   answer: (a: Asked) => unknown = () => ({ ok: true }),
   plugins?: EdgeDeps['plugins'],
   env: Record<string, string> = {},
+  log: EdgeDeps['log'] = pino({ level: 'silent' }),
 ) {
   const pool = createPool(testDatabaseUrl());
   const asked: Asked[] = [];
@@ -34,7 +35,7 @@ export async function edgeFixture(
   let ready = true;
   const app: FastifyInstance = await buildEdge({
     config,
-    log: pino({ level: 'silent' }),
+    log,
     db: pool,
     actors,
     resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),

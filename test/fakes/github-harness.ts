@@ -8,8 +8,7 @@ import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { createUser } from '../../src/store/users.js';
 import { startTestNode, type TestNode } from '../support/node.js';
-import { FakeGitHub } from './github.js';
-import { generateAppKeyPair } from './github-jwt.js';
+import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import type { LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
-import { FakeSlack } from './slack-fake.js';
+import { FakeSlack } from 'connector-service/testing';
 
 export interface ChatStack {
   slack: FakeSlack;

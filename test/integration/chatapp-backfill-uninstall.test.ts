@@ -13,7 +13,7 @@ import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 let s: ChatStack;

@@ -1,9 +1,8 @@
 /** Chat backfill walker (spec §1; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
-import { messageEvent } from '../fakes/slack-events.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { messageEvent, FakeSlack } from 'connector-service/testing';
 import { allEvents, chatEnv, emit, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage } from 'connector-service/testing';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
@@ -270,7 +269,7 @@ describe('chatapp backfill', () => {
 
     await backfillDone(n.url, tenant, install_id);
     const dropped = (tier: string) =>
-      scrapeSample(n.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+      scrapeSample(n.url, 'connector_service_ingest_dropped_total', { connector: 'chatapp', tier });
     await until('drops counted', async () => (await dropped('1')) >= 4 && (await dropped('2')) >= 1, {
       timeoutMs: 10_000,
     });

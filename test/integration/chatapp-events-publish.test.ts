@@ -5,9 +5,9 @@
  * the same event afterwards is stored, once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEvent } from '../fakes/slack-events.js';
+import { messageEvent } from 'connector-service/testing';
 import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { until } from '../support/until.js';
 

@@ -6,7 +6,7 @@ import {
   messageEvent,
   reactionEvent,
   signedHeaders,
-} from '../fakes/slack-events.js';
+} from 'connector-service/testing';
 import {
   allEvents,
   emit,
@@ -16,7 +16,7 @@ import {
   type ChatStack,
   type Tenant,
 } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { scrapeSample } from '../support/metrics.js';
 import { until } from '../support/until.js';
 
@@ -204,7 +204,7 @@ describe('chatapp events over HTTP', () => {
 
   it('never ingests our own posted message echoed back (tier 1), nor a mirror of it without author fields (tier 2)', async () => {
     const droppedSoFar = (tier: string) =>
-      scrapeSample(s.node.url, 'service_ingest_dropped_total', { connector: 'chatapp', tier });
+      scrapeSample(s.node.url, 'connector_service_ingest_dropped_total', { connector: 'chatapp', tier });
     const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     // Tier 2 alone: a mirror tool re-posts our message with the author fields stripped and a human's user id.
     const first = await emit(s.node.url, tenant, installId, 'chatapp.message', {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeTeam } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 let s: ChatStack;

@@ -1,9 +1,8 @@
 /** Chat events over Socket Mode (spec §5, §6.1; INTERFACE §8.18, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { messageEvent, signedHeaders, FakeSlack } from 'connector-service/testing';
 import { allEvents, emit, installOk, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
-import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from '../fakes/slack-model.js';
+import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { until } from '../support/until.js';

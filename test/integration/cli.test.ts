@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { COMMANDS } from '../../src/cli/registry.js';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
@@ -37,13 +39,35 @@ describe('connectors CLI', () => {
     [['frobnicate'], 'frobnicate'],
     [['serve', '--roles', 'edge,web'], '--roles'],
     [['tenants', 'create', '--name', 'x', '--colour', 'red'], 'colour'],
-  ])('refuses %j with one stderr line naming %s', async (args, naming) => {
+    [[], 'no command'],
+    [['migrate', 'extra'], 'extra'],
+    [['dev', '--sandbx'], 'sandbx'],
+  ])('refuses %j: exit 2, a first stderr line naming %s, then the usage', async (args, naming) => {
     const r = await runCli(args, env());
-    expect(r.code).not.toBe(0);
+    expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     const lines = r.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(naming);
+    expect(r.stderr).toContain('usage: connectors');
+  });
+
+  it('answers --version and --help (overall and per command) on stdout with exit 0', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const v = await runCli(['--version'], {});
+    expect(v).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+    const all = await runCli(['--help'], {});
+    expect(all.code).toBe(0);
+    expect(all.stderr).toBe('');
+    for (const c of COMMANDS) {
+      expect(all.stdout).toContain(c.name);
+      const h = await runCli([...c.name.split(' '), '--help'], {});
+      expect(h.code, c.name).toBe(0);
+      expect(h.stderr).toBe('');
+      expect(h.stdout).toContain(`usage: connectors ${c.name}`);
+      for (const o of Object.keys(c.options)) expect(h.stdout).toContain(`--${o}`);
+    }
+    // --help wins over missing required flags: it needs no settings at all.
+    expect((await runCli(['users', 'create', '--help'], {})).code).toBe(0);
   });
 
   it('names the bad setting and never prints its value', async () => {

@@ -13,9 +13,8 @@ import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { listInstalls } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { createUser } from '../../src/store/users.js';
-import { FakeGitHub } from '../fakes/github.js';
+import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { codehostEdge, type CodehostEdge } from '../fakes/github-edge.js';
-import { generateAppKeyPair } from '../fakes/github-jwt.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 const PATH = '/api/v1/connectors/codehost/admin/install';

@@ -16,10 +16,7 @@ import { names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { createUser } from '../../src/store/users.js';
-import { FakeGitHub } from '../fakes/github.js';
-import { generateAppKeyPair } from '../fakes/github-jwt.js';
-import { seedRepos } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { FakeGitHub, generateAppKeyPair, seedRepos, FakeIndexerDaemon } from 'connector-service/testing';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
 import {

@@ -17,8 +17,7 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedRepos } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedRepos, FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 let h: CodehostHarness;

@@ -18,10 +18,9 @@ import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall, getInstallById } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { FakeGitHub } from '../fakes/github.js';
+import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { memoryKv } from '../fakes/github-edge.js';
-import { generateAppKeyPair } from '../fakes/github-jwt.js';
-import { seedRepos, type FakeRepo } from '../fakes/github-pulls.js';
+import { seedRepos, type FakeRepo } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 const log = pino({ level: 'silent' });

@@ -19,7 +19,7 @@ import { createPool } from '../../src/store/db.js';
 import { createInstall, setInstallStatus } from '../../src/store/installs.js';
 import { getIndexState } from '../../src/store/repo-index-state.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 import { until } from '../support/until.js';
 

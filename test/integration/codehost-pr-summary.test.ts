@@ -13,7 +13,7 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import type { FakeFile } from '../fakes/github-repos.js';
+import type { GitHubFile as FakeFile } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 let h: CodehostHarness;

@@ -17,8 +17,8 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedRepos, type FakeRepo } from '../fakes/github-pulls.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedRepos, type FakeRepo } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 let h: CodehostHarness;

@@ -17,8 +17,8 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import { seedReviewComment, type FakeReviewComment } from '../fakes/github-repos.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { seedReviewComment, type FakeReviewComment } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 const SENTINEL = '<!-- service:slash-reply -->';

@@ -14,8 +14,8 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
-import type { FakeComment } from '../fakes/github-repos.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import type { FakeComment } from 'connector-service/testing';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';
 
 const SENTINEL = '<!-- service:slash-reply -->';

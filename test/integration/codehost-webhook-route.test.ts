@@ -10,7 +10,7 @@ import { createInstall, getInstallById, setInstallStatus } from '../../src/store
 import { createTenant } from '../../src/store/tenants.js';
 import { codehostEdge, type CodehostEdge } from '../fakes/github-edge.js';
 import { examplePayload, forInstallation, sign } from '../fakes/github-harness.js';
-import { generateAppKeyPair } from '../fakes/github-jwt.js';
+import { generateAppKeyPair } from 'connector-service/testing';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 const PATH = '/api/v1/connectors/codehost/webhooks';

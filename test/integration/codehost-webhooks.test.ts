@@ -199,7 +199,7 @@ describe('codehost self-emit filters on the live path (spec §6.3)', () => {
       comment: Record<string, unknown>;
     };
     const droppedSoFar = (tier: string) =>
-      scrapeSample(h.node.url, 'service_ingest_dropped_total', { connector: 'codehost', tier });
+      scrapeSample(h.node.url, 'connector_service_ingest_dropped_total', { connector: 'codehost', tier });
     const before = { tier1: await droppedSoFar('1'), tier2: await droppedSoFar('2') };
     const dropped = {
       bot: await send('issue_comment', comment({ body: 'a bot wrote this' }, 'Bot')),

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { chatEnv, installOk, type ChatStack } from '../fakes/slack-harness.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { FakeSlack } from 'connector-service/testing';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
 import {

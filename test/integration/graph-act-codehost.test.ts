@@ -1,6 +1,6 @@
 /**
  * The graph's write-back to the code host end to end, against the fake GitHub
- * (test/fakes): admin install → a signed `pull_request.opened` webhook (GitHub's recorded
+ * (src/testing): admin install → a signed `pull_request.opened` webhook (GitHub's recorded
  * payload) → ingest → projection → node actions (INTERFACE §3) → install actor → the
  * code-host driver → Octokit → the fake, which checks the installation token as GitHub does.
  */

@@ -1,6 +1,6 @@
 /**
  * The graph's two-way sync end to end, on a real node against the fake Slack
- * (test/fakes): OAuth install → history backfill → ingest → projection → a node action
+ * (src/testing): OAuth install → history backfill → ingest → projection → a node action
  * (INTERFACE §3) → install actor over the NATS router → the chat driver →
  * `@slack/web-api` → the fake, which checks token, scopes, channel and thread as Slack does.
  *
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { FakeSlack } from 'connector-service/testing';
 import { chatEnv, installOk, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
 import { TEST_MASTER_KEY, testAdminDatabaseUrl } from '../support/env.js';
 import { startTestNode } from '../support/node.js';

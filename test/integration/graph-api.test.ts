@@ -289,7 +289,9 @@ describe('GET /api/v1/graph/nodes/{id}', () => {
         await act(a, id, { action: 'reply', text: 'hi' }),
       ]) {
         expect(res.statusCode, id).toBe(404);
-        expect(res.json()).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+        expect(res.json()).toEqual({
+          error: { code: 'not_found', message: expect.any(String), request_id: expect.any(String) },
+        });
       }
     }
     expect(f.asked).toEqual([]);

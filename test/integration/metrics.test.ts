@@ -24,7 +24,8 @@ async function samples(name: string): Promise<Array<[string, number]>> {
   const text = await (await fetch(`${h.node.url}/metrics`)).text();
   const out: Array<[string, number]> = [];
   for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    // Label values may hold braces (GitHub route templates): the labels run to the last `}`.
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (m && m[1] === name) out.push([m[2] ?? '', Number(m[3])]);
   }
   return out;
@@ -55,22 +56,62 @@ describe('runtime metrics', () => {
       return ids.every((id) => got.includes(id));
     });
 
-    expect(await one('service_shards_owned')).toBe(h.node.config.shards);
-    expect(await one('service_actors_active', 'kind="install"')).toBeGreaterThanOrEqual(1);
-    expect(await one('service_actor_mailbox_depth')).toBeGreaterThanOrEqual(0);
+    expect(await one('connector_service_shards_owned')).toBe(h.node.config.shards);
+    expect(await one('connector_service_actors_active', 'kind="install"')).toBeGreaterThanOrEqual(1);
+    expect(await one('connector_service_actor_mailbox_depth')).toBeGreaterThanOrEqual(0);
     // Consumer lag: one series per owned shard.
-    expect((await samples('service_ingest_consumer_pending')).length).toBe(h.node.config.shards);
-    expect(await one('service_ingest_publish_seconds_count', 'connector="codehost"')).toBeGreaterThanOrEqual(5);
+    expect((await samples('connector_service_ingest_consumer_pending')).length).toBe(h.node.config.shards);
+    expect(await one('connector_service_ingest_publish_seconds_count', 'connector="codehost"')).toBeGreaterThanOrEqual(
+      5,
+    );
     // Labelled counters show a series once counted: no failure, no sample.
-    expect((await samples('service_ingest_publish_failures_total')).reduce((a, [, v]) => a + v, 0)).toBe(0);
-    expect(await one('service_ingest_event_to_commit_seconds_count')).toBeGreaterThanOrEqual(5);
-    expect(await one('service_ingest_commit_seconds_count')).toBeGreaterThanOrEqual(5);
-    expect(await one('service_ingest_delivered_total')).toBeGreaterThanOrEqual(5);
-    expect(await one('service_ingest_redeliveries_total')).toBeGreaterThanOrEqual(0);
-    expect(await one('service_ingest_dead_letters_total')).toBe(0);
-    expect(await one('http_requests_total', 'route="/api/v1/connectors/codehost/webhooks"')).toBeGreaterThanOrEqual(5);
+    expect((await samples('connector_service_ingest_publish_failures_total')).reduce((a, [, v]) => a + v, 0)).toBe(0);
+    expect(await one('connector_service_ingest_event_to_commit_seconds_count')).toBeGreaterThanOrEqual(5);
+    expect(await one('connector_service_ingest_commit_seconds_count')).toBeGreaterThanOrEqual(5);
+    expect(await one('connector_service_ingest_delivered_total')).toBeGreaterThanOrEqual(5);
+    expect(await one('connector_service_ingest_redeliveries_total')).toBeGreaterThanOrEqual(0);
+    expect(await one('connector_service_ingest_dead_letters_total')).toBe(0);
     expect(
-      await one('http_request_duration_seconds_count', 'route="/api/v1/connectors/codehost/webhooks"'),
+      await one('connector_service_http_requests_total', 'route="/api/v1/connectors/codehost/webhooks"'),
     ).toBeGreaterThanOrEqual(5);
+    expect(
+      await one(
+        'connector_service_http_request_duration_seconds_count',
+        'route="/api/v1/connectors/codehost/webhooks"',
+      ),
+    ).toBeGreaterThanOrEqual(5);
+  });
+
+  it('expose the work: upstream calls by method and outcome with latency, emits by kind and outcome, backfills, build info', async () => {
+    const installationId = 870_000 + Math.floor(Math.random() * 9_999);
+    const t = await h.tenant('work');
+    const installId = await h.install(t, installationId);
+    const emit = (labels: string[]) =>
+      h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
+        body: { kind: 'codehost.label', body: { repo_full_name: 'octo/metrics', issue_number: 7, labels } },
+      });
+    expect((await emit(['one'])).status).toBe(200);
+    h.gh.fail({ method: 'POST', path: /\/repos\/octo\/metrics\/issues\/7\/labels/, status: 500, times: 1 });
+    expect((await emit(['two'])).status).toBe(502);
+
+    expect(await one('connector_service_emits_total', 'kind="codehost.label",outcome="ok"')).toBeGreaterThanOrEqual(1);
+    expect(
+      await one('connector_service_emits_total', 'kind="codehost.label",outcome="upstream_error"'),
+    ).toBeGreaterThanOrEqual(1);
+    const labelCall = 'connector="codehost",method="POST /repos/{owner}/{repo}/issues/{id}/labels"';
+    expect(await one('connector_service_upstream_requests_total', `${labelCall},outcome="200"`)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(await one('connector_service_upstream_requests_total', `${labelCall},outcome="500"`)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(await one('connector_service_upstream_request_duration_seconds_count', labelCall)).toBeGreaterThanOrEqual(2);
+    expect(
+      await one('connector_service_upstream_requests_total', 'method="POST /app/installations/{id}/access_tokens"'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      (await samples('connector_service_backfills')).filter(([l]) => l.includes('connector="codehost"')).length,
+    ).toBeGreaterThanOrEqual(1);
+    expect(await one('connector_service_build_info', 'version="')).toBe(1);
   });
 });

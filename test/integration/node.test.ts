@@ -17,6 +17,6 @@ describe('serve against the machine Postgres and NATS', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ installs: [] });
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
-    expect(metrics).toMatch(/^service_shards_owned 4$/m);
+    expect(metrics).toMatch(/^connector_service_shards_owned 4$/m);
   });
 });

@@ -3,7 +3,7 @@
  * deployment's subjects but does not hold the master key can neither inject an ingest
  * event nor ask an install actor to emit or uninstall; and even a sealed message naming
  * another tenant's install is refused by the install actor. Every refusal is counted on
- * /metrics (`service_nats_refused_total{path}`).
+ * /metrics (`connector_service_nats_refused_total{path}`).
  */
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -38,7 +38,7 @@ afterAll(async () => {
 
 async function refused(path: string): Promise<number> {
   const text = await (await fetch(`${node.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`service_nats_refused_total{path="${path}"}`));
+  const line = text.split('\n').find((l) => l.startsWith(`connector_service_nats_refused_total{path="${path}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {

@@ -13,8 +13,9 @@ import { keyVersionOf } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { chatEnv, emit, eventually, installOk, json, type Tenant } from '../fakes/slack-harness.js';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { chatEnv, emit, installOk, json, type Tenant } from '../fakes/slack-harness.js';
+import { until } from '../support/until.js';
+import { FakeSlack } from 'connector-service/testing';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testAdminDatabaseUrl } from '../support/env.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
@@ -62,13 +63,13 @@ const withAuth = (t: { tenant_id: string; api_key: string }): Tenant => ({
 const status = async (n: TestNode, t: Tenant) =>
   (await fetch(`${n.url}/api/v1/connectors/installs`, { headers: t.auth })).status;
 const healthy = (n: TestNode, t: Tenant, installId: string) =>
-  eventually(
+  until(
+    'the install healthy (its bot token decrypted and accepted upstream)',
     async () => {
       const res = await fetch(`${n.url}/api/v1/connectors/installs/${installId}/health`, { headers: t.auth });
       return res.status === 200 && (await json(res)).status === 'healthy';
     },
-    20_000,
-    'the install healthy (its bot token decrypted and accepted upstream)',
+    { timeoutMs: 20_000 },
   );
 const credentialVersion = async (installId: string) =>
   (await pool.query('SELECT key_version FROM credentials WHERE install_id = $1', [installId])).rows[0].key_version;

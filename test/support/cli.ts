@@ -37,7 +37,7 @@ export function startCli(
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 60_000,
-): Promise<{ child: ChildProcess; first: Record<string, unknown>; stderr: () => string }> {
+): Promise<{ child: ChildProcess; first: Record<string, unknown>; stderr: () => string; stdout: () => string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -53,7 +53,12 @@ export function startCli(
       if (nl >= 0) {
         clearTimeout(timer);
         try {
-          resolve({ child, first: JSON.parse(stdout.slice(0, nl)) as Record<string, unknown>, stderr: () => stderr });
+          resolve({
+            child,
+            first: JSON.parse(stdout.slice(0, nl)) as Record<string, unknown>,
+            stderr: () => stderr,
+            stdout: () => stdout,
+          });
         } catch (err) {
           reject(err);
         }

@@ -9,8 +9,8 @@ export interface LogLine {
   [field: string]: unknown;
 }
 
-/** pino's numeric levels. */
-export const LOG_LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+/** pino's numeric levels (lines carry the name, src/log.ts; `find` compares by number). */
+export const LOG_LEVEL = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
 
 export class LogCapture {
   readonly lines: LogLine[] = [];
@@ -21,7 +21,9 @@ export class LogCapture {
       for (const raw of chunk.split('\n')) {
         if (raw.trim() === '') continue;
         try {
-          this.lines.push(JSON.parse(raw) as LogLine);
+          const line = JSON.parse(raw) as Omit<LogLine, 'level'> & { level: unknown };
+          const level = typeof line.level === 'string' ? LOG_LEVEL[line.level as keyof typeof LOG_LEVEL] : line.level;
+          this.lines.push({ ...line, level: typeof level === 'number' ? level : 0 } as LogLine);
         } catch {
           this.lines.push({ level: 0, msg: raw });
         }

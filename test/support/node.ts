@@ -7,6 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
 import { startNode, type RunningNode, type Role } from '../../src/node.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
@@ -48,12 +49,16 @@ export async function startTestNode(
     },
     { requireDatabase: true, requireMasterKey: true },
   );
+  // The service's own root logger (src/log.ts: redaction, level names, request ids).
   const log = opts.logs
-    ? pino(
-        { level: pino.levels.values[config.logLevel]! < pino.levels.values.info! ? config.logLevel : 'info' },
+    ? createLogger(
+        {
+          level: pino.levels.values[config.logLevel]! < pino.levels.values.info! ? config.logLevel : 'info',
+          node: config.nodeId,
+        },
         opts.logs.stream,
       )
-    : pino({ level: config.logLevel });
+    : createLogger({ level: config.logLevel, node: config.nodeId });
   const node = await startNode(config, { roles, log });
   const pool = createPool(testDatabaseUrl(), { max: 4 });
   return {

@@ -1,6 +1,6 @@
 /** The fake Slack speaks Slack's wire formats (the integration tests rely on it doing so). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeSlack } from '../fakes/slack-fake.js';
+import { FakeSlack } from 'connector-service/testing';
 
 let slack: FakeSlack;
 let token: string;

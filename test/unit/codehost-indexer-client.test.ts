@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callTool, indexStatus, syncIndex } from '../../src/connectors/codehost/indexer/daemon-client.js';
-import { FakeIndexerDaemon } from '../fakes/indexer-daemon.js';
+import { FakeIndexerDaemon } from 'connector-service/testing';
 
 const PATH = '/daemons/0f8fad5b-d9cb-469f-a165-70867728950e/42/rpc';
 

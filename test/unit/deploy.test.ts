@@ -172,6 +172,22 @@ describe('deploy/k8s', () => {
     expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
   });
 
+  it('the Ingress routes the API, docs and webhooks to the Service; the ServiceMonitor scrapes its pods', () => {
+    const service = one('Service');
+    const ingress = one('Ingress');
+    const paths = ingress.spec.rules.flatMap((r: Doc) => r.http.paths);
+    expect(paths.map((p: Doc) => p.path)).toEqual(expect.arrayContaining(['/api/', '/docs', '/openapi.json']));
+    for (const p of paths) {
+      expect(p.backend.service.name).toBe(service.metadata.name);
+      expect(service.spec.ports.map((sp: Doc) => sp.name)).toContain(p.backend.service.port.name);
+    }
+    const monitor = one('ServiceMonitor');
+    for (const [k, v] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels[k]).toBe(v);
+    expect(monitor.spec.endpoints[0]).toMatchObject({ port: service.spec.ports[0].name, path: '/metrics' });
+    const scrape = parseAllDocuments(read('deploy/prometheus/scrape-config.yaml'))[0]!.toJS();
+    expect(scrape.scrape_configs[0].metrics_path).toBe('/metrics');
+  });
+
   it('the migrate Job runs `migrate` with the same settings', () => {
     const job = one('Job');
     const c = job.spec.template.spec.containers[0];

@@ -3,7 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { listEvents } from '../../store/events.js';
 import type { EdgeContext } from '../context.js';
-import { ownInstall, parseOrBadRequest } from '../params.js';
+import { ownInstall, validInput } from '../params.js';
+import { IngestedEvent, InstallIdParams } from '../schemas.js';
 
 const EventsQuery = z
   .object({
@@ -18,14 +19,26 @@ const EventsQuery = z
   })
   .strict();
 
+const EVENTS_SCHEMA = {
+  summary: 'The ingest log of an install, newest stored first',
+  tags: ['installs'],
+  params: InstallIdParams,
+  querystring: EventsQuery,
+  response: { 200: z.object({ events: z.array(IngestedEvent), next_cursor: z.string().nullable() }) },
+};
+
 export const eventRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
-  app.get<{ Params: { installId: string } }>('/connectors/installs/:installId/events', async (req) => {
-    const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
-    const q = parseOrBadRequest(EventsQuery, req.query, 'query');
-    return listEvents(ctx.db, req.tenantId, install.install_id, {
-      kind: q.kind,
-      limit: q.limit ?? 50,
-      cursor: q.cursor,
-    });
-  });
+  app.get<{ Params: { installId: string } }>(
+    '/connectors/installs/:installId/events',
+    { schema: EVENTS_SCHEMA, attachValidation: true },
+    async (req) => {
+      const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
+      const q = validInput<z.output<typeof EventsQuery>>(req, 'querystring');
+      return listEvents(ctx.db, req.tenantId, install.install_id, {
+        kind: q.kind,
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      });
+    },
+  );
 };

@@ -14,7 +14,10 @@ import { installWritesKey } from '../../actors/install-protocol.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../context.js';
-import { ownInstall, parseOrBadRequest } from '../params.js';
+import { idempotent } from '../idempotency.js';
+import { countEmit } from '../metrics.js';
+import { ownInstall, validInput } from '../params.js';
+import { EmitReceipt, GraphEdge, GraphNode as GraphNodeSchema, IdempotencyHeaders, NodeIdParams } from '../schemas.js';
 
 const NodesQuery = z
   .object({
@@ -35,12 +38,35 @@ const NodesQuery = z
   })
   .strict();
 
+const tags = ['graph'];
+const LIST_SCHEMA = {
+  summary: "List or search the tenant's graph nodes",
+  tags,
+  querystring: NodesQuery,
+  response: { 200: z.object({ nodes: z.array(GraphNodeSchema), next_cursor: z.string().nullable() }) },
+};
+const NODE_SCHEMA = {
+  summary: 'One node with the edges touching it',
+  tags,
+  params: NodeIdParams,
+  response: { 200: GraphNodeSchema.extend({ edges: z.array(GraphEdge), edges_truncated: z.boolean() }) },
+};
+const ACTION_SCHEMA = {
+  summary: 'Act on a node: reply, react or label (performed as the matching emit)',
+  description: 'Takes an `Idempotency-Key` header, as the emit route does.',
+  tags,
+  params: NodeIdParams,
+  headers: IdempotencyHeaders,
+  body: NodeAction,
+  response: { 200: EmitReceipt },
+};
+
 /** Same budget as the emit route: an action is an emit. */
 const ACTION_TIMEOUT_MS = 25_000;
 
 export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
-  app.get('/graph/nodes', async (req) => {
-    const q = parseOrBadRequest(NodesQuery, req.query, 'query');
+  app.get('/graph/nodes', { schema: LIST_SCHEMA, attachValidation: true }, async (req) => {
+    const q = validInput<z.output<typeof NodesQuery>>(req, 'querystring');
     // A foreign or unknown install id is the same 404 as on the install routes (INTERFACE §2).
     const install = q.install_id === undefined ? null : await ownInstall(ctx.db, req.tenantId, q.install_id);
     return listNodes(ctx.db, req.tenantId, {
@@ -52,22 +78,32 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     });
   });
 
-  app.get<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId', async (req) => {
+  app.get<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId', { schema: NODE_SCHEMA }, async (req) => {
     const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
     const { edges, truncated } = await listEdges(ctx.db, req.tenantId, node.id);
     return { ...node, edges, edges_truncated: truncated };
   });
 
-  app.post<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId/actions', async (req) => {
-    const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
-    const action = parseOrBadRequest(NodeAction, req.body, 'body');
-    const emit = emitForAction(node, action);
-    return ctx.actors.ask(
-      installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
-      { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
-      { timeoutMs: ACTION_TIMEOUT_MS },
-    );
-  });
+  app.post<{ Params: { nodeId: string } }>(
+    '/graph/nodes/:nodeId/actions',
+    { schema: ACTION_SCHEMA, attachValidation: true },
+    async (req, reply) => {
+      const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
+      const action = validInput<z.output<typeof NodeAction>>(req, 'body');
+      const emit = emitForAction(node, action);
+      return idempotent(ctx, req, reply, `action:${node.id}`, action, async () =>
+        countEmit(
+          ctx.metrics,
+          emit.kind,
+          ctx.actors.ask(
+            installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
+            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
+            { timeoutMs: ACTION_TIMEOUT_MS },
+          ),
+        ),
+      );
+    },
+  );
 };
 
 async function ownNode(db: Queryable, tenantId: string, nodeId: string): Promise<GraphNode> {

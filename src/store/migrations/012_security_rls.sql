@@ -23,7 +23,7 @@ BEGIN
   FOREACH t IN ARRAY ARRAY[
     'tenants', 'api_keys', 'users', 'installs', 'credentials', 'events', 'emitted_events',
     'chat_workspace_claims', 'chat_bot_identities', 'oauth_states', 'codehost_repos',
-    'repo_index_state', 'graph_nodes', 'graph_edges', 'effects'
+    'repo_index_state', 'graph_nodes', 'graph_edges', 'effects', 'idempotency_keys'
   ] LOOP
     IF to_regclass(t) IS NOT NULL THEN
       EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);

@@ -78,7 +78,7 @@ export class LeaseWatcher {
 }
 
 /**
- * Poll a node's `service_ingest_in_flight` until it holds events (so a kill lands while it
+ * Poll a node's `connector_service_ingest_in_flight` until it holds events (so a kill lands while it
  * has events in hand); returns the last value seen, 0 when it never held any in time.
  */
 export async function waitForEventsInHand(url: string, timeoutMs: number): Promise<number> {
@@ -89,7 +89,7 @@ export async function waitForEventsInHand(url: string, timeoutMs: number): Promi
       (r) => r.text(),
       () => '',
     );
-    const m = /^service_ingest_in_flight ([0-9.eE+-]+)$/m.exec(text);
+    const m = /^connector_service_ingest_in_flight ([0-9.eE+-]+)$/m.exec(text);
     last = m ? Number(m[1]) : 0;
     if (last > 0) return last;
   }
@@ -104,9 +104,9 @@ export interface NodeCounters {
 }
 
 const COUNTERS: Record<keyof NodeCounters, string> = {
-  delivered: 'service_ingest_delivered_total',
-  redeliveries: 'service_ingest_redeliveries_total',
-  deadLetters: 'service_ingest_dead_letters_total',
+  delivered: 'connector_service_ingest_delivered_total',
+  redeliveries: 'connector_service_ingest_redeliveries_total',
+  deadLetters: 'connector_service_ingest_dead_letters_total',
 };
 
 export function parseCounters(text: string): NodeCounters {

@@ -6,6 +6,7 @@
  * published (event-intake.ts); anything else makes Slack retry.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import type { EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
@@ -20,6 +21,22 @@ const ROUTE_BUDGET_MS = 2_600;
 /** INTERFACE §9.3: Slack's events are small; 1 MiB is plenty and bounds what an unsigned sender can make us hold. */
 export const CHAT_EVENTS_BODY_LIMIT = 1024 * 1024;
 
+// Documentation only (the handler checks the signature on the raw body before anything else).
+const EVENTS_SCHEMA = {
+  summary: 'Slack Events API receiver (HTTP transport): signed JSON events',
+  description:
+    'Body: a Slack `url_verification` or `event_callback` envelope, signed with X-Slack-Signature (v0) ' +
+    'over X-Slack-Request-Timestamp and the raw body. 200 once the event is durably stored.',
+  tags: ['chatapp'],
+  security: [],
+  headers: z.looseObject({
+    'x-slack-signature': z.string().optional().describe('v0=<hex hmac_sha256>'),
+    'x-slack-request-timestamp': z.string().optional(),
+    'x-slack-retry-num': z.string().optional(),
+  }),
+  response: { 200: z.looseObject({ challenge: z.string().optional(), ok: z.boolean().optional() }) },
+};
+
 export function chatEventsRoute(deps: {
   signingSecret: string;
   intake: IntakeDeps;
@@ -29,46 +46,50 @@ export function chatEventsRoute(deps: {
     // INTERFACE §9.3: at most 1 MiB, read under the node's budget of unverified bytes.
     rawBodyUnderBudget(app, ctx.unverifiedBytes, CHAT_EVENTS_BODY_LIMIT);
 
-    app.post(EVENTS_PATH, { bodyLimit: CHAT_EVENTS_BODY_LIMIT }, async (req) => {
-      const started = performance.now();
-      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const header = (name: string) => {
-        const v = req.headers[name];
-        return typeof v === 'string' ? v : undefined;
-      };
-      const verdict = verifySlackSignature(deps.signingSecret, {
-        timestamp: header('x-slack-request-timestamp'),
-        signature: header('x-slack-signature'),
-        rawBody,
-      });
-      if (!verdict.ok) {
-        deps.log.warn({ reason: verdict.reason }, 'chat event refused: bad Slack signature');
-        throw new Unauthorized('the Slack request signature is missing, stale or wrong');
-      }
-      if (jsonTooDeep(rawBody)) throw new BadRequest(`event JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-      let body: { type?: unknown; challenge?: unknown };
-      try {
-        body = JSON.parse(rawBody.toString('utf8')) as typeof body;
-      } catch {
-        throw new BadRequest('the event body is not JSON');
-      }
-      if (body?.type === 'url_verification')
-        return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
-      if (body?.type === 'app_rate_limited') {
-        // Slack drops this workspace's events for the rest of the minute; nothing to ingest, but say so.
-        deps.log.warn(
-          { teamId: (body as { team_id?: unknown }).team_id },
-          'Slack rate-limited event delivery to this app (app_rate_limited)',
-        );
-      }
-      if (body?.type === 'event_callback') {
-        // Slack gives 3 s: whatever is slow (Postgres, NATS), answer 503 before it gives up.
-        const left = ROUTE_BUDGET_MS - (performance.now() - started);
-        const result = await withBudget(takeEventCallback(deps.intake, body), Math.max(1, left));
-        if (header('x-slack-retry-num'))
-          deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
-      }
-      return { ok: true };
-    });
+    app.post(
+      EVENTS_PATH,
+      { bodyLimit: CHAT_EVENTS_BODY_LIMIT, schema: EVENTS_SCHEMA, attachValidation: true },
+      async (req) => {
+        const started = performance.now();
+        const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        const header = (name: string) => {
+          const v = req.headers[name];
+          return typeof v === 'string' ? v : undefined;
+        };
+        const verdict = verifySlackSignature(deps.signingSecret, {
+          timestamp: header('x-slack-request-timestamp'),
+          signature: header('x-slack-signature'),
+          rawBody,
+        });
+        if (!verdict.ok) {
+          deps.log.warn({ reason: verdict.reason }, 'chat event refused: bad Slack signature');
+          throw new Unauthorized('the Slack request signature is missing, stale or wrong');
+        }
+        if (jsonTooDeep(rawBody)) throw new BadRequest(`event JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+        let body: { type?: unknown; challenge?: unknown };
+        try {
+          body = JSON.parse(rawBody.toString('utf8')) as typeof body;
+        } catch {
+          throw new BadRequest('the event body is not JSON');
+        }
+        if (body?.type === 'url_verification')
+          return { challenge: typeof body.challenge === 'string' ? body.challenge : '' };
+        if (body?.type === 'app_rate_limited') {
+          // Slack drops this workspace's events for the rest of the minute; nothing to ingest, but say so.
+          deps.log.warn(
+            { teamId: (body as { team_id?: unknown }).team_id },
+            'Slack rate-limited event delivery to this app (app_rate_limited)',
+          );
+        }
+        if (body?.type === 'event_callback') {
+          // Slack gives 3 s: whatever is slow (Postgres, NATS), answer 503 before it gives up.
+          const left = ROUTE_BUDGET_MS - (performance.now() - started);
+          const result = await withBudget(takeEventCallback(deps.intake, body), Math.max(1, left));
+          if (header('x-slack-retry-num'))
+            deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
+        }
+        return { ok: true };
+      },
+    );
   };
 }

@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { EdgeContext } from '../../context.js';
-import { parseOrBadRequest } from '../../params.js';
+import { validInput } from '../../params.js';
 import {
   finishAuthorization,
   startAuthorization,
@@ -32,20 +32,42 @@ const CallbackQuery = z.object({
   error: z.string().max(1_000).optional(),
 });
 
+const tags = ['chatapp'];
+const START_SCHEMA = {
+  summary: 'Start a Slack OAuth install: answers the authorize URL and its single-use state',
+  tags,
+  body: StartBody,
+  response: { 200: z.object({ authorize_url: z.string(), state: z.string(), expires_at: z.string() }) },
+};
+const CALLBACK_SCHEMA = {
+  summary: "Slack's OAuth redirect (no Bearer: the state authenticates it); creates the install",
+  tags,
+  querystring: CallbackQuery,
+  response: {
+    200: z.object({
+      install_id: z.string(),
+      connector_id: z.literal('chatapp'),
+      status: z.literal('active'),
+      team_id: z.string(),
+      team_name: z.string().nullable(),
+    }),
+  },
+};
+
 export function chatOAuthRoutes(deps: InstallDeps): FastifyPluginAsync<EdgeContext> {
   return async (app, ctx) => {
     await app.register(async (authed) => {
       authed.addHook('onRequest', async (req) => {
         await ctx.authenticate(req);
       });
-      authed.post(OAUTH_START_PATH, async (req) => {
-        const body = parseOrBadRequest(StartBody, req.body, 'body');
+      authed.post(OAUTH_START_PATH, { schema: START_SCHEMA, attachValidation: true }, async (req) => {
+        const body = validInput<z.output<typeof StartBody>>(req, 'body');
         return startAuthorization(deps, req.tenantId, body.redirect_uri);
       });
     });
 
-    app.get(OAUTH_CALLBACK_PATH, async (req) => {
-      const q = parseOrBadRequest(CallbackQuery, req.query, 'query');
+    app.get(OAUTH_CALLBACK_PATH, { schema: CALLBACK_SCHEMA, attachValidation: true }, async (req) => {
+      const q = validInput<z.output<typeof CallbackQuery>>(req, 'querystring');
       return finishAuthorization(deps, q);
     });
   };

@@ -13,7 +13,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import type { EdgeContext } from '../../context.js';
-import { parseOrBadRequest } from '../../params.js';
+import { validInput } from '../../params.js';
 import {
   AdminNotConfigured,
   BadRequest,
@@ -63,6 +63,21 @@ const AdminInstallBody = z
   })
   .strict();
 
+const ADMIN_INSTALL_SCHEMA = {
+  summary: 'Install a GitHub App installation for the tenant (admin; X-Service-Admin-Token and Bearer)',
+  tags: ['codehost'],
+  security: [{ adminToken: [], bearerAuth: [] }],
+  body: AdminInstallBody,
+  response: {
+    201: z.object({
+      install_id: z.string(),
+      connector_id: z.literal('codehost'),
+      status: z.literal('active'),
+      github_installation_id: z.number(),
+    }),
+  },
+};
+
 export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<EdgeContext> {
   const { config, pool, cipher } = deps;
   const log = deps.log.child({ component: 'codehost-admin-install' });
@@ -89,6 +104,8 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
     app.post(
       ADMIN_INSTALL_PATH,
       {
+        schema: ADMIN_INSTALL_SCHEMA,
+        attachValidation: true,
         onRequest: async (req) => {
           if (!config.admin.endpointsEnabled) throw new NotFound(`no route for POST ${ADMIN_INSTALL_PATH}`);
           if (config.admin.apiToken === null) throw new AdminNotConfigured();
@@ -101,7 +118,7 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
         },
       },
       async (req, reply) => {
-        const body = parseOrBadRequest(AdminInstallBody, req.body, 'body');
+        const body = validInput<z.output<typeof AdminInstallBody>>(req, 'body');
         const tenantId = req.tenantId;
         if (!(await userBelongsToTenant(pool, tenantId, body.user_id)))
           throw new BadRequest('user_id is not a user of this tenant');

@@ -16,6 +16,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
+import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
@@ -41,6 +42,25 @@ export interface WebhookRouteDeps {
   publish(event: IngestEvent): Promise<unknown>;
   installs: BoundInstallsCache;
 }
+
+// Documentation only (the handler checks the signature on the raw body before anything else).
+const WEBHOOK_SCHEMA = {
+  summary: 'GitHub App webhook receiver',
+  description:
+    'Body: the GitHub webhook payload, signed with X-Hub-Signature-256 over the raw body. ' +
+    '202 once durably stored (fanned out to every active install bound to installation.id); ping 200.',
+  tags: ['codehost'],
+  security: [],
+  headers: z.looseObject({
+    'x-hub-signature-256': z.string().optional().describe('sha256=<hex hmac_sha256>'),
+    'x-github-event': z.string().optional(),
+    'x-github-delivery': z.string().optional(),
+  }),
+  response: {
+    200: z.object({ ok: z.literal(true) }),
+    202: z.object({ ok: z.literal(true), installs: z.number().int() }),
+  },
+};
 
 const EVENT_NAME = /^[a-z_]{1,100}$/;
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
@@ -71,6 +91,8 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       CODEHOST_WEBHOOK_PATH,
       {
         bodyLimit: WEBHOOK_BODY_LIMIT,
+        schema: WEBHOOK_SCHEMA,
+        attachValidation: true,
         onRequest: async () => {
           // spec §8: 501 until enabled and all five settings are present.
           if (!config.codehost.enabled)

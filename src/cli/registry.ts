@@ -1,0 +1,20 @@
+/** Every `connectors` command (a registry: the one place that lists them). */
+import type { Command } from './command.js';
+import { apiKeysCreateCommand, apiKeysRevokeCommand } from './api-keys.js';
+import { devCommand } from './dev.js';
+import { keysRotateCommand } from './keys.js';
+import { migrateCommand } from './migrate.js';
+import { serveCommand } from './serve.js';
+import { tenantsCreateCommand } from './tenants-create.js';
+import { usersCreateCommand } from './users-create.js';
+
+export const COMMANDS: Command[] = [
+  serveCommand,
+  migrateCommand,
+  tenantsCreateCommand,
+  usersCreateCommand,
+  apiKeysCreateCommand,
+  apiKeysRevokeCommand,
+  keysRotateCommand,
+  devCommand,
+];

@@ -1,0 +1,33 @@
+import { loadConfig } from '../config.js';
+import { createLogger } from '../log.js';
+import { startNode, type Role } from '../node.js';
+import { stopSignal } from '../signals.js';
+import { UsageError, type Command } from './command.js';
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run one node (applies migrations first); stops on SIGINT/SIGTERM',
+  options: {
+    roles: { type: 'string', value: 'edge,actors', description: 'roles of this node (default: both)' },
+  },
+  async run(values, env) {
+    const roles = parseRoles((values.roles as string | undefined) ?? 'edge,actors');
+    const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+    const log = createLogger({ level: config.logLevel, node: config.nodeId });
+    const stop = stopSignal();
+    const node = await startNode(config, { roles, log });
+    await stop;
+    await node.stop();
+  },
+};
+
+export function parseRoles(v: string): Role[] {
+  const roles = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (roles.length === 0 || roles.some((r) => r !== 'edge' && r !== 'actors')) {
+    throw new UsageError('--roles must be a comma-separated list of edge, actors', serveCommand);
+  }
+  return [...new Set(roles)] as Role[];
+}

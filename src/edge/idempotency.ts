@@ -1,0 +1,113 @@
+/**
+ * `Idempotency-Key` on emit and node actions (INTERFACE §9.3). The same key with the same
+ * body within 24 hours answers the first call's receipt again and makes no second upstream
+ * write, also while the first call is still running and on any node (the claim is a
+ * Postgres row, src/store/idempotency-keys.ts); another body answers 409
+ * `idempotency_key_reused`. Keys are per tenant.
+ *
+ * A first call that fails having written nothing gives the key up, so the client's retry
+ * with it runs again. One that may have written (the actor took the message but its answer
+ * was lost) keeps the claim until its lock passes: a retry waits, then takes it over.
+ */
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import stringify from 'safe-stable-stringify';
+import { BadRequest, Conflict, ErrorCodes, toAppError, Unavailable } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Queryable } from '../store/db.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  purgeIdempotencyKeys,
+  releaseIdempotencyKey,
+} from '../store/idempotency-keys.js';
+
+/** 1–255 visible ASCII characters (INTERFACE §9.3). */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+/** Longer than any emit can run (25 s budget), so a live first call is never taken over. */
+const LOCK_MS = 60_000;
+/** How long a duplicate waits for a first call still running before answering 503. */
+const WAIT_MS = 30_000;
+const POLL_MS = 150;
+const PURGE_EVERY_MS = 60 * 60_000;
+
+/** Errors after which the actor may have acted: the claim is kept, never released. */
+const MAYBE_ACTED = new Set(['DeadlineExceeded', 'Unavailable']);
+
+let nextPurgeAt = 0;
+
+export interface IdempotencyDeps {
+  db: Queryable;
+  log: Logger;
+}
+
+/**
+ * Runs `call` once per `(tenant, Idempotency-Key)`. `target` names what is acted on (the
+ * route and its install or node), `body` the validated request: both make the fingerprint.
+ * Without the header, `call` simply runs.
+ */
+export async function idempotent<T>(
+  deps: IdempotencyDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  target: string,
+  body: unknown,
+  call: () => Promise<T>,
+): Promise<T> {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return call();
+  if (typeof key !== 'string' || !KEY.test(key)) {
+    throw new BadRequest('Idempotency-Key must be 1-255 visible ASCII characters');
+  }
+  purgeNowAndThen(deps);
+  const tenantId = req.tenantId;
+  const fingerprint = createHash('sha256')
+    .update(stringify({ target, body }) ?? '')
+    .digest();
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const claim = await claimIdempotencyKey(deps.db, { tenantId, key, fingerprint, lockMs: LOCK_MS });
+    if (claim.state === 'mismatch') {
+      throw new Conflict('this Idempotency-Key was used with another request body', {
+        code: ErrorCodes.idempotencyKeyReused,
+      });
+    }
+    if (claim.state === 'done') {
+      reply.header('idempotent-replayed', 'true');
+      return claim.receipt as T;
+    }
+    if (claim.state === 'claimed') return runClaimed(deps, tenantId, key, call);
+    if (Date.now() >= deadline) {
+      throw new Unavailable('the first request with this Idempotency-Key is still running', { retryAfterS: 1 });
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+async function runClaimed<T>(deps: IdempotencyDeps, tenantId: string, key: string, call: () => Promise<T>) {
+  let receipt: T;
+  try {
+    receipt = await call();
+  } catch (err) {
+    if (!MAYBE_ACTED.has(toAppError(err).kind)) {
+      await releaseIdempotencyKey(deps.db, tenantId, key).catch((e: unknown) =>
+        deps.log.warn({ err: e }, 'could not release an Idempotency-Key; it frees itself when its lock passes'),
+      );
+    }
+    throw err;
+  }
+  // The write happened: a failure to record it is logged, never turned into an error.
+  await completeIdempotencyKey(deps.db, tenantId, key, receipt).catch((e: unknown) =>
+    deps.log.error({ err: e }, 'could not store the receipt of an Idempotency-Key'),
+  );
+  return receipt;
+}
+
+function purgeNowAndThen(deps: IdempotencyDeps): void {
+  if (Date.now() < nextPurgeAt) return;
+  nextPurgeAt = Date.now() + PURGE_EVERY_MS;
+  purgeIdempotencyKeys(deps.db).catch((err: unknown) =>
+    deps.log.warn({ err }, 'purging expired Idempotency-Keys failed; retried within the hour'),
+  );
+}
