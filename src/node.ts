@@ -107,6 +107,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
     dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS })),
     shardOf: (key) => shardOf(key, config.shards),
+    metrics: registry,
   };
   const modules: ConnectorModule[] = MODULES.map((make) => make(deps));
   const drivers = new Map<ConnectorId, ConnectorDriver>();

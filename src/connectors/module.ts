@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { ActorAsk, EdgeContext } from '../edge/app.js';
 import type { Logger } from '../log.js';
@@ -42,6 +43,8 @@ export interface ModuleDeps {
   /** Short-lived keys (TTL of the bucket: 10 minutes). */
   dedup: KvPort;
   shardOf(key: ActorKey): number;
+  /** The node's metrics registry, for a module's own counters (absent in route-only tests). */
+  metrics?: Registry;
 }
 
 export interface ConnectorModule {

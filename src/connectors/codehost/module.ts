@@ -22,6 +22,7 @@ import { boundInstallsFinder } from './find-bound-installs.js';
 import { createGithubClients, type InstallRef } from './github-client.js';
 import { performWrite, type WriteOutcome } from './perform-write.js';
 import { webhookRoutes } from './webhook-route.js';
+import { attachReconciler } from '../../wiring/codehost-reconciler.js';
 
 /**
  * Inside the emit route's 25 s (edge → install actor): up to 10 s for a write slot, the
@@ -62,6 +63,7 @@ export const codehostModule: ModuleFactory = (deps) => {
   });
   // Issue #6: backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
   const walkers = attachWalkers({ deps, clients, write });
+  const reconciler = attachReconciler(deps, clients);
   const driver = {
     ...base,
     async afterCommit(...args: Parameters<NonNullable<typeof base.afterCommit>>) {
@@ -91,8 +93,11 @@ export const codehostModule: ModuleFactory = (deps) => {
   return {
     id: 'codehost',
     driver,
-    actors: [writer, ...walkers.actors],
+    actors: [writer, ...walkers.actors, ...reconciler.actors],
     routes,
-    onShardAcquired: walkers.onShardAcquired,
+    async onShardAcquired(shard) {
+      await walkers.onShardAcquired(shard);
+      await reconciler.onShardAcquired(shard);
+    },
   };
 };
