@@ -26,7 +26,7 @@ import type { Logger } from './log.js';
 import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
-import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
+import { names as makeNames, installKey, natsDescription, parseKey, shardOf } from './runtime/names.js';
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { Router } from './runtime/router.js';
@@ -77,11 +77,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const pool = createPool(config.databaseUrl);
   await migrate(pool);
 
-  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
+  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  await ensureIngestStream(jsm, n);
+  await ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes });
+  // INTERFACE §9.2: every bucket gets the configured replicas and a description.
+  const kvOf = (name: string) => ({ replicas: config.nats.replicas, description: natsDescription(n.ns, name) });
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
     js,
@@ -104,8 +106,8 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     cipher: CredentialCipher.fromMasterKey(masterKey),
     actors: router,
     publish: (event) => publisher.publish(event),
-    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
-    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS })),
+    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES, ...kvOf(n.cursorBucket) })),
+    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS, ...kvOf(n.dedupBucket) })),
     shardOf: (key) => shardOf(key, config.shards),
     metrics: registry,
   };
@@ -163,12 +165,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       leaseTtlMs: config.leaseTtlMs,
       log,
       listener: host,
+      replicas: config.nats.replicas,
     });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
   await shards?.start();
 
-  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
+  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
   const ready = async () => {
     const checks: Record<string, boolean> = { nats: !nc.isClosed(), postgres: false, shards: false };
     checks.postgres = await pool.query('select 1').then(
