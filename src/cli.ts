@@ -13,15 +13,17 @@ import { createTenant } from './store/tenants.js';
 import { createUser } from './store/users.js';
 import { runDev } from './dev/run-dev.js';
 import { stopSignal } from './signals.js';
-
-class UsageError extends Error {}
+import { deadLettersCommand } from './cli/dead-letters.js';
+import { UsageError } from './cli/usage-error.js';
 
 const USAGE = `usage: connectors <command>
   serve [--roles edge,actors]          run one node (default: both roles)
   migrate                              apply Postgres migrations
   tenants create --name NAME           create a tenant; prints {"tenant_id","api_key"}
   users create --tenant ID --email E   create a user; prints {"user_id"}
-  dev                                  everything on this machine with embedded defaults`;
+  dev                                  everything on this machine with embedded defaults
+  dead-letters list [--tenant T] [--install I]           list dead letters, one JSON line each
+  dead-letters replay (--id ID | --install I | --all)    put them back on the ingest path`;
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   try {
@@ -80,6 +82,11 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       await withPool(config, async (pool) => print(await createUser(pool, f.tenant.toLowerCase(), f.email)));
       return;
     }
+    case 'dead-letters':
+      return deadLettersCommand(
+        [sub, ...rest].filter((a): a is string => a !== undefined),
+        env,
+      );
     case 'dev':
       noArgs([sub, ...rest]);
       return runDev(env);

@@ -18,7 +18,9 @@ import type { ConnectorDriver } from './connectors/driver.js';
 import type { ConnectorModule, ModuleDeps } from './connectors/module.js';
 import { MODULES } from './connectors/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
+import { Gauge } from 'prom-client';
 import { buildEdge } from './edge/app.js';
+import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import { projectEvent } from './graph/project.js';
@@ -38,6 +40,7 @@ import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
 import { findTenantByApiKey } from './store/tenants.js';
+import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 
 export type Role = 'edge' | 'actors';
 
@@ -169,6 +172,15 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
+  const deadLetterCount = pgDeadLetterPort(pool).count;
+  new Gauge({
+    name: 'service_dead_letters',
+    help: 'Dead letters waiting for an operator, whole cluster (INTERFACE §9.1)',
+    registers: [registry],
+    async collect() {
+      this.set(await deadLetterCount());
+    },
+  });
   await shards?.start();
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
@@ -194,7 +206,10 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       resolveTenant: (raw) => findTenantByApiKey(pool, masterKey, raw),
       ready,
       metrics: createEdgeMetrics(registry),
-      plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+      plugins: [
+        ...modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+        { plugin: deadLetterRoutes((sel) => replayDeadLetters({ db: pool, js, names: n }, sel)) },
+      ],
     });
     url = await edge.listen({ host: config.host, port: config.port });
     for (const m of modules) await m.startEdge?.();
