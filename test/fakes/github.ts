@@ -102,6 +102,11 @@ export class FakeGitHub {
     this.failures.push({ ...rule, left: rule.times ?? 1 });
   }
 
+  /** Drop every failure rule still armed (a timed outage ends). */
+  clearFailures(): void {
+    this.failures.length = 0;
+  }
+
   callsTo(method: string, path: RegExp): RecordedCall[] {
     return this.calls.filter((c) => c.method === method && path.test(c.path));
   }

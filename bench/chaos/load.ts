@@ -1,0 +1,51 @@
+/**
+ * Steady signed webhook load, sent by the fake GitHub itself (so its delivery log is
+ * GitHub's): `issues.opened`, and every tenth an `issue_comment.created` with a slash
+ * command, whose reply is a write back to GitHub. Each new delivery is tagged with the
+ * scenario running when it was sent.
+ */
+import { examplePayload, forInstallation } from '../../test/fakes/github-harness.js';
+import type { FakeGitHub } from '../../test/fakes/github.js';
+
+export interface Load {
+  /** Guids of first deliveries, by scenario. */
+  sent: Map<string, string[]>;
+  scenario: string;
+  stop(): Promise<void>;
+}
+
+export function startLoad(gh: FakeGitHub, installationIds: number[], ratePerS: number): Load {
+  const sent = new Map<string, string[]>();
+  const inFlight = new Set<Promise<unknown>>();
+  let n = 0;
+  let stopped = false;
+  const load: Load = {
+    sent,
+    scenario: 'warmup',
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+  const send = () => {
+    if (stopped) return;
+    const i = n++;
+    const installation = installationIds[i % installationIds.length]!;
+    const slash = i % 10 === 9;
+    const payload = slash
+      ? forInstallation(examplePayload('issue_comment', 'created'), installation)
+      : forInstallation(examplePayload('issues', 'opened'), installation);
+    if (slash) (payload.comment as { body: string }).body = '/service help';
+    const scenario = load.scenario;
+    const p = gh.hooks.send(slash ? 'issue_comment' : 'issues', payload).then((d) => {
+      const list = sent.get(scenario) ?? [];
+      list.push(d.guid);
+      sent.set(scenario, list);
+    });
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+  const timer = setInterval(send, 1000 / ratePerS);
+  return load;
+}
