@@ -36,7 +36,8 @@ export function startLoad(gh: FakeGitHub, installationIds: number[], ratePerS: n
     const payload = slash
       ? forInstallation(examplePayload('issue_comment', 'created'), installation)
       : forInstallation(examplePayload('issues', 'opened'), installation);
-    if (slash) (payload.comment as { body: string }).body = '/service help';
+    // A new comment each time (its own id), as a person typing the command again would be.
+    if (slash) Object.assign(payload.comment as object, { id: 880_000_000 + i, body: '/service help' });
     const scenario = load.scenario;
     const p = gh.hooks.send(slash ? 'issue_comment' : 'issues', payload).then((d) => {
       const list = sent.get(scenario) ?? [];

@@ -95,6 +95,18 @@ try {
     };
   });
 
+  // What became of every delivery that is not stored, for whoever reads a non-zero row.
+  const { rows: dead } = await cluster.db.pool.query<{ msg_id: string | null; error: string; deliveries: number }>(
+    'SELECT msg_id, error, deliveries FROM dead_letters ORDER BY id',
+  );
+  for (const g of everyGuid.filter((x) => !stored.has(x))) {
+    const attempts = cluster.gh.hooks.byGuid(g).map((d) => `${d.redelivery ? 'redelivery' : 'first'} ${d.status_code}`);
+    const dl = dead.find((d) => d.msg_id?.includes(g));
+    process.stderr.write(
+      `chaos: not stored ${g}: attempts [${attempts.join(', ')}]${dl ? `; dead letter: ${dl.error}` : ''}\n`,
+    );
+  }
+
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const out = [
     line([
@@ -128,7 +140,8 @@ try {
     ),
   ];
   process.stdout.write(`${out.join('\n')}\n`);
-  process.stdout.write(`${JSON.stringify({ chaos: { quick: values.quick, rate: Number(values.rate), rows } })}\n`);
+  const summary = { quick: values.quick, rate: Number(values.rate), dead_letters: dead.length, rows };
+  process.stdout.write(`${JSON.stringify({ chaos: summary })}\n`);
   if (rows.some((r) => r.lost > 0 || r.duplicated > 0)) process.exitCode = 1;
 } finally {
   await cluster.close();

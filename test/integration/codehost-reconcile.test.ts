@@ -17,6 +17,7 @@ import {
 } from '../fakes/github-harness.js';
 import type { SentDelivery } from '../fakes/github-hooks.js';
 import { scrapeSample } from '../support/metrics.js';
+import { startTestNode } from '../support/node.js';
 
 let h: CodehostHarness;
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;
@@ -96,5 +97,48 @@ describe('GitHub delivery reconciliation', () => {
       result: 'found_failed',
     });
     expect(foundFailed).toBeGreaterThanOrEqual(3);
+  });
+
+  it('runs on exactly one node of the cluster, and another takes it over when that node goes', async () => {
+    const c = h.node.config;
+    const second = await startTestNode({
+      SERVICE_NAMESPACE: h.node.namespace,
+      CODEHOST_CONNECTOR_ENABLED: 'true',
+      CODEHOST_APP_ID: String(h.appId),
+      CODEHOST_APP_PRIVATE_KEY_PEM: c.codehost.privateKeyPem!,
+      CODEHOST_WEBHOOK_SECRET: h.secret,
+      CODEHOST_API_URL: h.gh.url,
+      SERVICE_INDEXER_DAEMON_URL_TEMPLATE: c.codehost.indexerUrlTemplate!,
+      SERVICE_GITHUB_RECONCILE_S: '1',
+    });
+    try {
+      const runners = async (url: string) => scrapeSample(url, 'service_actors_active', { kind: 'codehost-reconcile' });
+      const owned = async (url: string) => scrapeSample(url, 'service_shards_owned', {});
+      await until(
+        'both nodes own shards',
+        async () => (await owned(h.node.url)) > 0 && (await owned(second.url)) > 0,
+        30_000,
+      );
+      const listings = () => h.gh.callsTo('GET', /^\/app\/hook\/deliveries$/).length;
+      const before = listings();
+      await until('passes go on after the rebalance', async () => listings() >= before + 3, 30_000);
+      const counts = [await runners(h.node.url), await runners(second.url)];
+      expect(counts.sort()).toEqual([0, 1]);
+
+      // The node running it stops: the other one takes the shard, and the passes go on there.
+      const both = [
+        { url: h.node.url, stop: () => h.node.node.stop() },
+        { url: second.url, stop: () => second.node.stop() },
+      ];
+      const running = (await runners(both[0]!.url)) === 1 ? 0 : 1;
+      await both[running]!.stop();
+      const survivor = both[1 - running]!;
+      await until('the survivor runs it', async () => (await runners(survivor.url)) === 1, 30_000);
+      const after = listings();
+      await until('passes go on on the survivor', async () => listings() >= after + 2, 30_000);
+    } finally {
+      await second.node.stop();
+      await second.pool.end();
+    }
   });
 });
