@@ -39,6 +39,27 @@ export class FakeHooks {
     return this.attempt(event, JSON.stringify(payload), randomUUID(), false);
   }
 
+  /**
+   * Log an attempt that GitHub saw fail without the receiver knowing (it timed out waiting
+   * for an answer the receiver did send): recorded with status 0, nothing sent.
+   */
+  recordTimedOut(event: string, payload: Record<string, unknown>, guid: string): SentDelivery {
+    const d: SentDelivery = {
+      id: this.nextId++,
+      guid,
+      event,
+      action: typeof payload.action === 'string' ? payload.action : null,
+      installation_id: (payload.installation as { id?: number } | undefined)?.id ?? null,
+      delivered_at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      redelivery: false,
+      status_code: 0,
+      duration: 10,
+      body: JSON.stringify(payload),
+    };
+    this.deliveries.push(d);
+    return d;
+  }
+
   byGuid(guid: string): SentDelivery[] {
     return this.deliveries.filter((d) => d.guid === guid);
   }

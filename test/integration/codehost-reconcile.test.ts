@@ -60,8 +60,7 @@ describe('GitHub delivery reconciliation', () => {
     const late = randomUUID();
     expect((await h.deliver('issues', issue(4), { delivery: late })).status).toBe(202);
     await until('the late delivery stored', async () => (await h.eventIds(t, installId)).includes(late), 30_000);
-    const storedButFailed = { ...failed[2]!, id: failed[2]!.id + 1, guid: late, status_code: 0 };
-    h.gh.hooks.deliveries.push(storedButFailed);
+    const storedButFailed = h.gh.hooks.recordTimedOut('issues', issue(4), late);
 
     h.gh.hooks.target = { url: edgeUrl, secret: h.secret };
     await until(
@@ -97,7 +96,7 @@ describe('GitHub delivery reconciliation', () => {
       result: 'found_failed',
     });
     expect(foundFailed).toBeGreaterThanOrEqual(3);
-  });
+  }, 120_000);
 
   it('runs on exactly one node of the cluster, and another takes it over when that node goes', async () => {
     const c = h.node.config;
@@ -113,12 +112,6 @@ describe('GitHub delivery reconciliation', () => {
     });
     try {
       const runners = async (url: string) => scrapeSample(url, 'service_actors_active', { kind: 'codehost-reconcile' });
-      const owned = async (url: string) => scrapeSample(url, 'service_shards_owned', {});
-      await until(
-        'both nodes own shards',
-        async () => (await owned(h.node.url)) > 0 && (await owned(second.url)) > 0,
-        30_000,
-      );
       const listings = () => h.gh.callsTo('GET', /^\/app\/hook\/deliveries$/).length;
       const before = listings();
       await until('passes go on after the rebalance', async () => listings() >= before + 3, 30_000);
@@ -140,5 +133,5 @@ describe('GitHub delivery reconciliation', () => {
       await second.node.stop();
       await second.pool.end();
     }
-  });
+  }, 120_000);
 });
