@@ -1,7 +1,7 @@
 /**
  * Steady signed webhook load, sent by the fake GitHub itself (so its delivery log is
- * GitHub's): `issues.opened`, and every tenth an `issue_comment.created` with a slash
- * command, whose reply is a write back to GitHub. Each new delivery is tagged with the
+ * GitHub's): `issues.opened`, and every n-th (default tenth) an `issue_comment.created`
+ * with a slash command, whose reply is a write back to GitHub. Each new delivery is tagged with the
  * scenario running when it was sent.
  */
 import { examplePayload, forInstallation } from '../../test/fakes/github-harness.js';
@@ -14,7 +14,8 @@ export interface Load {
   stop(): Promise<void>;
 }
 
-export function startLoad(gh: FakeGitHub, installationIds: number[], ratePerS: number): Load {
+/** `slashEvery`: every n-th delivery is a slash-command comment (0: none). */
+export function startLoad(gh: FakeGitHub, installationIds: number[], ratePerS: number, slashEvery = 10): Load {
   const sent = new Map<string, string[]>();
   const inFlight = new Set<Promise<unknown>>();
   let n = 0;
@@ -32,7 +33,7 @@ export function startLoad(gh: FakeGitHub, installationIds: number[], ratePerS: n
     if (stopped) return;
     const i = n++;
     const installation = installationIds[i % installationIds.length]!;
-    const slash = i % 10 === 9;
+    const slash = slashEvery > 0 && i % slashEvery === slashEvery - 1;
     const payload = slash
       ? forInstallation(examplePayload('issue_comment', 'created'), installation)
       : forInstallation(examplePayload('issues', 'opened'), installation);

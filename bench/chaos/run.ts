@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4]`: steady
+ * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4] [--slash 10]`: steady
  * signed webhook load against three nodes while each fault of scenarios.ts runs, then the
  * figures per fault: sent, acknowledged (2xx on the first attempt), stored, lost
  * (acknowledged but never stored), duplicated, recovered by reconciliation (first attempt
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'a,b,c,d,e' },
     rate: { type: 'string', default: '30' },
     installs: { type: 'string', default: '4' },
+    slash: { type: 'string', default: '10' },
   },
 });
 const scale = values.quick ? QUICK : FULL;
@@ -41,7 +42,7 @@ const cluster = await startCluster({ adminUrl, installs: Number(values.installs)
 const takeovers = new Map<ScenarioId, number[]>();
 const windows = new Map<ScenarioId, [number, number]>();
 try {
-  const load = startLoad(cluster.gh, cluster.installationIds, Number(values.rate));
+  const load = startLoad(cluster.gh, cluster.installationIds, Number(values.rate), Number(values.slash));
   await sleep(2_000);
   for (const id of ids) {
     load.scenario = id;
@@ -140,7 +141,13 @@ try {
     ),
   ];
   process.stdout.write(`${out.join('\n')}\n`);
-  const summary = { quick: values.quick, rate: Number(values.rate), dead_letters: dead.length, rows };
+  const summary = {
+    quick: values.quick,
+    rate: Number(values.rate),
+    slash_every: Number(values.slash),
+    dead_letters: dead.length,
+    rows,
+  };
   process.stdout.write(`${JSON.stringify({ chaos: summary })}\n`);
   if (rows.some((r) => r.lost > 0 || r.duplicated > 0)) process.exitCode = 1;
 } finally {

@@ -26,7 +26,7 @@ interface Row {
 it('loses nothing acknowledged and stores nothing twice through a node kill and a full outage', async () => {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bench/chaos/run.ts', '--quick', '--only', 'a,e', '--rate', '15'],
+    ['--import', 'tsx', 'bench/chaos/run.ts', '--quick', '--only', 'a,e', '--rate', '15', '--slash', '0'],
     {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, BENCH_ADMIN_DATABASE_URL: testAdminDatabaseUrl() },
