@@ -54,6 +54,7 @@ fi
 
 [ -d node_modules ] || npm ci
 npm run format:check
+npm run lint
 npm run build
 npx tsc -p tsconfig.json --noEmit
 exec npx vitest run "$@"

@@ -11,9 +11,49 @@
  * never the cause (causes can hold upstream bodies or secrets).
  */
 
+/**
+ * Every `code` an error body may carry: the kinds' codes of INTERFACE §2, then the more
+ * specific ones of §3 and §8. `AppErrorOptions.code` accepts only these, so a new code is
+ * added here, where a reader finds them all.
+ */
+export const ErrorCodes = {
+  unauthorized: 'unauthorized',
+  notFound: 'not_found',
+  badRequest: 'bad_request',
+  badConfig: 'bad_config',
+  conflict: 'conflict',
+  payloadTooLarge: 'payload_too_large',
+  rateLimited: 'rate_limited',
+  notConfigured: 'not_configured',
+  upstreamError: 'upstream_error',
+  unavailable: 'unavailable',
+  internal: 'internal',
+  /** Chat OAuth: the person declined on Slack's consent screen (INTERFACE §3). */
+  accessDenied: 'access_denied',
+  /** The tenant already has an active install of that workspace or App installation. */
+  alreadyInstalled: 'already_installed',
+  /** Stored credentials fail to decrypt (wrong or rotated master key, tampering). */
+  credentialsUnreadable: 'credentials_unreadable',
+  /** spec §4: `/oauth/start` of a connector that installs another way. */
+  customInstallPath: 'custom_install_path',
+  /** An emit, backfill step or effect on an install that is no longer active. */
+  installNotActive: 'install_not_active',
+  /** GitHub refused the App for the whole installation (token mint or listing 401/403/404). */
+  installationNotAccessible: 'installation_not_accessible',
+  /** The OAuth state is missing, unknown, expired or already used. */
+  invalidState: 'invalid_state',
+  /** GitHub refused one repository's resource with 403: the App lacks a permission there. */
+  upstreamForbidden: 'upstream_forbidden',
+  userExists: 'user_exists',
+  /** spec §5: a chat workspace is installed by at most one tenant. */
+  workspaceAlreadyInstalled: 'workspace_already_installed',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
 export interface AppErrorOptions {
   /** A more specific code than the kind's default. */
-  code?: string;
+  code?: ErrorCode;
   cause?: unknown;
   /** Whole seconds a client should wait; set on rate limits. */
   retryAfterS?: number;
@@ -40,11 +80,11 @@ export type ErrorKind =
 
 export abstract class AppError extends Error {
   abstract readonly kind: ErrorKind;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly retryAfterS: number | undefined;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(defaultCode: string, message: string, opts: AppErrorOptions = {}) {
+  constructor(defaultCode: ErrorCode, message: string, opts: AppErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.code = opts.code ?? defaultCode;
     this.retryAfterS = opts.retryAfterS;
@@ -55,10 +95,29 @@ export abstract class AppError extends Error {
     return this.kind;
   }
 
-  /** Terminal errors must not be retried by a caller (restate's split: 4xx terminal). */
+  /** `isRetryable(this)`: the one rule, below. */
   get retryable(): boolean {
-    return RETRYABLE.has(this.kind);
+    return isRetryable(this);
   }
+}
+
+/**
+ * The one retry-or-give-up rule (STYLE.md "Errors", restate's split); every retry and
+ * terminal decision calls it. Terminal: the request itself was refused (our own 4xx kinds,
+ * or an upstream's 4xx answer other than 408 and 429, which a connector's classifier
+ * records as `details.upstream_status`) and defects we classified (`Internal`). Retryable:
+ * rate limits, upstream 5xx or unreachable, our own unavailability and deadlines, and a
+ * throw nobody classified yet (a dropped connection, until a boundary says otherwise).
+ * SDK errors go through their connector's classifier first (`toUpstreamError`,
+ * `toSlackAppError`): this rule reads coded errors only.
+ */
+export function isRetryable(err: unknown): boolean {
+  if (!(err instanceof AppError)) return true;
+  if (err.kind === 'UpstreamError') {
+    const status = err.details?.upstream_status;
+    return typeof status !== 'number' || status >= 500 || status === 408 || status === 429;
+  }
+  return RETRYABLE.has(err.kind);
 }
 
 const RETRYABLE = new Set<ErrorKind>([
@@ -73,77 +132,77 @@ const RETRYABLE = new Set<ErrorKind>([
 export class Unauthorized extends AppError {
   readonly kind = 'Unauthorized';
   constructor(message = 'missing or invalid credentials', opts?: AppErrorOptions) {
-    super('unauthorized', message, opts);
+    super(ErrorCodes.unauthorized, message, opts);
   }
 }
 export class NotFound extends AppError {
   readonly kind = 'NotFound';
   constructor(message = 'not found', opts?: AppErrorOptions) {
-    super('not_found', message, opts);
+    super(ErrorCodes.notFound, message, opts);
   }
 }
 export class BadRequest extends AppError {
   readonly kind = 'BadRequest';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('bad_request', message, opts);
+    super(ErrorCodes.badRequest, message, opts);
   }
 }
 /** The spec's `BadConfig`: a payload the service refuses before any upstream call. */
 export class BadConfig extends AppError {
   readonly kind = 'BadConfig';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('bad_config', message, opts);
+    super(ErrorCodes.badConfig, message, opts);
   }
 }
 export class Conflict extends AppError {
   readonly kind = 'Conflict';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('conflict', message, opts);
+    super(ErrorCodes.conflict, message, opts);
   }
 }
 export class PayloadTooLarge extends AppError {
   readonly kind = 'PayloadTooLarge';
   constructor(message = 'request body is too large', opts?: AppErrorOptions) {
-    super('payload_too_large', message, opts);
+    super(ErrorCodes.payloadTooLarge, message, opts);
   }
 }
 export class RateLimited extends AppError {
   readonly kind = 'RateLimited';
   constructor(message: string, retryAfterS: number, opts?: AppErrorOptions) {
-    super('rate_limited', message, { ...opts, retryAfterS: Math.max(1, Math.ceil(retryAfterS)) });
+    super(ErrorCodes.rateLimited, message, { ...opts, retryAfterS: Math.max(1, Math.ceil(retryAfterS)) });
   }
 }
 /** 501: a feature whose settings are missing (spec §7: webhook before the connector is configured). */
 export class NotConfigured extends AppError {
   readonly kind = 'NotConfigured';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('not_configured', message, opts);
+    super(ErrorCodes.notConfigured, message, opts);
   }
 }
 /** 500: the deployment is broken in a way only its operator can fix (spec §7: admin auth unset). */
 export class AdminNotConfigured extends AppError {
   readonly kind = 'AdminNotConfigured';
   constructor(message = 'admin auth is not configured: set SERVICE_ADMIN_API_TOKEN', opts?: AppErrorOptions) {
-    super('not_configured', message, opts);
+    super(ErrorCodes.notConfigured, message, opts);
   }
 }
 export class UpstreamError extends AppError {
   readonly kind = 'UpstreamError';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('upstream_error', message, opts);
+    super(ErrorCodes.upstreamError, message, opts);
   }
 }
 export class Unavailable extends AppError {
   readonly kind = 'Unavailable';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('unavailable', message, opts);
+    super(ErrorCodes.unavailable, message, opts);
   }
 }
 /** No node answers for the actor's shard (it is moving) and the deadline passed. */
 export class ActorUnavailable extends AppError {
   readonly kind = 'ActorUnavailable';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('unavailable', message, opts);
+    super(ErrorCodes.unavailable, message, opts);
   }
 }
 /**
@@ -163,19 +222,19 @@ export function isNotStarted(err: unknown): boolean {
 export class ActorOverloaded extends AppError {
   readonly kind = 'ActorOverloaded';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('unavailable', message, { retryAfterS: 1, ...opts });
+    super(ErrorCodes.unavailable, message, { retryAfterS: 1, ...opts });
   }
 }
 export class DeadlineExceeded extends AppError {
   readonly kind = 'DeadlineExceeded';
   constructor(message: string, opts?: AppErrorOptions) {
-    super('unavailable', message, opts);
+    super(ErrorCodes.unavailable, message, opts);
   }
 }
 export class Internal extends AppError {
   readonly kind = 'Internal';
   constructor(message = 'internal error', opts?: AppErrorOptions) {
-    super('internal', message, opts);
+    super(ErrorCodes.internal, message, opts);
   }
 }
 
@@ -222,7 +281,9 @@ export function toWire(err: unknown): WireError {
 
 export function fromWire(w: WireError): AppError {
   const make = CONSTRUCTORS[w.kind] ?? CONSTRUCTORS.Internal;
-  const opts: AppErrorOptions = { code: w.code };
+  // A code this build does not know (a newer node's) keeps its kind's default.
+  const known = (Object.values(ErrorCodes) as string[]).includes(w.code);
+  const opts: AppErrorOptions = known ? { code: w.code as ErrorCode } : {};
   if (w.retryAfterS !== undefined) opts.retryAfterS = w.retryAfterS;
   if (w.details !== undefined) opts.details = w.details;
   return make(w.message, opts);

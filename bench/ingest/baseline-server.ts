@@ -1,5 +1,5 @@
 /**
- * The comparison baseline of issue 3's benchmark: the least a webhook edge can do and
+ * The comparison baseline of the ingest benchmark: the least a webhook edge can do and
  * still be correct. A Fastify route that checks `X-Hub-Signature-256` on the raw bytes and
  * answers 202 only after one JetStream publish was acknowledged (same stream settings as
  * the service's ingest stream: file storage, work queue, 2-minute duplicate window).

@@ -1,6 +1,6 @@
 /**
  * Prints the bench figures: a table for people, one JSON line for the README and for
- * comparing runs, and the verdict issue 3 asks for (the edge's acknowledgement path must
+ * comparing runs, and the verdict README "Performance" states (the edge's acknowledgement path must
  * not be slower than the baseline's). The verdict compares the edge alone (no consumer
  * sharing the CPUs, like the baseline); the edges of the other topologies are shown
  * against the baseline too, for information.

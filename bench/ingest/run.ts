@@ -1,5 +1,5 @@
 /**
- * bench/ingest (issue 3 "Benchmark"): signed GitHub webhooks → edge → JetStream →
+ * bench/ingest (README "Performance"): signed GitHub webhooks → edge → JetStream →
  * shard consumer → Postgres, on one node and on two, against the baseline of a minimal
  * Fastify route that verifies the signature and awaits one JetStream publish. `alone` is
  * the edge-only node with no consumer running, the apples-to-apples comparison with the

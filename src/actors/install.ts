@@ -4,15 +4,9 @@
  * emits, uninstalls and answers health. State that must survive a move lives in Postgres;
  * the activation only caches the install row.
  */
-import { BadConfig, Conflict, NotConfigured } from '../errors.js';
-import type {
-  ConnectorDriver,
-  DriverContext,
-  DriverRegistry,
-  EmitReceipt,
-  SelfEmitDrop,
-} from '../connectors/driver.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
+import type { ConnectorDriver, DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
@@ -21,6 +15,7 @@ import { getInstallById, setInstallStatus, type Install } from '../store/install
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
 import type { Logger } from '../log.js';
+import type { InstallProtocol } from './install-protocol.js';
 
 export interface InstallState {
   install: Install | null;
@@ -37,7 +32,7 @@ export interface InstallPorts {
   onDropped?(install: Install, drop: SelfEmitDrop): void;
 }
 
-export function installActor(ports: InstallPorts): ActorDefinition<InstallState> {
+export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
   const driverOf = (install: Install): ConnectorDriver => {
     const d = ports.drivers.get(install.connector_id);
     if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
@@ -45,7 +40,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
   };
   const present = (ctx: ActorContext<InstallState>): Install => {
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
-    if (!ctx.state.install) throw new Conflict('install does not exist', { code: 'install_not_active' });
+    if (!ctx.state.install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
     return ctx.state.install;
   };
   const driverCtx = (ctx: ActorContext<InstallState>, install: Install): DriverContext => ({
@@ -62,7 +57,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
     },
     handlers: {
       /** One inbound event: filters, event row and projection in one transaction (ARCHITECTURE "Inbound" 2). */
-      async ingest(ctx, msg: { event: IngestEvent }) {
+      async ingest(ctx, msg) {
         const install = ctx.state.install;
         if (!install) {
           ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
@@ -112,9 +107,10 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState>
         return { stored };
       },
 
-      async emit(ctx, msg: { kind: string; body: Record<string, unknown> }): Promise<EmitReceipt> {
+      async emit(ctx, msg) {
         const install = present(ctx);
-        if (install.status !== 'active') throw new Conflict('install is not active', { code: 'install_not_active' });
+        if (install.status !== 'active')
+          throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
         if (!msg.kind.startsWith(`${install.connector_id}.`)) {
           throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);

@@ -4,8 +4,7 @@
  * compare-and-set so a stale activation elsewhere (a lease overlap) cannot overwrite a
  * newer step, and a ticker that sends the walker its next step through the router.
  */
-import type { KvPort } from '../connectors/module.js';
-import type { ActorAsk } from '../edge/app.js';
+import type { ActorAsk, KvPort } from '../runtime/ports.js';
 import type { Logger } from '../log.js';
 import type { ActorContext } from '../runtime/actor-definition.js';
 import type { ActorKey } from '../runtime/names.js';

@@ -4,7 +4,7 @@
  * install's state and an AbortSignal bound to the message deadline.
  */
 import type { Logger } from '../log.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import type { ConnectorId } from './catalog.js';

@@ -3,58 +3,20 @@
  *
  * Plugin boundaries (STYLE.md, from fastify): tenant routes live in one context whose
  * preHandler authenticates the Bearer key and whose body limit is 1 MiB (INTERFACE §2);
- * webhook routes get their own context (see `webhook-context.ts`) with a 25 MiB limit and
- * the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
+ * webhook routes (`routes/chatapp/`, `routes/codehost/`) register their own context with a
+ * 25 MiB limit and the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import type { Config } from '../config.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { ActorKey } from '../runtime/names.js';
-import type { Queryable } from '../store/db.js';
-import { createTenantAuth, type TenantResolver } from './auth.js';
+import { createTenantAuth } from './auth.js';
+import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { sendError } from './error-map.js';
-import type { EdgeMetrics } from './metrics.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
-import { opsRoutes, type ReadinessCheck } from './routes/ops.js';
-
-export const TENANT_BODY_LIMIT = 1024 * 1024;
-export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
-
-/** What the edge needs from the actor runtime: request/reply to an actor key. */
-export interface ActorAsk {
-  /**
-   * `idempotent: true` only where running the message twice is harmless (reads, `health`,
-   * `refresh`, `resume`): a request its node never answered (it died) is resent to the
-   * shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
-   */
-  ask<T = unknown>(
-    key: ActorKey,
-    msg: { type: string } & Record<string, unknown>,
-    opts?: { timeoutMs?: number; idempotent?: boolean },
-  ): Promise<T>;
-}
-
-export interface EdgeDeps {
-  config: Readonly<Config>;
-  log: Logger;
-  db: Queryable;
-  actors: ActorAsk;
-  resolveTenant: TenantResolver;
-  ready: ReadinessCheck;
-  metrics: EdgeMetrics;
-  /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
-  plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
-}
-
-/** Handed to every route plugin. */
-export interface EdgeContext extends EdgeDeps {
-  authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
-}
+import { opsRoutes } from './routes/ops.js';
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({

@@ -6,7 +6,7 @@
  * references of a message (`props.files`; bytes are never fetched, spec §8).
  */
 import { z } from 'zod';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { GraphWriter, NodeRef, ProjectOutcome } from './graph-writer.js';
 import { slackTsMicros, versionAt, type Version } from './version.js';
 

@@ -7,7 +7,7 @@
  * `timestamp`); a delete or dismissal outranks an edit of the same second (version.ts).
  */
 import type { z } from 'zod';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import {
   BackfillDiffEvent,
   IssueCommentEvent,

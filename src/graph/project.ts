@@ -3,7 +3,7 @@
  * actor calls it inside the ingest transaction, only for an event row it just inserted,
  * and publishes the returned changes once the transaction committed (change-feed.ts).
  *
- * Idempotent and order-independent (issue 7): every write is versioned by the upstream
+ * Idempotent and order-independent (README "Knowledge graph"): every write is versioned by the upstream
  * time of its fact (version.ts), so replaying the log, or receiving an edit before its
  * message or a reaction's removal before its add, leaves the same graph.
  *
@@ -11,7 +11,7 @@
  * (nothing lost) and the projection is skipped with a warning naming the event.
  */
 import type { Logger } from '../log.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import type { GraphChange } from './change.js';

@@ -1,6 +1,6 @@
 /**
  * Versions order the writes of the projection (INTERFACE §5: replaying an event changes
- * nothing; issue 7: any order of events leaves the same graph). A prop or a tombstoned
+ * nothing; the graph's contract: any order of events leaves the same graph). A prop or a tombstoned
  * edge takes a write only when the write's version is not older than the stored one, so
  * the newest event wins whatever order events arrive in.
  *

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log.js';
 import type { ActorKey } from './names.js';
+import type { Protocol } from './ports.js';
 
 export interface ActorContext<S> {
   key: ActorKey;
@@ -18,16 +19,21 @@ export interface ActorContext<S> {
   log: Logger;
 }
 
-// `any` for the message: each handler narrows it (usually with zod) to its own type.
-export type Handler<S> = (ctx: ActorContext<S>, msg: any) => Promise<unknown>;
+/**
+ * One handler per message type of `P`, answering what `P` says. Messages come off the wire
+ * as JSON: a handler still checks what it cannot trust (usually with zod).
+ */
+export type Handlers<S, P extends Protocol> = {
+  [T in keyof P & string]: (ctx: ActorContext<S>, msg: { type: T } & P[T]['msg']) => Promise<P[T]['answer']>;
+};
 
-export interface ActorDefinition<S> {
+export interface ActorDefinition<S, P extends Protocol> {
   /** Matches `ActorKey.kind`. */
   kind: string;
   /** Lazy async load from Postgres/KV on activation; the signal is the triggering message's. */
   hydrate(key: ActorKey, signal: AbortSignal): Promise<S>;
   /** Keyed by `msg.type` (restate-style map). */
-  handlers: Record<string, Handler<S>>;
+  handlers: Handlers<S, P>;
   /** Passivate after this long idle; defaults to the kernel's. */
   idleMs?: number;
   /** Queued (not yet started) messages per activation; defaults to the kernel's. */
@@ -35,6 +41,23 @@ export interface ActorDefinition<S> {
   /** Called on idle passivation, `passivate()` and `stop()`; never after a crash. */
   onPassivate?(ctx: { key: ActorKey; state: S }): Promise<void>;
 }
+
+/**
+ * A definition as registries hold it, its state and protocol erased (kinds differ in
+ * both). The kernel finds the handler by `msg.type` at run time and refuses unknown types.
+ */
+export interface ActorKind {
+  kind: string;
+  hydrate(key: ActorKey, signal: AbortSignal): Promise<unknown>;
+  handlers: { [type: string]: ErasedHandler };
+  idleMs?: number;
+  mailboxCapacity?: number;
+  onPassivate?(ctx: { key: ActorKey; state: unknown }): Promise<void>;
+}
+
+// Method syntax keeps parameters bivariant: a handler of one protocol's message is a
+// handler of some message, which is all the kernel needs to hold it.
+type ErasedHandler = { handle(ctx: ActorContext<unknown>, msg: { type: string }): Promise<unknown> }['handle'];
 
 export interface KernelOptions {
   log: Logger;

@@ -22,7 +22,7 @@ import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
 import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
-import type { BlobPort, DeadLetterPort, IngestEvent } from './ingest-stream.js';
+import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import { untoken, type Names } from './names.js';
 
 export interface IngestDeliveryMeta {

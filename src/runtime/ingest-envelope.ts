@@ -2,7 +2,7 @@
  * What an ingest message body holds: the event itself, or a ref to a blob holding the
  * encoded event when it would not fit under the server's max_payload.
  */
-import type { BlobPort, IngestEvent } from './ingest-stream.js';
+import type { BlobPort, IngestEvent } from './ports.js';
 
 export type IngestEnvelope = { type: 'event'; event: IngestEvent } | { type: 'blob-ref'; ref: string };
 

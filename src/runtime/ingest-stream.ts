@@ -19,48 +19,7 @@ import { AppError, Internal, Unavailable } from '../errors.js';
 import { encodeBlobRef, encodeEvent } from './ingest-envelope.js';
 import { digest, installKey, natsDescription, shardOf, type Names } from './names.js';
 import { alignStream, explainReplicaRefusal } from './nats.js';
-
-export interface IngestEvent {
-  installId: string;
-  tenantId: string;
-  connectorId: string;
-  /** The upstream event id, unique per install. */
-  id: string;
-  kind: string;
-  occurredAt: string | null;
-  payload: unknown;
-  /**
-   * Optional: `payload` as UTF-8 JSON text, exactly as received (a webhook body). The
-   * publisher writes it into the message as it is instead of encoding `payload` again;
-   * it must parse to `payload`. It is not part of the stored event.
-   */
-  payloadJson?: Uint8Array;
-}
-
-/**
- * Where payloads too large for one NATS message live. Contract: every `put` stores a new
- * object under a new ref (never content-addressed), so deleting one ref can never remove
- * the payload of another message; `get` returns `null` for an unknown ref.
- */
-export interface BlobPort {
-  put(data: Uint8Array): Promise<string>;
-  get(ref: string): Promise<Uint8Array | null>;
-  delete(ref: string): Promise<void>;
-}
-
-/** Where events that cannot be delivered go, with the last error, for an operator to replay. */
-export interface DeadLetterPort {
-  record(d: {
-    stream: string;
-    streamSeq: number;
-    subject: string;
-    msgId: string | null;
-    installId: string | null;
-    deliveries: number;
-    error: string;
-    payload: Uint8Array;
-  }): Promise<void>;
-}
+import type { BlobPort, IngestEvent } from './ports.js';
 
 /** A webhook retry inside this window is a JetStream duplicate, never a second event. */
 const DUPLICATE_WINDOW_MS = 2 * 60_000;

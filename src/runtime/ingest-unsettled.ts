@@ -1,6 +1,6 @@
 /**
- * Events a shard's earlier owner received and never settled (ARCHITECTURE.md "Inbound";
- * issue 3: per-install order "also across failures").
+ * Events a shard's earlier owner received and never settled (ARCHITECTURE.md "Inbound":
+ * each install's order holds also across failures).
  *
  * An owner killed with SIGKILL leaves the events it had pulled unacked; the server hands
  * them out again only after the consumer's ack wait, while newer events of the same

@@ -33,13 +33,21 @@ import {
 } from '../errors.js';
 import type { Logger } from '../log.js';
 import { Envelope, type ActorMessage } from './envelope.js';
-import type { ActorContext, ActorDefinition, KernelOptions, KernelStats } from './actor-definition.js';
+import type { ActorContext, ActorDefinition, ActorKind, KernelOptions, KernelStats } from './actor-definition.js';
 import { keyString, type ActorKey } from './names.js';
 
-export type { ActorContext, ActorDefinition, Handler, KernelOptions, KernelStats } from './actor-definition.js';
+import type { Protocol } from './ports.js';
 
-// Kinds differ in S; handlers are contravariant in it, so the registry holds them as any.
-type AnyDefinition = ActorDefinition<any>;
+export type {
+  ActorContext,
+  ActorDefinition,
+  ActorKind,
+  Handlers,
+  KernelOptions,
+  KernelStats,
+} from './actor-definition.js';
+
+type AnyDefinition = ActorKind;
 
 /** What the nact actor function throws so that `onCrash` knows what failed. */
 class Crash extends Error {
@@ -95,7 +103,7 @@ export class Kernel {
     this.capacity = opts.mailboxCapacity ?? 1000;
   }
 
-  register<S>(def: ActorDefinition<S>): void {
+  register<S, P extends Protocol>(def: ActorDefinition<S, P> | ActorKind): void {
     if (this.defs.has(def.kind)) throw new Error(`actor kind ${def.kind} is registered twice`);
     this.defs.set(def.kind, def);
   }
@@ -208,7 +216,7 @@ export class Kernel {
       act.hydrated = true;
       if (env.settled) return;
     }
-    const handler = act.def.handlers[env.msg.type] as AnyDefinition['handlers'][string];
+    const handler = act.def.handlers[env.msg.type]!;
     const ctx: ActorContext<unknown> = {
       key: act.key,
       state: act.state,

@@ -1,6 +1,6 @@
 /** The connectors' view of a NATS KV bucket: get, create-if-absent, CAS update, put, delete. */
 import type { KV } from '@nats-io/kv';
-import type { KvPort } from '../connectors/module.js';
+import type { KvPort } from './ports.js';
 import { isWrongSequence } from './shard-kv.js';
 import { token } from './names.js';
 

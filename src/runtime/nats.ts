@@ -52,7 +52,9 @@ export function natsAuthOptions(a: NonNullable<ConnectNatsOptions['auth']>): Par
     try {
       return readFileSync(path);
     } catch (err) {
-      throw new Error(`${setting}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new Error(`${setting}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+        cause: err,
+      });
     }
   };
   const o: Partial<NodeConnectionOptions> = {};

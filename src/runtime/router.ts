@@ -32,6 +32,7 @@ import {
 } from '../errors.js';
 import type { Logger } from '../log.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
+import type { KeyOf, Protocol } from './ports.js';
 
 export interface ActorRequest {
   /** `keyString` of the addressed actor. */
@@ -41,11 +42,10 @@ export interface ActorRequest {
   deadline: number;
 }
 
-type ActorMessage = { type: string } & Record<string, unknown>;
 type Reply = { ok: true; value: unknown } | { ok: false; error: WireError };
 interface WireRequest {
   key: ActorKey;
-  msg: ActorMessage;
+  msg: { type: string };
   deadline: number;
 }
 
@@ -90,11 +90,11 @@ export class Router {
    * left unanswered for the attempt window (2 s, then 4 s, 8 s ...) is sent again, so a
    * request caught by its node's death is answered by the next owner within the deadline.
    */
-  async ask<T = unknown>(
-    key: ActorKey,
-    msg: ActorMessage,
+  async ask<P extends Protocol, T extends keyof P & string>(
+    key: KeyOf<P>,
+    msg: { type: T } & P[T]['msg'],
     opts: { timeoutMs?: number; idempotent?: boolean } = {},
-  ): Promise<T> {
+  ): Promise<P[T]['answer']> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
@@ -130,7 +130,8 @@ export class Router {
         throw new Unavailable(`request to ${keyString(key)} failed: ${(err as Error).message}`, { cause: err });
       }
       try {
-        return decodeReply<T>(reply);
+        // The handler answered with P[T]'s answer (Handlers<S, P>); JSON carried it here.
+        return decodeReply(reply) as P[T]['answer'];
       } catch (err) {
         // The owner was letting the shard go (or the actor crashed) before our message
         // started: nothing acted on it, so resend toward the next owner (INTERFACE §8.24).
@@ -145,14 +146,14 @@ function isNoResponders(err: unknown): boolean {
   return err instanceof natsErrors.RequestError && err.isNoResponders();
 }
 
-function decodeReply<T>(m: Msg): T {
+function decodeReply(m: Msg): unknown {
   let r: Reply;
   try {
     r = JSON.parse(dec.decode(m.data)) as Reply;
   } catch (err) {
     throw new Internal('actor reply is not JSON', { cause: err });
   }
-  if (r.ok === true) return r.value as T;
+  if (r.ok === true) return r.value;
   if (r.ok === false && r.error && typeof r.error.kind === 'string') throw fromWire(r.error);
   throw new Internal('actor reply has no ok field');
 }

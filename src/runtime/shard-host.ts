@@ -7,7 +7,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import type { BlobPort, DeadLetterPort, IngestEvent } from './ingest-stream.js';
+import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import { ShardIngestConsumer, type IngestDeliveryMeta } from './ingest-consumer.js';
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';

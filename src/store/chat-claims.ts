@@ -3,7 +3,7 @@
  * workspace's team id, so one workspace has at most one live install across every tenant;
  * the identity says who the bot is, for the self-emit filter (INTERFACE §8.23).
  */
-import { Conflict } from '../errors.js';
+import { Conflict, ErrorCodes } from '../errors.js';
 import { isUuid, pgErrorCode, type Queryable } from './db.js';
 import { getInstallById, type Install } from './installs.js';
 import { sanitizeText } from './sanitize.js';
@@ -18,10 +18,11 @@ export interface BotIdentity {
 }
 
 /** spec §7: a claimed workspace refuses a second install, whichever tenant asks. */
-export const WORKSPACE_CLAIMED = 'workspace_already_installed';
-
 export function workspaceClaimed(cause?: unknown): Conflict {
-  return new Conflict('this chat workspace is already installed', { code: WORKSPACE_CLAIMED, cause });
+  return new Conflict('this chat workspace is already installed', {
+    code: ErrorCodes.workspaceAlreadyInstalled,
+    cause,
+  });
 }
 
 /** Inserts the claim; Conflict `workspace_already_installed` when the team is claimed. */

@@ -12,7 +12,7 @@
  * hash is useless without the master key and the two uses never share key material.
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { Internal } from '../errors.js';
+import { ErrorCodes, Internal } from '../errors.js';
 
 const SALT = 'connector-service';
 const CREDENTIALS_INFO = 'connector-service/credentials/v1';
@@ -58,7 +58,10 @@ function associatedData(binding: CredentialBinding, keyVersion: number): Buffer 
 
 /** Thrown on any failure to decrypt; says what to check, never what the secret is. */
 function unreadable(reason: string, cause?: unknown): Internal {
-  return new Internal(`stored credentials cannot be decrypted: ${reason}`, { code: 'credentials_unreadable', cause });
+  return new Internal(`stored credentials cannot be decrypted: ${reason}`, {
+    code: ErrorCodes.credentialsUnreadable,
+    cause,
+  });
 }
 
 export class CredentialCipher {

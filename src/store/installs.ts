@@ -3,7 +3,7 @@
  * tenant_id, and a foreign or malformed install id reads as null: the edge answers both
  * with the same 404 (INTERFACE §2).
  */
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import { isUuid, pgConstraint, pgErrorCode, toIso, type Queryable } from './db.js';
 import { sanitizeJson, sanitizeText } from './sanitize.js';
 
@@ -145,7 +145,10 @@ export async function createInstall(q: Queryable, input: NewInstall): Promise<In
   } catch (err) {
     const code = pgErrorCode(err);
     if (code === '23505' && pgConstraint(err) === 'installs_active_external') {
-      throw new Conflict('this tenant already has an active install of it', { code: 'already_installed', cause: err });
+      throw new Conflict('this tenant already has an active install of it', {
+        code: ErrorCodes.alreadyInstalled,
+        cause: err,
+      });
     }
     if (code === '23503') throw new NotFound('tenant not found', { cause: err });
     throw err;
@@ -180,7 +183,10 @@ export async function setInstallStatus(
   } catch (err) {
     // Re-activating while another install of the same external id is active.
     if (pgErrorCode(err) === '23505' && pgConstraint(err) === 'installs_active_external') {
-      throw new Conflict('this tenant already has an active install of it', { code: 'already_installed', cause: err });
+      throw new Conflict('this tenant already has an active install of it', {
+        code: ErrorCodes.alreadyInstalled,
+        cause: err,
+      });
     }
     throw err;
   }

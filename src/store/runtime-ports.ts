@@ -3,7 +3,7 @@
  * so runtime code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
  */
 import type { Pool } from 'pg';
-import type { BlobPort, DeadLetterPort } from '../runtime/ingest-stream.js';
+import type { BlobPort, DeadLetterPort } from '../runtime/ports.js';
 import { deleteBlob, getBlob, putBlob } from './blobs.js';
 import { countDeadLetters, recordDeadLetter } from './dead-letters.js';
 

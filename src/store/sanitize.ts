@@ -9,6 +9,7 @@
 
 // Without the `u` flag a regex sees UTF-16 code units, which is what finding a lone
 // surrogate needs: a high not followed by a low, or a low not preceded by a high.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what Postgres text refuses
 const BAD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const BAD_ALL = new RegExp(BAD.source, 'g');
 

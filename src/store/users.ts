@@ -2,7 +2,7 @@
  * User profiles of a tenant (INTERFACE §1 "users create"; the admin install body names
  * one by `user_id`, and the edge checks it belongs to the caller's tenant).
  */
-import { BadRequest, Conflict, NotFound } from '../errors.js';
+import { BadRequest, Conflict, ErrorCodes, NotFound } from '../errors.js';
 import { isUuid, pgConstraint, pgErrorCode, type Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
 
@@ -25,7 +25,7 @@ export async function createUser(q: Queryable, tenantId: string, email: string):
     return { user_id: rows[0].user_id };
   } catch (err) {
     if (pgErrorCode(err) === '23505' && pgConstraint(err) === 'users_tenant_email') {
-      throw new Conflict('a user with this email already exists in this tenant', { code: 'user_exists' });
+      throw new Conflict('a user with this email already exists in this tenant', { code: ErrorCodes.userExists });
     }
     throw err;
   }

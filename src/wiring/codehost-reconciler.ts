@@ -9,13 +9,13 @@ import { codehostReconcileKey, codehostReconcilerActor } from '../actors/codehos
 import type { GithubClients } from '../connectors/codehost/github-client.js';
 import { listHookDeliveries, requestRedelivery } from '../connectors/codehost/hook-deliveries.js';
 import { reconcileDeliveries } from '../connectors/codehost/reconcile-deliveries.js';
-import type { ModuleDeps } from '../connectors/module.js';
+import type { ActorKind } from '../runtime/actor-definition.js';
 import { kvKey } from '../runtime/kv-port.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ModuleDeps } from './module.js';
 import { storedDeliveryGuids } from '../store/delivery-guids.js';
 
 export interface ReconcilerParts {
-  actors: Array<ActorDefinition<any>>;
+  actors: ActorKind[];
   onShardAcquired(shard: number): Promise<void>;
 }
 

@@ -46,8 +46,17 @@ async function until(cond: () => boolean, ms = 2000): Promise<void> {
   }
 }
 
+type CounterProtocol = {
+  inc: { msg: { n: number; holdMs?: number; hold?: number }; answer: number };
+  get: { msg: object; answer: Counter };
+  reset: { msg: object; answer: number };
+  missing: { msg: object; answer: never };
+  boom: { msg: { hold?: number }; answer: never };
+  waitForAbort: { msg: object; answer: string };
+};
+
 /** A counter actor whose ports are in memory, with hooks to hold a handler or hydration open. */
-function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
+function counterKind(over: Partial<ActorDefinition<Counter, CounterProtocol>> = {}) {
   const ports = {
     hydrations: [] as string[],
     passivated: [] as Array<{ key: string; state: Counter }>,
@@ -58,7 +67,7 @@ function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
     maxRunning: 0,
     signals: [] as AbortSignal[],
   };
-  const def: ActorDefinition<Counter> = {
+  const def: ActorDefinition<Counter, CounterProtocol> = {
     kind: 'counter',
     async hydrate(k) {
       ports.hydrations.push(k.id.join('/'));
@@ -71,7 +80,7 @@ function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
       return { n: 0, seen: [] };
     },
     handlers: {
-      async inc(ctx, msg: { n: number; holdMs?: number; hold?: number }) {
+      async inc(ctx, msg) {
         ports.running++;
         ports.maxRunning = Math.max(ports.maxRunning, ports.running);
         ports.signals.push(ctx.signal);
@@ -95,7 +104,7 @@ function counterKind(over: Partial<ActorDefinition<Counter>> = {}) {
       async missing() {
         throw new NotFound('no such thing');
       },
-      async boom(_ctx, msg: { hold?: number }) {
+      async boom(_ctx, msg) {
         if (msg.hold !== undefined) await ports.holds.get(msg.hold)?.promise;
         throw new TypeError('bug in handler');
       },

@@ -6,10 +6,9 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KvPort } from '../../src/connectors/module.js';
-import { EVENTS_PATH, chatEventsRoute } from '../../src/connectors/chatapp/events-route.js';
+import type { IngestEvent, KvPort } from '../../src/runtime/ports.js';
+import { EVENTS_PATH, chatEventsRoute } from '../../src/edge/routes/chatapp/events.js';
 import { Unavailable } from '../../src/errors.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
 import { claimWorkspace } from '../../src/store/chat-claims.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall } from '../../src/store/installs.js';

@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { chatOAuthRoutes } from '../../src/connectors/chatapp/oauth-routes.js';
+import { chatOAuthRoutes } from '../../src/edge/routes/chatapp/oauth.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';

@@ -2,7 +2,9 @@
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.js';
-import { buildEdge, type ActorAsk, type EdgeDeps } from '../../src/edge/app.js';
+import { buildEdge } from '../../src/edge/app.js';
+import { type EdgeDeps } from '../../src/edge/context.js';
+import { type ActorAsk } from '../../src/runtime/ports.js';
 import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';

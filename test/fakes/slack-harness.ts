@@ -3,7 +3,7 @@
  * (start → authorize redirect → callback), for the chatapp integration tests.
  */
 import { expect } from 'vitest';
-import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import type { LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 import { FakeSlack } from './slack-fake.js';

@@ -2,7 +2,8 @@
  * A short smoke of the chaos suite (`npm run chaos`, bench/chaos): one node kill and one
  * stop of every node under steady webhook load, against its own nats-server and database.
  * Nothing acknowledged is lost, nothing is stored twice, and the deliveries that failed
- * while every node was down are brought in by reconciliation (INTERFACE §9.4).
+ * while every node was down are brought in by reconciliation (INTERFACE §9.4). Slash-command
+ * write-backs are off here (`--slash 0`): the smoke covers the ingest path.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 /**
  * The chat backfill walker stops when its install is uninstalled mid-walk (spec §3.1: the
- * walker "only works while status is `active`"; issue 4 "Backfill walker"), whether the
+ * walker "only works while status is `active`"), whether the
  * uninstall comes through `DELETE /installs/{id}` or Slack's `app_uninstalled` event.
  *
  * No timed assertions: a second workspace walks beside the first at the same pacing, and
@@ -9,7 +9,7 @@
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_BACKFILL_KIND } from '../../src/actors/chat-backfill.js';
+import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { eventually, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';

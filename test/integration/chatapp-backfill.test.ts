@@ -1,4 +1,4 @@
-/** Chat backfill walker (issue 4 "Backfill walker"; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
+/** Chat backfill walker (spec §1; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';
@@ -16,7 +16,7 @@ import { nextTs, type FakeChannel, type FakeMessage } from '../fakes/slack-model
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
-import { EVENTS_PATH } from '../../src/connectors/chatapp/events-route.js';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';

@@ -1,4 +1,4 @@
-/** Chat events in over HTTP (issue 4 "Events in", "Self-emit filter"; INTERFACE §3, §4, §8.20). */
+/** Chat events in over HTTP (spec §6.1, §6.3; INTERFACE §3, §4, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   messageChangedEvent,

@@ -1,4 +1,4 @@
-/** Chat install through the HTTP API against the fake Slack (issue 4 "Install"; INTERFACE §3). */
+/** Chat install through the HTTP API against the fake Slack (spec §5; INTERFACE §3). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';

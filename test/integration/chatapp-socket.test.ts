@@ -1,4 +1,4 @@
-/** Chat events over Socket Mode (issue 4 "Events in"; spec §5; INTERFACE §8.18, §8.20). */
+/** Chat events over Socket Mode (spec §5, §6.1; INTERFACE §8.18, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent, signedHeaders } from '../fakes/slack-events.js';
 import { FakeSlack } from '../fakes/slack-fake.js';

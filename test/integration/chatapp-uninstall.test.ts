@@ -1,4 +1,4 @@
-/** Chat uninstall (issue 4 "Uninstall"; spec §3.1; INTERFACE §3 DELETE, §8.3). */
+/** Chat uninstall (spec §3.1; INTERFACE §3 DELETE, §8.3). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   eventually,

@@ -1,6 +1,6 @@
 /**
  * Integration: kill -9 of the node walking a PR-diff backfill (spec §3.2: "a crashed
- * worker resumes from the last committed cursor"; issue 6). Two real `connectors serve`
+ * worker resumes from the last committed cursor"). Two real `connectors serve`
  * processes share the run's Postgres and a fresh namespace; the walk is slowed by the
  * fake GitHub so it is mid-way when the node owning the walker's shard is killed with
  * SIGKILL. The survivor takes the shard over once the lease expires, resumes the walker
@@ -11,7 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillKey } from '../../src/actors/codehost-backfill.js';
+import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
 import { names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';

@@ -8,12 +8,11 @@
 import { Octokit } from '@octokit/rest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillActor, codehostBackfillKey } from '../../src/actors/codehost-backfill.js';
-import { codehostRateActor } from '../../src/actors/codehost-rate.js';
+import { codehostBackfillActor, codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostRateActor } from '../../src/actors/codehost/codehost-rate.js';
 import { octokitApi } from '../../src/connectors/codehost/backfill/octokit-api.js';
 import type { BackfillCaps } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
-import type { ActorAsk } from '../../src/edge/app.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import type { ActorAsk, IngestEvent } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';

@@ -11,10 +11,8 @@ import {
   indexerSessionActor,
   indexerSessionKey,
   type IndexerTimings,
-  type SyncAnswer,
-  type ToolAnswer,
-} from '../../src/actors/indexer-session.js';
-import type { ActorAsk } from '../../src/edge/app.js';
+} from '../../src/actors/codehost/indexer-session.js';
+import type { ActorAsk } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
@@ -74,9 +72,9 @@ async function session(opts: { template?: string | null; cap?: number } = {}) {
   );
   const repo = (id: number) => ({ full_name: `acme/r${id}`, clone_url: `https://example.test/acme/r${id}.git` });
   const sync = (repoId: number, sha: string | null = null) =>
-    actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
+    actors.ask(indexerSessionKey(install.install_id, repoId), { type: 'sync', sha, repo: repo(repoId) });
   const tool = (repoId: number) =>
-    actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), {
+    actors.ask(indexerSessionKey(install.install_id, repoId), {
       type: 'tool',
       name: 'service_explain',
       arguments: { symbol: 'X' },

@@ -1,6 +1,6 @@
 /**
  * actor: the repo indexer session on the real kernel and Postgres against the fake daemon,
- * with short timings injected (issue #6 follow-ups):
+ * with short timings injected (README "Code host"):
  * - a failed index is retried with backoff until it is ready, at most `maxRetries` times in
  *   a row, its schedule on the row (so a shard move resumes it); never for an uninstalled install;
  * - an uninstalled install's session stops polling `index/status` and answers no sync or
@@ -15,10 +15,8 @@ import {
   indexerSessionActor,
   indexerSessionKey,
   type IndexerTimings,
-  type SyncAnswer,
-  type ToolAnswer,
-} from '../../src/actors/indexer-session.js';
-import type { ActorAsk } from '../../src/edge/app.js';
+} from '../../src/actors/codehost/indexer-session.js';
+import type { ActorAsk } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { getListedRepo } from '../../src/store/backfill-repos.js';
@@ -87,13 +85,13 @@ const hint = (repoId: number) => ({
   clone_url: `https://example.test/acme/r${repoId}.git`,
 });
 const sync = (install: Install, repoId: number) =>
-  actors.ask<SyncAnswer>(indexerSessionKey(install.install_id, repoId), {
+  actors.ask(indexerSessionKey(install.install_id, repoId), {
     type: 'sync',
     sha: null,
     repo: hint(repoId),
   });
 const tool = (install: Install, repoId: number) =>
-  actors.ask<ToolAnswer>(indexerSessionKey(install.install_id, repoId), {
+  actors.ask(indexerSessionKey(install.install_id, repoId), {
     type: 'tool',
     name: 'service_explain',
     arguments: { symbol: 'X' },

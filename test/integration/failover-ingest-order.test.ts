@@ -12,7 +12,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import { ensureIngestStream, IngestPublisher, type IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { type IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 

@@ -1,5 +1,5 @@
 /**
- * integration: failover end to end with real processes (issue 3, "Tests that must exist").
+ * integration: failover end to end with real processes (INTERFACE §8.24).
  *
  * Three `connectors serve` nodes share the run's Postgres and a fresh namespace. While
  * events are published at a steady rate and `refresh` asks run continuously, one node is

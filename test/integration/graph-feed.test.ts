@@ -9,8 +9,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphChange } from '../../src/graph/change.js';
-import { IngestPublisher, type IngestEvent } from '../../src/runtime/ingest-stream.js';
-import { installKey, names as makeNames, type Names } from '../../src/runtime/names.js';
+import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { type IngestEvent } from '../../src/runtime/ports.js';
+import { installKey } from '../../src/actors/install-protocol.js';
+import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { Router } from '../../src/runtime/router.js';
 import { createInstall, setBackfill, type Install } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
@@ -81,11 +83,7 @@ function event(inst: Install, id: string, kind: string, payload: unknown): Inges
 
 /** Straight to the install actor: answers once the transaction committed and notices went out. */
 async function ingest(ev: IngestEvent): Promise<{ stored: boolean }> {
-  const r = await router.ask<{ stored: boolean }>(
-    installKey(ev.installId),
-    { type: 'ingest', event: ev },
-    { timeoutMs: 10_000 },
-  );
+  const r = await router.ask(installKey(ev.installId), { type: 'ingest', event: ev }, { timeoutMs: 10_000 });
   // A notice published before the actor's reply is delivered to us before this PONG.
   await sub.flush();
   return r;

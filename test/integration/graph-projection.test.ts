@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphChange } from '../../src/graph/change.js';
 import { projectEvent } from '../../src/graph/project.js';
 import { getNode, listEdges } from '../../src/graph/queries.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 import { createPool, withTx } from '../../src/store/db.js';
 import {
   createInstall,

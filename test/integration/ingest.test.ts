@@ -4,13 +4,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { ShardIngestConsumer, type IngestDeliveryMeta } from '../../src/runtime/ingest-consumer.js';
-import {
-  ensureIngestStream,
-  IngestPublisher,
-  type BlobPort,
-  type DeadLetterPort,
-  type IngestEvent,
-} from '../../src/runtime/ingest-stream.js';
+import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { type BlobPort, type DeadLetterPort, type IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';

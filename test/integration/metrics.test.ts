@@ -1,5 +1,5 @@
 /**
- * The runtime's metrics on `/metrics` (issue 3 item 6) after real traffic on a real node:
+ * The runtime's metrics on `/metrics` (README "Operating it") after real traffic on a real node:
  * owned shards, active actors, mailbox depth, consumer lag, ingest latencies (edge publish
  * to stream ack; stream to Postgres commit), redeliveries, dead letters, HTTP per route.
  */

@@ -5,6 +5,7 @@ import { ActorUnavailable, Conflict, RateLimited, notStarted } from '../../src/e
 import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey, type Names } from '../../src/runtime/names.js';
 import { Router, serveShard, type ActorRequest } from '../../src/runtime/router.js';
+import type { KeyOf } from '../../src/runtime/ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 
 const SHARDS = 4;
@@ -41,10 +42,11 @@ describe('integration: router', () => {
 
   it('ask gets the handler reply', async () => {
     const s = serveAll(async (req) => ({ echo: req.msg.n, key: req.key }));
-    const reply = await router.ask<{ echo: number; key: string }>(
-      { kind: 'install', id: ['i1'] },
-      { type: 'ping', n: 7 },
-    );
+    const key: KeyOf<{ ping: { msg: { n: number }; answer: { echo: number; key: string } } }> = {
+      kind: 'install',
+      id: ['i1'],
+    };
+    const reply = await router.ask(key, { type: 'ping', n: 7 });
     expect(reply).toEqual({ echo: 7, key: 'install/i1' });
     await s.stop();
   });

@@ -1,5 +1,5 @@
 /**
- * unit: the pure parts of issue #6's follow-ups: the retry backoff of a failed index and
+ * unit: the pure parts of index retries and repository changes: the retry backoff of a failed index and
  * the row patches of index outcomes; repos added to a walk (queued within the cap, a
  * finished walk reopened); `installation_repositories` payloads (GitHub's recorded
  * examples); slash commands in PR review comments; the review-thread reply as a write of
@@ -22,8 +22,8 @@ import {
   readyPatch,
   retryDelayMs,
 } from '../../src/connectors/codehost/indexer/index-outcome.js';
-import { slashCommandOf } from '../../src/connectors/codehost/slash/answer-slash.js';
-import type { IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { slashCommandOf } from '../../src/actors/codehost/answer-slash.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];
 const example = (name: string, action: string): Record<string, any> =>

@@ -1,11 +1,7 @@
 /** Unit: classification of GitHub's failures (STYLE.md; GitHub's rate-limit rules). */
 import { describe, expect, it } from 'vitest';
-import { RateLimited, UpstreamError } from '../../src/errors.js';
-import {
-  isTerminalUpstream,
-  MIN_RATE_LIMIT_WAIT_S,
-  toUpstreamError,
-} from '../../src/connectors/codehost/upstream-error.js';
+import { isRetryable, RateLimited, UpstreamError } from '../../src/errors.js';
+import { MIN_RATE_LIMIT_WAIT_S, toUpstreamError } from '../../src/connectors/codehost/upstream-error.js';
 
 /** Octokit's RequestError, as far as the classifier reads it. */
 function httpError(status: number, message: string, headers: Record<string, string> = {}) {
@@ -59,14 +55,14 @@ describe('toUpstreamError', () => {
     expect(e).toBeInstanceOf(UpstreamError);
     expect(e.message).toContain('Resource not accessible by integration');
     expect(e.details).toEqual({ upstream_status: 403 });
-    expect(isTerminalUpstream(e)).toBe(true);
-    expect(isTerminalUpstream(toUpstreamError(httpError(422, 'Validation Failed'), 'w', NOW))).toBe(true);
+    expect(isRetryable(e)).toBe(false);
+    expect(isRetryable(toUpstreamError(httpError(422, 'Validation Failed'), 'w', NOW))).toBe(false);
   });
 
   it('5xx and unreachable are upstream errors worth retrying', () => {
     const five = toUpstreamError(httpError(502, 'Bad Gateway'), 'w', NOW);
     expect(five).toBeInstanceOf(UpstreamError);
-    expect(isTerminalUpstream(five)).toBe(false);
+    expect(isRetryable(five)).toBe(true);
     const down = toUpstreamError(
       Object.assign(new Error('fetch failed'), { name: 'HttpError', status: 500 }),
       'w',
@@ -74,7 +70,7 @@ describe('toUpstreamError', () => {
     );
     expect(down.message).toContain('unreachable');
     expect(down.details).toEqual({ upstream_status: null });
-    expect(isTerminalUpstream(down)).toBe(false);
-    expect(isTerminalUpstream(toUpstreamError(httpError(429, 'x'), 'w', NOW))).toBe(false);
+    expect(isRetryable(down)).toBe(true);
+    expect(isRetryable(toUpstreamError(httpError(429, 'x'), 'w', NOW))).toBe(true);
   });
 });

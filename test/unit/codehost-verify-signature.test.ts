@@ -1,6 +1,6 @@
 /** Unit: GitHub webhook signatures and the admin token comparison (INTERFACE §3; spec §5). */
 import { describe, expect, it } from 'vitest';
-import { adminTokenMatches } from '../../src/connectors/codehost/check-admin-token.js';
+import { adminTokenMatches } from '../../src/edge/routes/codehost/check-admin-token.js';
 import { verifySignature } from '../../src/connectors/codehost/verify-signature.js';
 
 // GitHub's published test vector ("Validating webhook deliveries").

@@ -1,7 +1,8 @@
 /** unit: the ingest message body, with a payload spliced in as received or encoded again. */
 import { describe, expect, it } from 'vitest';
 import { decodeEnvelope, encodeEvent } from '../../src/runtime/ingest-envelope.js';
-import { encodeIngestMessage, type IngestEvent } from '../../src/runtime/ingest-stream.js';
+import { encodeIngestMessage } from '../../src/runtime/ingest-stream.js';
+import { type IngestEvent } from '../../src/runtime/ports.js';
 
 const event: IngestEvent = {
   installId: 'i-1',

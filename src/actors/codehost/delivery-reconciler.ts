@@ -9,17 +9,21 @@
  * bucket, so a new owner neither repeats a pass early nor forgets how far the last one got.
  */
 import { z } from 'zod';
-import type { KvPort } from '../../connectors/module.js';
 import type { ReconcileCheckpoint, ReconcileOutcome } from '../../connectors/codehost/reconcile-deliveries.js';
-import type { ActorAsk } from '../../edge/app.js';
-import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
-import type { ActorKey } from '../../runtime/names.js';
+import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 
 export const CODEHOST_RECONCILE_KIND = 'codehost-reconcile';
 
-export function codehostReconcileKey(appId: number): ActorKey {
+/** `resume` arms the next pass when none is pending; `tick` runs one pass and arms the next. */
+export type CodehostReconcileProtocol = {
+  resume: { msg: object; answer: { ok: true } };
+  tick: { msg: object; answer: { ok: boolean } & Partial<ReconcileOutcome> };
+};
+
+export function codehostReconcileKey(appId: number): KeyOf<CodehostReconcileProtocol> {
   return { kind: CODEHOST_RECONCILE_KIND, id: [String(appId)] };
 }
 
@@ -57,7 +61,7 @@ const RETRY_AFTER_FAILURE_MS = 30_000;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition<State> {
+export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition<State, CodehostReconcileProtocol> {
   const now = ports.now ?? Date.now;
   return {
     kind: CODEHOST_RECONCILE_KIND,
@@ -66,7 +70,12 @@ export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition
     mailboxCapacity: 4,
     async hydrate(key) {
       const ticker = createTicker({
-        fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: RECONCILE_TICK_TIMEOUT_MS }),
+        fire: () =>
+          ports.actors.ask(
+            key as KeyOf<CodehostReconcileProtocol>,
+            { type: 'tick' },
+            { timeoutMs: RECONCILE_TICK_TIMEOUT_MS },
+          ),
         onError: () => undefined, // the pass logs its own failure; a lost tick is re-armed on resume
         maxDelayMs: ports.periodMs,
       });
@@ -82,7 +91,7 @@ export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition
     handlers: {
       async resume(ctx) {
         if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(ctx.state.ranAtMs + ports.periodMs - now());
-        return { ok: true };
+        return { ok: true as const };
       },
       async tick(ctx) {
         const s = ctx.state;

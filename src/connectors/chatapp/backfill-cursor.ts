@@ -1,6 +1,6 @@
 /**
  * The chat backfill cursor: everything a walker needs to resume after a crash or a shard
- * move (issue 4), pacing included (INTERFACE §8.22: next-allowed times per Web API method
+ * move (ARCHITECTURE.md "Actors"), pacing included (INTERFACE §8.22: next-allowed times per Web API method
  * live with the cursor, so a restart never calls early). Stored as JSON in the cursor KV
  * bucket, whose values must stay under 100 KB (spec §8); `encodeCursor` refuses more.
  */

@@ -1,5 +1,5 @@
 /**
- * The chat backfill walk as pure steps (issue 4 "Backfill walker", spec §1): list
+ * The chat backfill walk as pure steps (spec §1; ARCHITECTURE.md "Actors", backfill walker): list
  * conversations a page at a time, then the history of each listed conversation newest
  * first, and after each history page the replies of that page's threads. `nextCall`
  * names the one upstream call the walker makes next; `applyOutcome` folds its answer

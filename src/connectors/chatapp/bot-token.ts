@@ -1,5 +1,5 @@
 /**
- * An install's bot credentials, with token rotation (issue 4 "Install"): when Slack's
+ * An install's bot credentials, with token rotation (Slack's token rotation): when Slack's
  * `oauth.v2.access` answered with `expires_in` / `refresh_token`, the token is refreshed
  * before it expires, by whichever caller needs it first, and only one refresh runs at a
  * time across the cluster: the refresher holds the credentials row lock while it calls
@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import { Conflict, NotConfigured, UpstreamError } from '../../errors.js';
+import { Conflict, ErrorCodes, NotConfigured, UpstreamError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import { getCredentials, putCredentials } from '../../store/credentials.js';
@@ -65,7 +65,7 @@ export interface BotCredentials {
   get(install: Install, signal: AbortSignal): Promise<ChatSecret>;
 }
 
-const notActive = () => new Conflict('the install has no live credentials', { code: 'install_not_active' });
+const notActive = () => new Conflict('the install has no live credentials', { code: ErrorCodes.installNotActive });
 
 export function botCredentials(deps: TokenDeps, now: () => number = Date.now): BotCredentials {
   const read = async (q: pg.Pool | pg.PoolClient, install: Install): Promise<ChatSecret> => {

@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import { AppError, Unavailable, UpstreamError } from '../../errors.js';
+import { AppError, ErrorCodes, Unavailable, UpstreamError } from '../../errors.js';
 import type { ConnectorDriver, DriverContext } from '../driver.js';
 import { getBotIdentity, releaseClaim, type BotIdentity } from '../../store/chat-claims.js';
 import type { Queryable } from '../../store/db.js';
@@ -109,7 +109,7 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
         // app's access really ends upstream.
         token = (await deps.credentials.get(ctx.install, ctx.signal)).bot_token;
       } catch (err) {
-        if (err instanceof AppError && err.code === 'install_not_active') return;
+        if (err instanceof AppError && err.code === ErrorCodes.installNotActive) return;
         const upstream = err instanceof AppError ? err.details?.upstream_error : undefined;
         if (typeof upstream === 'string' && (DEAD_TOKEN_ERRORS.has(upstream) || upstream === 'invalid_refresh_token')) {
           ctx.log.info({ upstream }, 'bot token cannot be refreshed: already dead upstream; uninstalling locally');

@@ -10,12 +10,11 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { Unavailable } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { IngestEvent } from '../../runtime/ingest-stream.js';
+import type { IngestEvent, KvPort } from '../../runtime/ports.js';
 import { findClaimedInstall, getBotIdentity, releaseClaim } from '../../store/chat-claims.js';
 import { revokeCredentials } from '../../store/credentials.js';
 import { withTx } from '../../store/db.js';
 import { setInstallStatus, type Install } from '../../store/installs.js';
-import type { KvPort } from '../module.js';
 import { fromSlackEvent } from './normalize-event.js';
 
 export interface IntakeDeps {

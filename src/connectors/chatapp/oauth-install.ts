@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../../config.js';
-import { BadRequest, Conflict, NotConfigured, UpstreamError } from '../../errors.js';
+import { BadRequest, Conflict, ErrorCodes, NotConfigured, UpstreamError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import { putCredentials } from '../../store/credentials.js';
@@ -85,11 +85,13 @@ export async function finishAuthorization(
   const bound = q.state ? await consumeOAuthState(deps.pool, q.state) : null;
   if (q.error) {
     throw new BadRequest(`the installer did not authorize the app (${q.error.slice(0, 100)})`, {
-      code: 'access_denied',
+      code: ErrorCodes.accessDenied,
     });
   }
   if (!bound || bound.connectorId !== 'chatapp')
-    throw new BadRequest('the OAuth state is missing, unknown, expired or already used', { code: 'invalid_state' });
+    throw new BadRequest('the OAuth state is missing, unknown, expired or already used', {
+      code: ErrorCodes.invalidState,
+    });
   if (!q.code) throw new BadRequest('the callback carries no code');
 
   let raw;

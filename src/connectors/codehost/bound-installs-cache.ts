@@ -3,7 +3,7 @@
  * edge so a delivery costs no Postgres round trip, which was the largest part of the
  * edge's work per webhook (bench/ingest).
  *
- * Invariants (issue 3):
+ * Invariants (ARCHITECTURE.md "Inbound": nothing lost):
  * - A just-created install gets the next delivery: "no install" is never cached; every
  *   committed change to the installs table is announced to every edge (Postgres NOTIFY
  *   from a trigger, migration 007), and the cache forgets everything when it hears one;

@@ -3,7 +3,7 @@
  * the App's installation through @octokit/auth-app (App JWT RS256 with `iss` = App id,
  * installation tokens minted on demand, a brand-new token answering 401 retried for up to
  * 5 s as GitHub documents for token replication), plus the token itself for callers that
- * need it raw (the indexer's clone, issue #6).
+ * need it raw (the indexer's clone, INTERFACE §6).
  *
  * Tokens are cached cluster-wide: auth-app's cache port is backed by the install's
  * encrypted credentials in Postgres, so every node shares one token until it is within
@@ -16,7 +16,7 @@ import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import { Conflict, Internal, NotConfigured } from '../../errors.js';
+import { Conflict, ErrorCodes, Internal, NotConfigured } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import type { Install } from '../../store/installs.js';
@@ -130,7 +130,7 @@ export function createGithubClients(deps: GithubClientDeps): GithubClients {
       async get(key) {
         const secret = await readCodehostSecret(pool, cipher, binding);
         // Revoked credentials mean an uninstalled install: it gets no token at all.
-        if (!secret) throw new Conflict('install is not active', { code: 'install_not_active' });
+        if (!secret) throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         const t = secret.token;
         if (!t || t.cache_key !== key || Date.parse(t.expires_at) - Date.now() < REFRESH_MARGIN_MS) return undefined;
         return t.cache_value;
@@ -138,7 +138,7 @@ export function createGithubClients(deps: GithubClientDeps): GithubClients {
       async set(key, value) {
         const token = { cache_key: key, cache_value: value, expires_at: expiresAtOf(value) };
         if (!(await storeInstallationToken(pool, cipher, binding, token))) {
-          throw new Conflict('install is not active', { code: 'install_not_active' });
+          throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
         }
       },
     };

@@ -10,10 +10,9 @@
  */
 import type { Octokit } from '@octokit/rest';
 import type pg from 'pg';
-import { RateLimited } from '../../errors.js';
+import { isRetryable, RateLimited } from '../../errors.js';
 import type { DriverContext } from '../driver.js';
-import type { KvPort } from '../module.js';
-import type { IngestEvent } from '../../runtime/ingest-stream.js';
+import type { IngestEvent, KvPort } from '../../runtime/ports.js';
 import { findSummaryCommentId, forgetSummaryComment } from '../../store/codehost-emitted.js';
 import { findActiveInstalls } from '../../store/installs.js';
 import type { CodehostWrite } from './emit-schema.js';
@@ -21,7 +20,7 @@ import { installRefOf, type GithubClients, type InstallRef } from './github-clie
 import type { WriteOutcome } from './perform-write.js';
 import { renderPrSummary, type PrFile } from './pr-summary-body.js';
 import { PR_SUMMARY_SENTINEL } from './sentinels.js';
-import { isTerminalUpstream, toUpstreamError, upstreamStatusOf } from './upstream-error.js';
+import { toUpstreamError, upstreamStatusOf } from './upstream-error.js';
 
 export const PR_SUMMARY_KINDS = new Set(['pull_request.opened', 'pull_request.reopened', 'pull_request.synchronize']);
 /**
@@ -127,7 +126,7 @@ export async function summarisePullRequest(
   } catch (err) {
     // A short rate-limit hold or a GitHub hiccup: throwing retries the delivery later.
     const longHold = err instanceof RateLimited && (err.retryAfterS ?? 0) > RETRY_HOLD_MAX_S;
-    if (!isTerminalUpstream(err) && !longHold) throw err;
+    if (isRetryable(toUpstreamError(err, 'the PR summary')) && !longHold) throw err;
     // Refused for good (no access, PR gone), or held too long to keep this install's
     // events waiting: the next push of the PR brings the summary up to date.
     log.warn(

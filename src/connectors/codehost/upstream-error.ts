@@ -3,7 +3,8 @@
  * classifies its SDK's errors, with the upstream message). GitHub's rate-limit rules
  * (docs "Rate limits for the REST API"): 429, or 403 with `retry-after`, with
  * `x-ratelimit-remaining: 0`, or a "secondary rate limit" message, means wait; with no
- * `retry-after`, wait until `x-ratelimit-reset`, and at least a minute.
+ * `retry-after`, wait until `x-ratelimit-reset`, and at least a minute. Whether a failure
+ * is worth retrying is then `isRetryable` (errors.ts), read from the status recorded here.
  */
 import { AppError, RateLimited, UpstreamError } from '../../errors.js';
 
@@ -64,14 +65,4 @@ export function upstreamStatusOf(err: unknown): number | null {
     return typeof s === 'number' ? s : null;
   }
   return describeUpstream(err).status;
-}
-
-/**
- * A failure that retrying cannot fix (GitHub refused the request itself: 4xx other than a
- * rate limit). Side effects of inbound events log these instead of retrying forever.
- */
-export function isTerminalUpstream(err: unknown): boolean {
-  if (err instanceof RateLimited) return false;
-  const s = upstreamStatusOf(err);
-  return s !== null && s >= 400 && s < 500;
 }

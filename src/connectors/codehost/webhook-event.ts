@@ -3,7 +3,7 @@
  * kind `{X-GitHub-Event}.{payload.action}` (or the bare event name when there is no
  * action, e.g. `push`), id `{X-GitHub-Delivery}`, payload GitHub's JSON as delivered.
  */
-import type { IngestEvent } from '../../runtime/ingest-stream.js';
+import type { IngestEvent } from '../../runtime/ports.js';
 import type { Install } from '../../store/installs.js';
 
 export interface WebhookDelivery {

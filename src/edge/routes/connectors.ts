@@ -9,8 +9,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { isConnectorId, listConnectors } from '../../connectors/catalog.js';
-import { BadRequest, NotConfigured, NotFound } from '../../errors.js';
-import type { EdgeContext } from '../app.js';
+import { BadRequest, ErrorCodes, NotConfigured, NotFound } from '../../errors.js';
+import type { EdgeContext } from '../context.js';
 
 export const connectorRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.get('/connectors', async () => ({ connectors: listConnectors(ctx.config) }));
@@ -22,7 +22,7 @@ export const connectorRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx)
     if (manifest.install_path !== undefined) {
       // spec §4: "The framework refuses /oauth/start for a connector that declares a custom install path".
       throw new BadRequest(`${connectorId} does not install through OAuth; use POST ${manifest.install_path}`, {
-        code: 'custom_install_path',
+        code: ErrorCodes.customInstallPath,
         details: { install_path: manifest.install_path },
       });
     }

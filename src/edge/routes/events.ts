@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { listEvents } from '../../store/events.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const EventsQuery = z

@@ -10,10 +10,10 @@ import { NotFound } from '../../errors.js';
 import { NODE_KINDS } from '../../graph/kinds.js';
 import { emitForAction, NodeAction } from '../../graph/node-actions.js';
 import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '../../graph/queries.js';
-import { installKey } from '../../runtime/names.js';
+import { installKey } from '../../actors/install-protocol.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const NodesQuery = z

@@ -7,10 +7,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { CONNECTOR_IDS } from '../../connectors/catalog.js';
-import { installKey } from '../../runtime/names.js';
+import { installKey } from '../../actors/install-protocol.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
-import type { EdgeContext } from '../app.js';
+import type { EdgeContext } from '../context.js';
 import { ownInstall, parseOrBadRequest } from '../params.js';
 
 const ListQuery = z.object({ connector_id: z.enum(CONNECTOR_IDS).optional() }).strict();

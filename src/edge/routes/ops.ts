@@ -1,12 +1,6 @@
 /** Unauthenticated operations routes (INTERFACE §3): liveness, readiness, Prometheus metrics. */
 import type { FastifyPluginAsync } from 'fastify';
-import type { EdgeContext } from '../app.js';
-
-export interface ReadinessReport {
-  ready: boolean;
-  checks: Record<string, boolean>;
-}
-export type ReadinessCheck = () => Promise<ReadinessReport>;
+import type { EdgeContext } from '../context.js';
 
 export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.get('/healthz', async () => ({ ok: true }));

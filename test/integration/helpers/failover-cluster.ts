@@ -1,6 +1,6 @@
 /**
- * Real `connectors serve` processes for the failover test (issue 3: "three nodes ... one
- * node is killed with SIGKILL and another restarted"). Each node is `node bin/connectors.js
+ * Real `connectors serve` processes for the failover test (three nodes; one
+ * is killed with SIGKILL and another restarted). Each node is `node bin/connectors.js
  * serve` with its own NODE_ID and PORT against the run's Postgres and a shared namespace.
  *
  * Children are killed with SIGKILL when this process exits for any reason, so a crashed or

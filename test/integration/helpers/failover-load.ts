@@ -6,8 +6,10 @@
  * each ask afterwards.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IngestEvent, IngestPublisher } from '../../../src/runtime/ingest-stream.js';
-import { installKey, shardOf } from '../../../src/runtime/names.js';
+import type { IngestPublisher } from '../../../src/runtime/ingest-stream.js';
+import type { IngestEvent } from '../../../src/runtime/ports.js';
+import { installKey } from '../../../src/actors/install-protocol.js';
+import { shardOf } from '../../../src/runtime/names.js';
 import type { Router } from '../../../src/runtime/router.js';
 
 export interface LoadInstall {
@@ -128,12 +130,12 @@ export class AskLoad {
         };
         try {
           // `refresh` only re-reads the install row: safe to resend after a node's death.
-          const reply = await this.router.ask<{ ok?: boolean }>(
+          const reply = await this.router.ask(
             key,
             { type: 'refresh' },
             { timeoutMs: this.opts.timeoutMs, idempotent: true },
           );
-          rec.ok = reply?.ok === true;
+          rec.ok = (reply as { ok?: unknown } | null)?.ok === true;
           if (!rec.ok) rec.code = 'unexpected_reply';
         } catch (err) {
           const e = err as { kind?: string; code?: string };

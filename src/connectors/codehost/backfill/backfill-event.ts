@@ -4,7 +4,7 @@
  * `pull_request.opened` on dedup, payload `{repo_id, repo_full_name, pr_number, oversized,
  * diff?}` with numbers as numbers (INTERFACE §8.10).
  */
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
+import type { IngestEvent } from '../../../runtime/ports.js';
 
 export const BACKFILL_DIFF_KIND = 'pull_request.backfill_diff';
 /** INTERFACE §8.9: 1,000,000 bytes of the diff's UTF-8 text. */

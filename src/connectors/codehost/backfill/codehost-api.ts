@@ -5,9 +5,10 @@
  *
  * Expected outcomes are values: a repo or PR that vanished is `{status: 'gone'}`, a diff
  * GitHub refuses with 406 is `{status: 'oversized'}` (spec §6.1 rule 3). Failures throw
- * AppErrors: `RateLimited` (403/429 secondary or primary limit, with `retryAfterS`),
- * retryable `UpstreamError` (5xx, network), and terminal kinds (`NotFound` code
- * `installation_not_accessible`, `Unauthorized` code `upstream_forbidden`).
+ * AppErrors: `RateLimited` (403/429 secondary or primary limit, with `retryAfterS`), and
+ * `UpstreamError` with the upstream status, which `isRetryable` (errors.ts) reads: 5xx and
+ * network retryable; 4xx terminal, coded `installation_not_accessible` when the
+ * installation itself refused, `upstream_forbidden` for a 403 on a repository.
  */
 
 /** What the last response said about the installation's `github_general` budget. */

@@ -14,7 +14,7 @@
  * admission finds an existing row, and the walker never queues a repo twice.
  */
 import type pg from 'pg';
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
+import type { IngestEvent } from '../../../runtime/ports.js';
 import { addRepos, type WebhookRepo } from '../../../store/backfill-repos.js';
 import type { Install } from '../../../store/installs.js';
 import { removeRepos } from '../../../store/repo-index-state.js';

@@ -4,14 +4,14 @@
  * belongs to the rate-gate actor). The diff is read as a stream and abandoned past
  * 1,000,000 bytes (INTERFACE §8.9), so a huge diff never sits in memory.
  *
- * Classification: a rate limit is `RateLimited` (issue 5's `toUpstreamError`); 404/410 of a
- * repo or PR is `gone`; 406 of a diff is `oversized` (spec §6.1 rule 3); the installation
- * itself refusing (token mint or listing 401/403/404) is terminal (`NotFound`
- * `installation_not_accessible`); a 403 on a repo is terminal `Unauthorized`
- * `upstream_forbidden` (the App lacks a permission); the rest is retryable.
+ * Classification: `toUpstreamError` (upstream-error.ts) codes every failure, and
+ * `isRetryable` (errors.ts) alone decides retry or terminal. On top, as values: 404/410 of
+ * a repo or PR is `gone`; 406 of a diff is `oversized` (spec §6.1 rule 3). Terminal
+ * failures get a code that names what refused: the installation itself (token mint or
+ * listing) `installation_not_accessible`, a 403 on a repo `upstream_forbidden`.
  */
 import type { Octokit } from '@octokit/rest';
-import { AppError, NotFound, RateLimited, Unauthorized } from '../../../errors.js';
+import { AppError, ErrorCodes, isRetryable, UpstreamError } from '../../../errors.js';
 import { describeUpstream, toUpstreamError } from '../upstream-error.js';
 import { DIFF_MAX_BYTES } from './backfill-event.js';
 import {
@@ -158,20 +158,19 @@ function aboutInstallation(err: unknown): boolean {
 function classify(err: unknown, what: string, scope: 'installation' | 'repo'): AppError {
   if (err instanceof AppError) return err;
   const coded = toUpstreamError(err, what);
-  if (coded instanceof RateLimited) return coded;
+  if (isRetryable(coded)) return coded;
   const { status, message } = describeUpstream(err);
-  const installationLevel = scope === 'installation' || aboutInstallation(err);
-  if (installationLevel && (status === 401 || status === 403 || status === 404)) {
-    return new NotFound(`the GitHub installation refused ${what}: ${message}`, {
-      code: 'installation_not_accessible',
-      details: { upstream_status: status },
+  const details = { upstream_status: status };
+  if (scope === 'installation' || aboutInstallation(err))
+    return new UpstreamError(`the GitHub installation refused ${what}: ${message}`, {
+      code: ErrorCodes.installationNotAccessible,
+      details,
       cause: err,
     });
-  }
   if (status === 403)
-    return new Unauthorized(`GitHub refused ${what}: ${message}`, {
-      code: 'upstream_forbidden',
-      details: { upstream_status: status },
+    return new UpstreamError(`GitHub refused ${what}: ${message}`, {
+      code: ErrorCodes.upstreamForbidden,
+      details,
       cause: err,
     });
   return coded;

@@ -6,7 +6,13 @@
  */
 import type { Octokit } from '@octokit/rest';
 import { toUpstreamError } from '../upstream-error.js';
-import type { ReplyPlace } from './answer-slash.js';
+
+/** Where a reply goes: an issue's (or PR's) conversation, or a PR's review comments. */
+export interface ReplyPlace {
+  repo_full_name: string;
+  number: number;
+  in: 'issue' | 'review_comments';
+}
 
 /** Comments scanned (10 pages of 100): replies come right after their command. */
 const SCAN_PAGES = 10;

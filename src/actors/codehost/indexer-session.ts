@@ -23,36 +23,31 @@
  *   is refused admission (`repo-index-state.ts`), so its ticks find nothing to do.
  */
 import type pg from 'pg';
-import type { ActorAsk } from '../edge/app.js';
-import type { Logger } from '../log.js';
-import { callTool, indexStatus, syncIndex, type ToolName } from '../connectors/codehost/indexer/daemon-client.js';
-import { daemonUrl } from '../connectors/codehost/indexer/daemon-url.js';
-import type { RpcFailureKind } from '../connectors/codehost/indexer/json-rpc.js';
+import type { ActorAsk, KeyOf } from '../../runtime/ports.js';
+import type { Logger } from '../../log.js';
+import { callTool, indexStatus, syncIndex, type ToolName } from '../../connectors/codehost/indexer/daemon-client.js';
+import { daemonUrl } from '../../connectors/codehost/indexer/daemon-url.js';
+import type { RpcFailureKind } from '../../connectors/codehost/indexer/json-rpc.js';
 import {
   DEFAULT_RETRY_POLICY,
   failedPatch,
   readyPatch,
   UNFOLLOWED_PATCH,
-} from '../connectors/codehost/indexer/index-outcome.js';
-import { describeUpstream } from '../connectors/codehost/upstream-error.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import type { ActorKey } from '../runtime/names.js';
-import { createTicker, type Ticker } from '../runtime/ticker.js';
-import { getListedRepo } from '../store/backfill-repos.js';
-import { getInstallById, type Install } from '../store/installs.js';
+} from '../../connectors/codehost/indexer/index-outcome.js';
+import { describeUpstream } from '../../connectors/codehost/upstream-error.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import { createTicker, type Ticker } from '../../runtime/ticker.js';
+import { getListedRepo } from '../../store/backfill-repos.js';
+import { getInstallById, type Install } from '../../store/installs.js';
 import {
   admitRepo,
   getIndexState,
   updateIndexState,
   type IndexStatePatch,
   type RepoIndexState,
-} from '../store/repo-index-state.js';
+} from '../../store/repo-index-state.js';
 
 export const INDEXER_SESSION_KIND = 'indexer';
-
-export function indexerSessionKey(installId: string, repoId: number): ActorKey {
-  return { kind: INDEXER_SESSION_KIND, id: [installId, String(repoId)] };
-}
 
 export interface IndexerTimings {
   /** index/sync and index/status. */
@@ -113,12 +108,27 @@ export type ToolAnswer =
   | { ok: true; text: string }
   | { ok: false; kind: RpcFailureKind | 'capped' | 'removed' | 'no_daemon' | 'inactive'; message: string };
 
+/**
+ * `sync` indexes a sha (null: the default branch head); `tool` answers a slash command
+ * through the daemon; `tick` (its own ticker) does due work; `resume` after a shard move.
+ */
+export type IndexerSessionProtocol = {
+  sync: { msg: { sha?: string | null; repo?: RepoHint }; answer: SyncAnswer };
+  tool: { msg: { name: ToolName; arguments: Record<string, string>; repo?: RepoHint }; answer: ToolAnswer };
+  tick: { msg: object; answer: object };
+  resume: { msg: object; answer: { ok: true } };
+};
+
+export function indexerSessionKey(installId: string, repoId: number): KeyOf<IndexerSessionProtocol> {
+  return { kind: INDEXER_SESSION_KIND, id: [installId, String(repoId)] };
+}
+
 interface State {
   ticker: Ticker;
   polls: number;
 }
 
-export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition<State> {
+export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition<State, IndexerSessionProtocol> {
   const t: IndexerTimings = { ...DEFAULT_INDEXER_TIMINGS, ...ports.timings };
   const now = ports.now ?? Date.now;
   const retryPolicy = { baseMs: t.retryBaseMs, maxMs: t.retryMaxMs, maxRetries: t.maxRetries };
@@ -258,7 +268,7 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       await updateIndexState(ports.pool, ids(ctx).installId, ids(ctx).repoId, { ...extra, ...readyPatch(sha, now()) });
   };
 
-  /** The index failed: the next automatic retry is scheduled unless the policy gave up (issue #6). */
+  /** The index failed: the next automatic retry is scheduled unless the policy gave up (index-outcome.ts). */
   const markFailed = async (
     ctx: ActorContext<State>,
     retriesBefore: number,

@@ -16,17 +16,17 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
-import type { Config } from '../../config.js';
-import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
-import { BadRequest, NotConfigured, Unauthorized } from '../../errors.js';
-import type { Logger } from '../../log.js';
-import type { IngestEvent } from '../../runtime/ingest-stream.js';
-import type { BoundInstallsCache } from './bound-installs-cache.js';
-import { listenInstallChanges } from './listen-install-changes.js';
+import type { Config } from '../../../config.js';
+import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
+import { BadRequest, NotConfigured, Unauthorized } from '../../../errors.js';
+import type { Logger } from '../../../log.js';
+import type { IngestEvent } from '../../../runtime/ports.js';
+import type { BoundInstallsCache } from '../../../connectors/codehost/bound-installs-cache.js';
+import { listenInstallChanges } from '../../../connectors/codehost/listen-install-changes.js';
 import { uninstallLocally } from './uninstall-locally.js';
-import { verifySignature } from './verify-signature.js';
-import { installationIdOf, toIngestEvent, type WebhookDelivery } from './webhook-event.js';
-import { parseWebhookPayload } from './webhook-payload.js';
+import { verifySignature } from '../../../connectors/codehost/verify-signature.js';
+import { installationIdOf, toIngestEvent, type WebhookDelivery } from '../../../connectors/codehost/webhook-event.js';
+import { parseWebhookPayload } from '../../../connectors/codehost/webhook-payload.js';
 
 export const CODEHOST_WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
 

@@ -9,25 +9,14 @@ import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { ActorAsk, EdgeContext } from '../edge/app.js';
+import type { EdgeContext } from '../edge/context.js';
 import type { Logger } from '../log.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
+import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
+import type { ActorAsk, IngestEvent, KvPort } from '../runtime/ports.js';
 import type { CredentialCipher } from '../store/credential-cipher.js';
-import type { ConnectorId } from './catalog.js';
-import type { ConnectorDriver } from './driver.js';
-
-/** A small key-value store with compare-and-set (backed by a NATS KV bucket). */
-export interface KvPort {
-  get(key: string): Promise<{ value: Uint8Array; revision: number } | null>;
-  /** Create-if-absent; returns the new revision, or null when the key exists. */
-  create(key: string, value: Uint8Array): Promise<number | null>;
-  /** Compare-and-set on revision; returns the new revision, or null on a mismatch. */
-  update(key: string, value: Uint8Array, revision: number): Promise<number | null>;
-  put(key: string, value: Uint8Array): Promise<number>;
-  delete(key: string): Promise<void>;
-}
+import type { ConnectorId } from '../connectors/catalog.js';
+import type { ConnectorDriver } from '../connectors/driver.js';
 
 export interface ModuleDeps {
   config: Readonly<Config>;
@@ -51,7 +40,7 @@ export interface ConnectorModule {
   id: ConnectorId;
   /** Null while the connector is not enabled by settings. */
   driver: ConnectorDriver | null;
-  actors: Array<ActorDefinition<any>>;
+  actors: ActorKind[];
   /** Routes mounted at the root of the edge (full paths, e.g. `/api/v1/connectors/chatapp/events`). */
   routes: FastifyPluginAsync<EdgeContext> | null;
   /** Runs on nodes with the edge role (e.g. the Socket Mode client). */

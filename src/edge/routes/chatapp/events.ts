@@ -6,11 +6,11 @@
  * published (event-intake.ts); anything else makes Slack retry.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { BadRequest, Unauthorized } from '../../errors.js';
-import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../edge/app.js';
-import type { Logger } from '../../log.js';
-import { takeEventCallback, type IntakeDeps } from './event-intake.js';
-import { verifySlackSignature } from './verify-signature.js';
+import { BadRequest, Unauthorized } from '../../../errors.js';
+import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
+import type { Logger } from '../../../log.js';
+import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 

@@ -13,11 +13,10 @@
  * walk (`addRepos`); a finished walk reopens for them.
  */
 import type pg from 'pg';
-import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
-import { AppError, Internal, RateLimited } from '../errors.js';
-import type { ActorAsk } from '../edge/app.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
+import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
+import { AppError, ErrorCodes, Internal, isRetryable, RateLimited } from '../../errors.js';
+import type { ActorAsk, IngestEvent, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { Logger } from '../../log.js';
 import {
   finishedCursor,
   initialCursor,
@@ -26,23 +25,30 @@ import {
   SPEC_CAPS,
   type BackfillCaps,
   type BackfillCursor,
-} from '../connectors/codehost/backfill/backfill-cursor.js';
-import { backfillDiffEvent } from '../connectors/codehost/backfill/backfill-event.js';
-import { stepBackfill, type StepResult } from '../connectors/codehost/backfill/backfill-step.js';
-import type { CodehostApi, ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
-import { decodeCursor, encodeCursor } from '../connectors/codehost/backfill/cursor-codec.js';
-import type { Take } from '../connectors/codehost/backfill/rate-gate.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
-import { getListedRepo, saveListedRepos } from '../store/backfill-repos.js';
-import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+} from '../../connectors/codehost/backfill/backfill-cursor.js';
+import { backfillDiffEvent } from '../../connectors/codehost/backfill/backfill-event.js';
+import { stepBackfill, type StepResult } from '../../connectors/codehost/backfill/backfill-step.js';
+import type { CodehostApi, ListedRepo } from '../../connectors/codehost/backfill/codehost-api.js';
+import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/cursor-codec.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
+import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate.js';
 
 export const CODEHOST_BACKFILL_KIND = 'codehost-backfill';
 
-export function codehostBackfillKey(installId: string): ActorKey {
+/**
+ * `resume` starts or continues the walk; `tick` (its own ticker) makes one step;
+ * `addRepos` queues repositories added to the installation.
+ */
+export type CodehostBackfillProtocol = {
+  resume: { msg: object; answer: { ok: true } };
+  tick: { msg: object; answer: Record<string, unknown> };
+  addRepos: { msg: { repoIds?: unknown }; answer: Record<string, unknown> };
+};
+
+export function codehostBackfillKey(installId: string): KeyOf<CodehostBackfillProtocol> {
   return { kind: CODEHOST_BACKFILL_KIND, id: [installId] };
 }
 
@@ -79,7 +85,7 @@ const BACKOFF_CAP_MS = 5 * 60_000;
 /** The `reason` of a walk its install's uninstall ended. */
 const UNINSTALLED = 'install uninstalled';
 
-export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State> {
+export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State, CodehostBackfillProtocol> {
   const now = ports.now ?? Date.now;
   const caps = ports.caps ?? SPEC_CAPS;
   if (
@@ -166,7 +172,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       return { waiting: 'connector not enabled' };
     }
 
-    const gate = await ports.actors.ask<Take>(
+    const gate = await ports.actors.ask(
       codehostRateKey(install.external_id),
       { type: 'take', report: ctx.state.report ?? {} },
       { timeoutMs: RATE_ASK_TIMEOUT_MS },
@@ -243,7 +249,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     if (e instanceof RateLimited) {
       // spec §3.2: a secondary limit pauses the walker (and every walker of the installation).
       const report: RateReport = { limitedForS: e.retryAfterS ?? null };
-      const answer = await ports.actors.ask<{ pausedUntilMs: number }>(
+      const answer = await ports.actors.ask(
         codehostRateKey(install.external_id),
         { type: 'report', report },
         { timeoutMs: RATE_ASK_TIMEOUT_MS },
@@ -258,7 +264,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       ctx.state.ticker.arm(wait);
       return { rateLimitedMs: wait };
     }
-    if (e.code === 'install_not_active') {
+    if (e.code === ErrorCodes.installNotActive) {
       // The uninstall committed during this step (the credentials went with the status).
       const current = await getInstallById(ports.pool, install.install_id);
       if (current && current.status !== 'active') {
@@ -267,7 +273,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
         return { stopped: 'install not active' };
       }
     }
-    if (!e.retryable) {
+    if (!isRetryable(e)) {
       await finish(ctx, install, cursor, e.message);
       return { done: 'failed', code: e.code };
     }

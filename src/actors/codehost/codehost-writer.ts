@@ -6,26 +6,24 @@
  * (INTERFACE §8.4, §8.26), also on another node after a move: the hold is kept in KV.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RateLimited } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
-import { parseWrite, type CodehostWrite } from '../connectors/codehost/emit-schema.js';
-import type { InstallRef } from '../connectors/codehost/github-client.js';
-import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
-import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../connectors/codehost/write-pacer.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import type { ActorKey } from '../runtime/names.js';
+import { RateLimited } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { KeyOf, KvPort } from '../../runtime/ports.js';
+import { parseWrite, type CodehostWrite } from '../../connectors/codehost/emit-schema.js';
+import type { InstallRef } from '../../connectors/codehost/github-client.js';
+import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
+import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../../connectors/codehost/write-pacer.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
 
 export const CODEHOST_WRITER_KIND = 'codehost-writes';
 
-export function codehostWriterKey(githubInstallationId: number): ActorKey {
-  return { kind: CODEHOST_WRITER_KIND, id: [String(githubInstallationId)] };
-}
+/** One paced, recorded GitHub write of the installation (spec §4.2). */
+export type CodehostWriterProtocol = {
+  write: { msg: { install: InstallRef; write: CodehostWrite }; answer: WriteOutcome };
+};
 
-export interface CodehostWriteMessage {
-  type: 'write';
-  install: InstallRef;
-  write: CodehostWrite;
+export function codehostWriterKey(githubInstallationId: number): KeyOf<CodehostWriterProtocol> {
+  return { kind: CODEHOST_WRITER_KIND, id: [String(githubInstallationId)] };
 }
 
 export interface CodehostWriterPorts {
@@ -48,7 +46,7 @@ interface WriterState {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition<WriterState> {
+export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition<WriterState, CodehostWriterProtocol> {
   const pacing = ports.pacing ?? { perMinute: GITHUB_WRITES_PER_MINUTE, burst: GITHUB_WRITE_BURST };
   const maxWaitMs = ports.maxWaitMs ?? 10_000;
   const upstreamBudgetMs = ports.upstreamBudgetMs ?? 11_000;
@@ -66,7 +64,7 @@ export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition
       return { pacer, holdKey };
     },
     handlers: {
-      async write(ctx, msg: CodehostWriteMessage): Promise<WriteOutcome> {
+      async write(ctx, msg) {
         // Re-validated: the message crossed NATS from a node that may run another version.
         const { kind, ...body } = msg.write;
         const w = parseWrite(kind, body);

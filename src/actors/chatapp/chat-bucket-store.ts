@@ -4,8 +4,8 @@
  * a minute) and any Retry-After Slack gives. A failed write is logged, not thrown: the
  * activation still holds the state, and losing it costs at most one early write.
  */
-import type { KvPort } from '../connectors/module.js';
-import type { Logger } from '../log.js';
+import type { KvPort } from '../../runtime/ports.js';
+import type { Logger } from '../../log.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

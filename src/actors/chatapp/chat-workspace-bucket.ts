@@ -7,26 +7,34 @@
  * never blocks. One activation per key in the cluster makes the budget hold across nodes;
  * its state is written through to KV so a shard move keeps it.
  */
-import type { KvPort } from '../connectors/module.js';
-import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { KeyOf, KvPort } from '../../runtime/ports.js';
+import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
 
 export const CHAT_WORKSPACE_KIND = 'chat-workspace';
 
-export function chatWorkspaceKey(teamId: string): ActorKey {
+export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
+
+/** The workspace bucket's one message (spec §8: charged only after the channel bucket allowed). */
+export type ChatWorkspaceProtocol = {
+  reserve: { msg: { maxWaitMs?: number }; answer: WorkspaceReservation };
+};
+
+export function chatWorkspaceKey(teamId: string): KeyOf<ChatWorkspaceProtocol> {
   return { kind: CHAT_WORKSPACE_KIND, id: [teamId] };
 }
-
-export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
 
 interface State {
   tat: number;
 }
 
-export function chatWorkspaceBucketActor(ports: { kv: KvPort; now?: () => number }): ActorDefinition<State> {
+export function chatWorkspaceBucketActor(ports: {
+  kv: KvPort;
+  now?: () => number;
+}): ActorDefinition<State, ChatWorkspaceProtocol> {
   const now = ports.now ?? Date.now;
   const storeKey = (key: ActorKey) => kvKey([CHAT_WORKSPACE_KIND, ...key.id]);
   return {
@@ -37,7 +45,7 @@ export function chatWorkspaceBucketActor(ports: { kv: KvPort; now?: () => number
       return { tat: typeof saved?.tat === 'number' ? saved.tat : 0 };
     },
     handlers: {
-      async reserve(ctx, msg: { maxWaitMs?: number }): Promise<WorkspaceReservation> {
+      async reserve(ctx, msg) {
         const maxWait = Math.min(WORKSPACE_MAX_WAIT_MS, Math.max(0, Number(msg.maxWaitMs ?? WORKSPACE_MAX_WAIT_MS)));
         const r = reserve(ctx.state.tat, now(), WORKSPACE_BUCKET, maxWait);
         if (!r.ok) return r;

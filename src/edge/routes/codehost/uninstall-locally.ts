@@ -5,12 +5,12 @@
  * reloads its row so it refuses emits at once.
  */
 import type pg from 'pg';
-import type { ActorAsk } from '../../edge/app.js';
-import type { Logger } from '../../log.js';
-import { installKey } from '../../runtime/names.js';
-import { revokeCredentials } from '../../store/credentials.js';
-import { withTx } from '../../store/db.js';
-import { setInstallStatus, type Install } from '../../store/installs.js';
+import type { ActorAsk } from '../../../runtime/ports.js';
+import type { Logger } from '../../../log.js';
+import { installKey } from '../../../actors/install-protocol.js';
+import { revokeCredentials } from '../../../store/credentials.js';
+import { withTx } from '../../../store/db.js';
+import { setInstallStatus, type Install } from '../../../store/installs.js';
 
 const REFRESH_TIMEOUT_MS = 5_000;
 

@@ -16,20 +16,19 @@
  * the event is redelivered.
  */
 import type pg from 'pg';
-import type { ActorAsk } from '../../../edge/app.js';
-import { AppError } from '../../../errors.js';
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
-import { recordEmitted, wasEmittedBy } from '../../../store/emitted.js';
-import { findActiveInstalls } from '../../../store/installs.js';
-import { indexerSessionKey, type ToolAnswer } from '../../../actors/indexer-session.js';
-import type { DriverContext } from '../../driver.js';
-import type { CodehostWrite } from '../emit-schema.js';
-import { installRefOf, type InstallRef } from '../github-client.js';
-import type { WriteOutcome } from '../perform-write.js';
-import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../sentinels.js';
-import { isTerminalUpstream } from '../upstream-error.js';
-import { parseSlashCommand, type SlashVerb } from './parse-command.js';
-import { renderReply, replyMarker, type ReplyContent } from './render-reply.js';
+import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
+import { AppError, isRetryable } from '../../errors.js';
+import { recordEmitted, wasEmittedBy } from '../../store/emitted.js';
+import { findActiveInstalls } from '../../store/installs.js';
+import { indexerSessionKey, type ToolAnswer } from './indexer-session.js';
+import type { DriverContext } from '../../connectors/driver.js';
+import type { CodehostWrite } from '../../connectors/codehost/emit-schema.js';
+import { installRefOf, type InstallRef } from '../../connectors/codehost/github-client.js';
+import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
+import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../../connectors/codehost/sentinels.js';
+import type { ReplyPlace } from '../../connectors/codehost/slash/find-reply.js';
+import { parseSlashCommand, type SlashVerb } from '../../connectors/codehost/slash/parse-command.js';
+import { renderReply, replyMarker, type ReplyContent } from '../../connectors/codehost/slash/render-reply.js';
 
 export const SLASH_REPLY_KIND = 'codehost.slash_reply';
 
@@ -48,13 +47,6 @@ export interface SlashDeps {
   ): Promise<boolean>;
   /** How long the indexer session may take over a tool call (it times the daemon out itself). */
   toolTimeoutMs: number;
-}
-
-/** Where a reply goes: an issue's (or PR's) conversation, or a PR's review comments. */
-export interface ReplyPlace {
-  repo_full_name: string;
-  number: number;
-  in: 'issue' | 'review_comments';
 }
 
 interface CommentPayload {
@@ -168,7 +160,7 @@ export async function answerSlashCommand(
   try {
     await deps.write(ref, replyWrite(found, body), signal);
   } catch (err) {
-    if (!isTerminalUpstream(err)) throw err;
+    if (isRetryable(err)) throw err;
     log.warn(
       { err: { message: (err as Error).message }, repo: found.repo.full_name, number: found.place.number },
       'slash-command reply not posted: GitHub refused it',
@@ -191,7 +183,7 @@ async function contentFor(deps: SlashDeps, installId: string, found: Found): Pro
   const tool = TOOLS[command.verb];
   let answer: ToolAnswer;
   try {
-    answer = await deps.actors.ask<ToolAnswer>(
+    answer = await deps.actors.ask(
       indexerSessionKey(installId, found.repo.id),
       {
         type: 'tool',

@@ -1,40 +1,40 @@
 /**
- * Issue 6's part of the code-host module: the PR-diff backfill walker, the installation
+ * The code host's walkers wired together: the PR-diff backfill walker, the installation
  * rate gate and the repo indexer sessions (actors), the backfill starter the admin install
  * calls, the `afterCommit` reactions (slash commands, index sync after a push to the
  * default branch, repos added to or removed from the installation) and the resume of
  * unfinished walks and sessions on shard acquisition.
- * `codehost/module.ts` plugs these in; everything reaches other actors via `deps.actors`.
+ * `wiring/codehost.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
-import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../../../actors/codehost-backfill.js';
-import { codehostRateActor } from '../../../actors/codehost-rate.js';
+import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
+import { codehostRateActor } from '../actors/codehost/codehost-rate.js';
 import {
   DEFAULT_INDEXER_TIMINGS,
   indexerSessionActor,
   indexerSessionKey,
   type IndexerTimings,
-} from '../../../actors/indexer-session.js';
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
-import type { ActorDefinition } from '../../../runtime/kernel.js';
-import type { ActorKey } from '../../../runtime/names.js';
-import { listUnfinishedCodehostBackfills } from '../../../store/backfill-repos.js';
-import type { Install } from '../../../store/installs.js';
-import { admitRepo, listUnsettledSessions } from '../../../store/repo-index-state.js';
-import type { DriverContext } from '../../driver.js';
-import type { ModuleDeps } from '../../module.js';
-import type { CodehostWrite } from '../emit-schema.js';
-import { installRefOf, type GithubClients, type InstallRef } from '../github-client.js';
-import { checkTemplate } from '../indexer/daemon-url.js';
-import { syncOnPush } from '../indexer/sync-on-push.js';
-import type { WriteOutcome } from '../perform-write.js';
-import { answerSlashCommand } from '../slash/answer-slash.js';
-import { replyExists } from '../slash/find-reply.js';
-import type { ListedRepo } from './codehost-api.js';
-import { applyRepositoryChanges } from './installation-repos.js';
-import { octokitApi } from './octokit-api.js';
+} from '../actors/codehost/indexer-session.js';
+import type { IngestEvent } from '../runtime/ports.js';
+import type { ActorKind } from '../runtime/kernel.js';
+import type { ActorKey } from '../runtime/names.js';
+import { listUnfinishedCodehostBackfills } from '../store/backfill-repos.js';
+import type { Install } from '../store/installs.js';
+import { admitRepo, listUnsettledSessions } from '../store/repo-index-state.js';
+import type { DriverContext } from '../connectors/driver.js';
+import type { ModuleDeps } from './module.js';
+import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
+import { installRefOf, type GithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
+import { checkTemplate } from '../connectors/codehost/indexer/daemon-url.js';
+import { syncOnPush } from '../actors/codehost/sync-on-push.js';
+import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
+import { answerSlashCommand } from '../actors/codehost/answer-slash.js';
+import { replyExists } from '../connectors/codehost/slash/find-reply.js';
+import type { ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
+import { applyRepositoryChanges } from '../connectors/codehost/backfill/installation-repos.js';
+import { octokitApi } from '../connectors/codehost/backfill/octokit-api.js';
 
 export interface WalkerParts {
-  actors: Array<ActorDefinition<any>>;
+  actors: ActorKind[];
   /** The admin install's hook (INTERFACE §3: "the PR-diff backfill starts"). */
   startBackfill(install: Install): Promise<void>;
   /** Slash-command replies, index syncs after pushes and repo changes, after the ingest transaction. */
@@ -103,7 +103,7 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
     }
   };
 
-  const actors: Array<ActorDefinition<any>> = [
+  const actors: ActorKind[] = [
     codehostBackfillActor({
       pool,
       log,

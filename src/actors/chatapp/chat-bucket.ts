@@ -10,19 +10,24 @@
  * One activation per key in the cluster makes the limit hold across nodes; state is
  * written through to KV so a shard move keeps holds and the last write time.
  */
-import type { ActorAsk } from '../edge/app.js';
-import type { KvPort } from '../connectors/module.js';
-import type { Permit } from '../connectors/chatapp/emit.js';
-import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { Permit } from '../../connectors/chatapp/emit.js';
+import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
-import { chatWorkspaceKey, type WorkspaceReservation } from './chat-workspace-bucket.js';
+import { chatWorkspaceKey } from './chat-workspace-bucket.js';
 
 export const CHAT_BUCKET_KIND = 'chat-bucket';
 
-export function chatBucketKey(teamId: string, channelId: string): ActorKey {
+/** The channel bucket's messages and answers (INTERFACE §8.4, §8.26). */
+export type ChatBucketProtocol = {
+  take: { msg: { maxWaitMs?: number }; answer: Permit };
+  hold: { msg: { retryAfterMs: number }; answer: { ok: true } };
+};
+
+export function chatBucketKey(teamId: string, channelId: string): KeyOf<ChatBucketProtocol> {
   return { kind: CHAT_BUCKET_KIND, id: [teamId, channelId] };
 }
 
@@ -34,7 +39,11 @@ interface State {
 /** The workspace ask must leave the emit time to wait and post within its own deadline. */
 const WORKSPACE_ASK_TIMEOUT_MS = 5_000;
 
-export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () => number }): ActorDefinition<State> {
+export function chatBucketActor(ports: {
+  actors: ActorAsk;
+  kv: KvPort;
+  now?: () => number;
+}): ActorDefinition<State, ChatBucketProtocol> {
   const now = ports.now ?? Date.now;
   const storeKey = (key: ActorKey) => kvKey([CHAT_BUCKET_KIND, ...key.id]);
   return {
@@ -48,13 +57,13 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
       };
     },
     handlers: {
-      async take(ctx, msg: { maxWaitMs?: number }): Promise<Permit> {
+      async take(ctx, msg) {
         const [teamId] = ctx.key.id;
         const t = now();
         if (ctx.state.holdUntil > t) return { ok: false, retryAfterMs: ctx.state.holdUntil - t, reason: 'held' };
         const channel = reserve(ctx.state.tat, t, CHANNEL_BUCKET);
         if (!channel.ok) return { ok: false, retryAfterMs: channel.retryAfterMs, reason: 'channel' };
-        const ws = await ports.actors.ask<WorkspaceReservation>(
+        const ws = await ports.actors.ask(
           chatWorkspaceKey(teamId!),
           { type: 'reserve', maxWaitMs: Math.min(WORKSPACE_MAX_WAIT_MS, msg.maxWaitMs ?? WORKSPACE_MAX_WAIT_MS) },
           { timeoutMs: WORKSPACE_ASK_TIMEOUT_MS },
@@ -68,7 +77,7 @@ export function chatBucketActor(ports: { actors: ActorAsk; kv: KvPort; now?: () 
       },
 
       /** INTERFACE §8.4/§8.26: Slack's 429 on this channel holds it, and only it, for Retry-After. */
-      async hold(ctx, msg: { retryAfterMs: number }) {
+      async hold(ctx, msg) {
         const until = now() + Math.max(0, Number(msg.retryAfterMs) || 0);
         if (until > ctx.state.holdUntil) {
           ctx.state.holdUntil = until;

@@ -1,28 +1,30 @@
 /**
- * The code-host connector (`codehost`): GitHub App webhooks in, writes back, the PR
- * summary comment, health (issue #5). Built once per node from the runtime's ports; it
- * reaches other actors only through `deps.actors` (connector code knows nothing of NATS).
+ * The code-host connector (`codehost`) wired together: its platform code
+ * (`connectors/codehost/`: driver, PR summary, health), its actors (`actors/codehost/`:
+ * the write actor here, walkers and indexer sessions in `codehost-walkers.ts`) and its
+ * routes (`edge/routes/codehost/`: webhooks, admin install). Built once per node from the
+ * runtime's ports; everything reaches other actors only through `deps.actors`.
  *
  * Routes are mounted whatever the settings, because their gates answer for a disabled
  * connector too (404/500/401/501 on the admin install, 501 on the webhook route). The
  * write actor is registered on every node, so a shard that lands here can serve it.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { codehostWriterActor, codehostWriterKey } from '../../actors/codehost-writer.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { NotConfigured } from '../../errors.js';
-import type { ModuleFactory } from '../module.js';
-import { abortable } from './abortable.js';
-import { adminInstallRoutes } from './admin-install-route.js';
-import { attachWalkers } from './backfill/attach-walkers.js';
-import { BoundInstallsCache } from './bound-installs-cache.js';
-import { codehostDriver } from './driver.js';
-import type { CodehostWrite } from './emit-schema.js';
-import { boundInstallsFinder } from './find-bound-installs.js';
-import { createGithubClients, type InstallRef } from './github-client.js';
-import { performWrite, type WriteOutcome } from './perform-write.js';
-import { webhookRoutes } from './webhook-route.js';
-import { attachReconciler } from '../../wiring/codehost-reconciler.js';
+import { codehostWriterActor, codehostWriterKey } from '../actors/codehost/codehost-writer.js';
+import type { EdgeContext } from '../edge/context.js';
+import { NotConfigured } from '../errors.js';
+import type { ModuleFactory } from './module.js';
+import { abortable } from '../connectors/codehost/abortable.js';
+import { adminInstallRoutes } from '../edge/routes/codehost/admin-install.js';
+import { attachWalkers } from './codehost-walkers.js';
+import { BoundInstallsCache } from '../connectors/codehost/bound-installs-cache.js';
+import { codehostDriver } from '../connectors/codehost/driver.js';
+import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
+import { boundInstallsFinder } from '../connectors/codehost/find-bound-installs.js';
+import { createGithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
+import { performWrite } from '../connectors/codehost/perform-write.js';
+import { webhookRoutes } from '../edge/routes/codehost/webhooks.js';
+import { attachReconciler } from './codehost-reconciler.js';
 
 /**
  * Inside the emit route's 25 s (edge → install actor): up to 10 s for a write slot, the
@@ -48,7 +50,7 @@ export const codehostModule: ModuleFactory = (deps) => {
 
   const write = (install: InstallRef, w: CodehostWrite, signal: AbortSignal) =>
     abortable(
-      deps.actors.ask<WriteOutcome>(
+      deps.actors.ask(
         codehostWriterKey(install.githubInstallationId),
         { type: 'write', install: { ...install }, write: { ...w } },
         { timeoutMs: WRITE_ASK_TIMEOUT_MS },
@@ -61,7 +63,7 @@ export const codehostModule: ModuleFactory = (deps) => {
     write,
     summary: clients !== null && appId !== null ? { pool, clients, appId, dedup: deps.dedup, write } : null,
   });
-  // Issue #6: backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
+  // Backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
   const walkers = attachWalkers({ deps, clients, write });
   const reconciler = attachReconciler(deps, clients);
   const driver = {

@@ -11,30 +11,30 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
-import type { Config } from '../../config.js';
-import type { EdgeContext } from '../../edge/app.js';
-import { parseOrBadRequest } from '../../edge/params.js';
+import type { Config } from '../../../config.js';
+import type { EdgeContext } from '../../context.js';
+import { parseOrBadRequest } from '../../params.js';
 import {
   AdminNotConfigured,
   BadRequest,
+  ErrorCodes,
   Internal,
+  isRetryable,
   NotConfigured,
   NotFound,
-  RateLimited,
   Unauthorized,
-} from '../../errors.js';
-import type { Logger } from '../../log.js';
-import { putAppInstallation } from '../../store/codehost-app-installations.js';
-import type { CachedInstallationToken, CodehostSecret } from '../../store/codehost-credentials.js';
-import type { CredentialCipher } from '../../store/credential-cipher.js';
-import { putCredentials } from '../../store/credentials.js';
-import { withTx } from '../../store/db.js';
-import { createInstall } from '../../store/installs.js';
-import { userBelongsToTenant } from '../../store/users.js';
+} from '../../../errors.js';
+import type { Logger } from '../../../log.js';
+import { putAppInstallation } from '../../../store/codehost-app-installations.js';
+import type { CachedInstallationToken, CodehostSecret } from '../../../store/codehost-credentials.js';
+import type { CredentialCipher } from '../../../store/credential-cipher.js';
+import { putCredentials } from '../../../store/credentials.js';
+import { withTx } from '../../../store/db.js';
+import { createInstall, type Install } from '../../../store/installs.js';
+import { userBelongsToTenant } from '../../../store/users.js';
 import { adminTokenMatches } from './check-admin-token.js';
-import type { GithubClients } from './github-client.js';
-import type { BackfillStarter } from './start-backfill.js';
-import { describeUpstream, toUpstreamError } from './upstream-error.js';
+import type { GithubClients } from '../../../connectors/codehost/github-client.js';
+import { describeUpstream, toUpstreamError, upstreamStatusOf } from '../../../connectors/codehost/upstream-error.js';
 
 export const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 
@@ -44,7 +44,8 @@ export interface AdminInstallDeps {
   pool: pg.Pool;
   cipher: CredentialCipher;
   clients: GithubClients | null;
-  startBackfill: BackfillStarter;
+  /** Once the install committed (INTERFACE §3: "the PR-diff backfill starts"); wiring/codehost-walkers.ts. */
+  startBackfill(install: Install): Promise<void>;
   /** Committed a new install: cached webhook fan-out lists must be looked up again. */
   installsChanged(): void;
 }
@@ -71,13 +72,13 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
       return await clients.mintUnbound(installationId);
     } catch (err) {
       const e = toUpstreamError(err, 'minting an installation token');
-      const status = describeUpstream(err).status;
-      if (e instanceof RateLimited || status === null || status >= 500) throw e;
+      const status = upstreamStatusOf(e);
+      if (isRetryable(e) || status === null) throw e;
       // 401/403/404 (and GitHub's other refusals): this App cannot act for that installation.
       throw new BadRequest(
         `the App cannot mint a token for installation ${installationId}: ${describeUpstream(err).message}`,
         {
-          code: 'installation_not_accessible',
+          code: ErrorCodes.installationNotAccessible,
           details: { upstream_status: status },
         },
       );

@@ -1,5 +1,5 @@
 /**
- * The chat backfill walker actor, key `chat-backfill/{install_id}` (issue 4, ARCHITECTURE
+ * The chat backfill walker actor, key `chat-backfill/{install_id}` (spec §1, ARCHITECTURE
  * "Actors"). Each tick makes exactly one upstream call (backfill-walk.ts names it),
  * publishes what it found into the ingest stream with the same ids as live events, then
  * saves the cursor (KV, revision-checked) and the install's backfill progress. A crash
@@ -11,33 +11,36 @@
  * shard acquisition for unfinished walks.
  */
 import type pg from 'pg';
-import type { Config } from '../config.js';
-import type { ActorAsk } from '../edge/app.js';
-import { AppError, Internal } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { KvPort } from '../connectors/module.js';
-import type { BotCredentials } from '../connectors/chatapp/bot-token.js';
-import { callWalkMethod } from '../connectors/chatapp/backfill-call.js';
-import { resumeWalk, walkerCursors, type WalkerSlot } from './walker-slot.js';
+import type { Config } from '../../config.js';
+import type { ActorAsk, IngestEvent, KeyOf, KvPort } from '../../runtime/ports.js';
+import { AppError, Internal } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { BotCredentials } from '../../connectors/chatapp/bot-token.js';
+import { callWalkMethod } from '../../connectors/chatapp/backfill-call.js';
+import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
 import {
   decodeCursor,
   encodeCursor,
   initialCursor,
   phaseOf,
   type BackfillCursor,
-} from '../connectors/chatapp/backfill-cursor.js';
-import { applyOutcome, nextCall, pacingFor, type Ending } from '../connectors/chatapp/backfill-walk.js';
-import { missingGroupDmHistory, walkableTypes } from '../connectors/chatapp/scopes.js';
-import type { IngestEvent } from '../runtime/ingest-stream.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
-import { getBotIdentity } from '../store/chat-claims.js';
-import { getInstallById, setBackfill, type Install } from '../store/installs.js';
+} from '../../connectors/chatapp/backfill-cursor.js';
+import { applyOutcome, nextCall, pacingFor, type Ending } from '../../connectors/chatapp/backfill-walk.js';
+import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import { getBotIdentity } from '../../store/chat-claims.js';
+import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 
 export const CHAT_BACKFILL_KIND = 'chat-backfill';
 
-export function chatBackfillKey(installId: string): ActorKey {
+/** `resume` starts or continues the walk; `tick` (its own ticker) makes one step. */
+export type ChatBackfillProtocol = {
+  resume: { msg: object; answer: { ok: true } };
+  tick: { msg: object; answer: Record<string, unknown> };
+};
+
+export function chatBackfillKey(installId: string): KeyOf<ChatBackfillProtocol> {
   return { kind: CHAT_BACKFILL_KIND, id: [installId] };
 }
 
@@ -59,7 +62,7 @@ const RETRY_MS = 5_000;
 /** The `last_error` of a walk its install's uninstall ended. */
 const UNINSTALLED = 'install uninstalled';
 
-export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<State> {
+export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<State, ChatBackfillProtocol> {
   const now = ports.now ?? Date.now;
   const pacing = pacingFor(ports.config.chatapp.appTier, ports.config.chatapp.backfillPacingDivisor);
   const storeKey = (installId: string) => kvKey([CHAT_BACKFILL_KIND, installId]);

@@ -9,7 +9,7 @@
  * headers, or a secondary limit's retry-after), folded in before charging.
  */
 import { z } from 'zod';
-import type { KvPort } from '../connectors/module.js';
+import type { KeyOf, KvPort } from '../../runtime/ports.js';
 import {
   newGate,
   observe,
@@ -17,21 +17,27 @@ import {
   take,
   type RateGateState,
   type Take,
-} from '../connectors/codehost/backfill/rate-gate.js';
-import type { ActorDefinition } from '../runtime/kernel.js';
-import { kvKey } from '../runtime/kv-port.js';
-import type { ActorKey } from '../runtime/names.js';
+} from '../../connectors/codehost/backfill/rate-gate.js';
+import type { ActorDefinition } from '../../runtime/kernel.js';
+import { kvKey } from '../../runtime/kv-port.js';
+import type { ActorKey } from '../../runtime/names.js';
 
 export const CODEHOST_RATE_KIND = 'codehost-rate';
-
-export function codehostRateKey(githubInstallationId: string | number): ActorKey {
-  return { kind: CODEHOST_RATE_KIND, id: [String(githubInstallationId)] };
-}
 
 export interface RateReport {
   observed?: { limit: number; remaining: number; resetAtMs: number } | null;
   /** A 403/429 rate limit answered: seconds from its retry-after (null: none given). */
   limitedForS?: number | null;
+}
+
+/** `take` charges one page; `report` folds in what GitHub said without charging. */
+export type CodehostRateProtocol = {
+  take: { msg: { report?: RateReport }; answer: Take };
+  report: { msg: { report?: RateReport }; answer: { pausedUntilMs: number } };
+};
+
+export function codehostRateKey(githubInstallationId: string | number): KeyOf<CodehostRateProtocol> {
+  return { kind: CODEHOST_RATE_KIND, id: [String(githubInstallationId)] };
 }
 
 export interface CodehostRatePorts {
@@ -63,7 +69,7 @@ const report = z
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-export function codehostRateActor(ports: CodehostRatePorts): ActorDefinition<State> {
+export function codehostRateActor(ports: CodehostRatePorts): ActorDefinition<State, CodehostRateProtocol> {
   const now = ports.now ?? Date.now;
   const keyOf = (k: ActorKey) => kvKey([CODEHOST_RATE_KIND, k.id[0]!]);
 
@@ -87,14 +93,14 @@ export function codehostRateActor(ports: CodehostRatePorts): ActorDefinition<Sta
     },
     handlers: {
       /** Charge one page (after folding in the previous call's report). */
-      async take(ctx, msg: { report?: RateReport }): Promise<Take> {
+      async take(ctx, msg) {
         fold(ctx.state, msg.report);
         const t = take(ctx.state.gate, now());
         await ports.kv.put(keyOf(ctx.key), enc.encode(JSON.stringify(ctx.state.gate)));
         return t;
       },
       /** Fold in a report without charging (a secondary limit hit: pause every walker of the installation now). */
-      async report(ctx, msg: { report?: RateReport }) {
+      async report(ctx, msg) {
         fold(ctx.state, msg.report);
         await ports.kv.put(keyOf(ctx.key), enc.encode(JSON.stringify(ctx.state.gate)));
         return { pausedUntilMs: ctx.state.gate.pausedUntilMs };

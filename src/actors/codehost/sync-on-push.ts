@@ -3,10 +3,9 @@
  * syncs the daemon to the pushed sha. Every install bound to the installation has its own
  * daemon per repo, so each one's push event syncs its own session.
  */
-import type { ActorAsk } from '../../../edge/app.js';
-import type { IngestEvent } from '../../../runtime/ingest-stream.js';
-import { indexerSessionKey, type SyncAnswer } from '../../../actors/indexer-session.js';
-import type { DriverContext } from '../../driver.js';
+import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
+import { indexerSessionKey, type SyncAnswer } from './indexer-session.js';
+import type { DriverContext } from '../../connectors/driver.js';
 
 interface PushPayload {
   ref?: unknown;
@@ -40,7 +39,7 @@ export async function syncOnPush(
 ): Promise<SyncAnswer | null> {
   const push = pushToDefaultBranch(event);
   if (!push || ctx.install.status !== 'active') return null;
-  const answer = await actors.ask<SyncAnswer>(
+  const answer = await actors.ask(
     indexerSessionKey(ctx.install.install_id, push.repoId),
     { type: 'sync', sha: push.sha, repo: push.repo },
     { timeoutMs },

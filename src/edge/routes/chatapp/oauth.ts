@@ -5,9 +5,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import type { EdgeContext } from '../../edge/app.js';
-import { parseOrBadRequest } from '../../edge/params.js';
-import { finishAuthorization, startAuthorization, type InstallDeps } from './oauth-install.js';
+import type { EdgeContext } from '../../context.js';
+import { parseOrBadRequest } from '../../params.js';
+import {
+  finishAuthorization,
+  startAuthorization,
+  type InstallDeps,
+} from '../../../connectors/chatapp/oauth-install.js';
 
 export const OAUTH_START_PATH = '/api/v1/connectors/chatapp/oauth/start';
 export const OAUTH_CALLBACK_PATH = '/api/v1/connectors/oauth/callback';

@@ -1,0 +1,27 @@
+/**
+ * The install actor's protocol (ARCHITECTURE.md "Actors"): a contract file, so the edge,
+ * the wiring and other actors ask it by key without importing the actor itself. The
+ * runtime's ingest consumer sends `ingest` through `runtime/names.ts`'s untyped key.
+ */
+import type { EmitReceipt, HealthReport } from '../connectors/driver.js';
+import { installKey as routeKey } from '../runtime/names.js';
+import type { IngestEvent, KeyOf } from '../runtime/ports.js';
+
+/** What `health` answers: the install's coordinates, then the connector's report (or just its status). */
+export type InstallHealth = { install_id: string; connector_id: string } & Partial<HealthReport>;
+
+export type InstallProtocol = {
+  /** One inbound event, in order (ARCHITECTURE.md "Inbound" 2). */
+  ingest: { msg: { event: IngestEvent }; answer: { stored: boolean } };
+  /** spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks. */
+  emit: { msg: { tenantId?: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
+  health: { msg: { tenantId?: string }; answer: InstallHealth };
+  /** spec §3.1: idempotent from the caller's side. */
+  uninstall: { msg: { tenantId?: string }; answer: { install_id: string; status: 'uninstalled' } };
+  /** Another path changed the row: reload it. */
+  refresh: { msg: object; answer: { ok: true } };
+};
+
+export function installKey(installId: string): KeyOf<InstallProtocol> {
+  return routeKey(installId);
+}

@@ -1,0 +1,38 @@
+/**
+ * What every edge route plugin is handed (the edge's contract with its routes, including
+ * the connector routes under `routes/chatapp/` and `routes/codehost/`), and the body limits
+ * of INTERFACE §2.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { ActorAsk } from '../runtime/ports.js';
+import type { Queryable } from '../store/db.js';
+import type { createTenantAuth, TenantResolver } from './auth.js';
+import type { EdgeMetrics } from './metrics.js';
+
+export const TENANT_BODY_LIMIT = 1024 * 1024;
+export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, boolean>;
+}
+export type ReadinessCheck = () => Promise<ReadinessReport>;
+
+export interface EdgeDeps {
+  config: Readonly<Config>;
+  log: Logger;
+  db: Queryable;
+  actors: ActorAsk;
+  resolveTenant: TenantResolver;
+  ready: ReadinessCheck;
+  metrics: EdgeMetrics;
+  /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
+  plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
+}
+
+/** Handed to every route plugin. */
+export interface EdgeContext extends EdgeDeps {
+  authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
+}
