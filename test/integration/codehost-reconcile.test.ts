@@ -114,7 +114,7 @@ describe('GitHub delivery reconciliation', () => {
       const runners = async (url: string) => scrapeSample(url, 'service_actors_active', { kind: 'codehost-reconcile' });
       const listings = () => h.gh.callsTo('GET', /^\/app\/hook\/deliveries$/).length;
       const before = listings();
-      await until('passes go on after the rebalance', async () => listings() >= before + 3, 30_000);
+      await until('passes go on after the rebalance', async () => listings() >= before + 3, 90_000);
       const counts = [await runners(h.node.url), await runners(second.url)];
       expect(counts.sort()).toEqual([0, 1]);
 
@@ -126,12 +126,12 @@ describe('GitHub delivery reconciliation', () => {
       const running = (await runners(both[0]!.url)) === 1 ? 0 : 1;
       await both[running]!.stop();
       const survivor = both[1 - running]!;
-      await until('the survivor runs it', async () => (await runners(survivor.url)) === 1, 30_000);
+      await until('the survivor runs it', async () => (await runners(survivor.url)) === 1, 90_000);
       const after = listings();
-      await until('passes go on on the survivor', async () => listings() >= after + 2, 30_000);
+      await until('passes go on on the survivor', async () => listings() >= after + 2, 90_000);
     } finally {
       await second.node.stop();
       await second.pool.end();
     }
-  }, 120_000);
+  }, 300_000);
 });
