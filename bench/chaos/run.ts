@@ -8,6 +8,8 @@
  * JSON line; exits 1 when anything was lost or duplicated.
  */
 import { parseArgs } from 'node:util';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startCluster } from './cluster.js';
 import { startLoad } from './load.js';
@@ -108,6 +110,18 @@ try {
     );
   }
 
+  // Acknowledged events not stored are either still in the stream (a consumer not draining) or gone.
+  const nc = await connect({ servers: cluster.nats.url });
+  const jsm = await jetstreamManager(nc);
+  const leftInStream = (await jsm.streams.info('chaos_INGEST')).state.messages;
+  const stuckShards: Array<{ consumer: string; pending: number; ack_pending: number }> = [];
+  for await (const ci of jsm.consumers.list('chaos_INGEST')) {
+    if (ci.num_pending + ci.num_ack_pending > 0) {
+      stuckShards.push({ consumer: ci.name, pending: ci.num_pending, ack_pending: ci.num_ack_pending });
+    }
+  }
+  await nc.close();
+
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const out = [
     line([
@@ -146,6 +160,8 @@ try {
     rate: Number(values.rate),
     slash_every: Number(values.slash),
     dead_letters: dead.length,
+    left_in_stream: leftInStream,
+    undrained_consumers: stuckShards,
     rows,
   };
   process.stdout.write(`${JSON.stringify({ chaos: summary })}\n`);
