@@ -35,8 +35,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return;
     }
     const e = err as { code?: string; message?: string };
-    process.stderr.write(`connectors: ${e.message ?? String(err)}\n`);
+    process.stderr.write(`connectors: ${(e.message ?? String(err)).split('\n')[0]}\n`);
     process.exitCode = 1;
+    // INTERFACE §9.1: a command that could not start leaves nothing running. What it had
+    // started is stopped by now (startNode and dev undo their steps); a handle some
+    // library still holds must not keep the process alive.
+    if (argv[0] === 'serve' || argv[0] === 'dev') process.exit(1);
   }
 }
 

@@ -265,9 +265,40 @@ export interface WireError {
   details?: Record<string, unknown>;
 }
 
+/**
+ * Network errnos, Postgres SQLSTATEs (08xxx connection exception, 57014 statement timeout,
+ * 57P01-03 shutdown, 53300 too many connections) and node-postgres's own timeouts: a
+ * backing service that did not answer, which a caller may retry (INTERFACE §9.3: 503).
+ */
+const TRANSIENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57014',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+const TRANSIENT_MESSAGES =
+  /timeout exceeded when trying to connect|Query read timeout|Connection terminated|Client has encountered a connection error|Connection timed out/i;
+
+export function isTransientInfraError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (TRANSIENT_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  return TRANSIENT_MESSAGES.test(err.message);
+}
+
 /** Normalise any throw into an AppError (bolt-js: coded errors at the boundary). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isTransientInfraError(err))
+    return new Unavailable('a backing service (Postgres or NATS) did not answer in time; retry', {
+      cause: err,
+      retryAfterS: 1,
+    });
   return new Internal('internal error', { cause: err });
 }
 

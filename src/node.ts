@@ -13,7 +13,9 @@ import type { FastifyInstance } from 'fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Config } from './config.js';
+import { EffectRunner, type EffectTimings } from './actors/effect-runner.js';
 import { installActor } from './actors/install.js';
+import { installWritesActor } from './actors/install-writes.js';
 import type { ConnectorDriver } from './connectors/driver.js';
 import type { ConnectorModule, ModuleDeps } from './wiring/module.js';
 import { MODULES } from './wiring/modules.js';
@@ -60,8 +62,37 @@ const CURSOR_MAX_BYTES = 100 * 1024;
 const DEDUP_TTL_MS = 10 * 60_000;
 /** A handler that ignores its abort signal must not hold a stopping node forever. */
 const STOP_STEP_TIMEOUT_MS = 20_000;
+/** INTERFACE §9.3: a request waits at most 2 s for Postgres or NATS, then answers 503. */
+const REQUEST_WAIT_MS = 2_000;
+/** INTERFACE §9.3: `/readyz` answers within 3 s. */
+const READY_BUDGET_MS = 2_500;
+/** INTERFACE §9.1: a failed start exits within 15 s, so each undo step gets a few seconds at most. */
+const UNDO_STEP_TIMEOUT_MS = 3_000;
 
-export async function startNode(config: Readonly<Config>, opts: { roles: Role[]; log: Logger }): Promise<RunningNode> {
+type StartOptions = { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> };
+type Undo = Array<{ name: string; fn: () => Promise<unknown> }>;
+
+/**
+ * INTERFACE §9.1: a node that cannot start (port in use, Postgres or NATS unreachable)
+ * stops what it had started and throws one line; it never keeps running half-started.
+ */
+export async function startNode(config: Readonly<Config>, opts: StartOptions): Promise<RunningNode> {
+  const undo: Undo = [];
+  try {
+    return await startParts(config, opts, undo);
+  } catch (err) {
+    for (const u of undo.reverse()) {
+      await Promise.race([
+        u.fn().catch(() => undefined),
+        new Promise((r) => setTimeout(r, UNDO_STEP_TIMEOUT_MS).unref()),
+      ]);
+    }
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    throw new Error(`cannot start: ${message}`, { cause: err });
+  }
+}
+
+async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Undo): Promise<RunningNode> {
   const { log } = opts;
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required');
   if (!config.masterKey) throw new Error('SERVICE_MASTER_KEY is required');
@@ -69,6 +100,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
+  if (config.chatapp.enabled && config.chatapp.transport === 'none') {
+    // Installs and backfill work without one, but no live event would ever arrive.
+    log.warn(
+      { settings: ['CHATAPP_SIGNING_SECRET', 'CHATAPP_USE_SOCKET_MODE + CHATAPP_APP_TOKEN'] },
+      'the chat connector has no inbound transport: set CHATAPP_SIGNING_SECRET (HTTP events) or Socket Mode, or installs will never receive live events',
+    );
+  }
   if (config.codehost.enabledFlag && config.codehost.missing.length > 0) {
     // INTERFACE §8.12: start, answer 501 on the webhook route, and say what is missing.
     log.warn(
@@ -77,10 +115,24 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     );
   }
 
-  const pool = createPool(config.databaseUrl);
-  await migrate(pool);
+  const pool = createPool(config.databaseUrl, { onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost') });
+  // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
+  const requestPool = createPool(config.databaseUrl, {
+    max: 10,
+    connectionTimeoutMs: REQUEST_WAIT_MS,
+    queryTimeoutMs: REQUEST_WAIT_MS,
+    statementTimeoutMs: REQUEST_WAIT_MS,
+    onIdleError: (err) => log.warn({ err }, 'idle Postgres client lost'),
+  });
+  undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end()]) });
+  await migrate(pool).catch((err: unknown) => {
+    throw new Error(`Postgres (DATABASE_URL) is unreachable or refused the migration: ${(err as Error).message}`, {
+      cause: err,
+    });
+  });
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
+  undo.push({ name: 'nats', fn: () => nc.close() });
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
@@ -89,10 +141,11 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const kvOf = (name: string) => ({ replicas: config.nats.replicas, description: natsDescription(n.ns, name) });
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
-    js,
+    // INTERFACE §9.3: the publish a webhook awaits gives up after 2 s (503, the platform retries).
+    js: jetstream(nc, { timeout: REQUEST_WAIT_MS }),
     names: n,
     shards: config.shards,
-    blobs,
+    blobs: pgBlobPort(requestPool),
     maxPayload: nc.info?.max_payload ?? 1024 * 1024,
     observe: (connector, seconds, acked) => {
       if (acked) runtimeMetrics?.ingestPublish.observe({ connector }, seconds);
@@ -106,6 +159,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     config,
     log,
     pool,
+    requestPool,
     cipher: CredentialCipher.fromMasterKey(masterKey),
     actors: router,
     publish: (event) => publisher.publish(event),
@@ -121,6 +175,23 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
   const feed = createChangeFeed(nc, n, log);
   const kernel = new Kernel({ log });
   let runtimeMetrics: RuntimeMetrics | null = null;
+  let shards: ShardManager | null = null;
+  // INTERFACE §9.4: effects of events run on their shard's owner, off the ingest path.
+  const effects = roles.has('actors')
+    ? new EffectRunner({
+        pool,
+        drivers,
+        log,
+        ownedShards: () => shards?.owned() ?? [],
+        timings: opts.effectTimings,
+        onOutcome: (connector, kind, outcome) => {
+          const m = runtimeMetrics;
+          if (!m) return;
+          const c = outcome === 'done' ? m.effectsDone : outcome === 'failed' ? m.effectFailures : m.effectsGivenUp;
+          c.inc({ connector, kind });
+        },
+      })
+    : null;
   kernel.register(
     installActor({
       pool,
@@ -129,11 +200,13 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       onCommitted: feed.publish,
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
+      shardOf: (installId) => shardOf(installKey(installId), config.shards),
+      onEffects: () => effects?.wake(),
     }),
   );
+  kernel.register(installWritesActor({ pool, drivers }));
   for (const m of modules) for (const def of m.actors) kernel.register(def);
 
-  let shards: ShardManager | null = null;
   let host: ShardHost | null = null;
   if (roles.has('actors')) {
     host = new ShardHost({
@@ -181,17 +254,37 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
       this.set(await deadLetterCount());
     },
   });
+  undo.push({ name: 'kernel', fn: () => kernel.stop() });
+  undo.push({ name: 'shards', fn: async () => shards?.stop() });
   await shards?.start();
+  effects?.start();
+  undo.push({ name: 'effects', fn: async () => effects?.stop() });
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
+  // INTERFACE §9.3: this node's own roles, each check bounded; an edge-only node is ready
+  // when it reaches NATS and Postgres, an actor host also when every shard has an owner.
   const ready = async () => {
-    const checks: Record<string, boolean> = { nats: !nc.isClosed(), postgres: false, shards: false };
-    checks.postgres = await pool.query('select 1').then(
-      () => true,
-      () => false,
-    );
-    // Ready when every shard of the deployment has an owner somewhere in the cluster.
-    checks.shards = (await listKeys(leases).catch(() => [])).length >= config.shards;
+    const bounded = (p: Promise<unknown>) =>
+      Promise.race([
+        p.then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((r) => setTimeout(() => r(false), READY_BUDGET_MS).unref()),
+      ]);
+    const [natsOk, postgres, shardsOk] = await Promise.all([
+      bounded(nc.isClosed() ? Promise.reject(new Error('closed')) : nc.rtt()),
+      bounded(requestPool.query('select 1')),
+      roles.has('actors')
+        ? bounded(
+            listKeys(leases).then((k) => {
+              if (k.length < config.shards) throw new Error('shards without an owner');
+            }),
+          )
+        : Promise.resolve(null),
+    ]);
+    const checks: Record<string, boolean> = { nats: natsOk, postgres };
+    if (shardsOk !== null) checks.shards = shardsOk;
     return { ready: Object.values(checks).every(Boolean), checks };
   };
 
@@ -201,9 +294,9 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
     edge = await buildEdge({
       config,
       log,
-      db: pool,
+      db: requestPool,
       actors: router,
-      resolveTenant: (raw) => findTenantByApiKey(pool, masterKey, raw),
+      resolveTenant: (raw) => findTenantByApiKey(requestPool, masterKey, raw),
       ready,
       metrics: createEdgeMetrics(registry),
       plugins: [
@@ -211,6 +304,7 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
         { plugin: deadLetterRoutes((sel) => replayDeadLetters({ db: pool, js, names: n }, sel)) },
       ],
     });
+    undo.push({ name: 'edge', fn: () => edge!.close() });
     url = await edge.listen({ host: config.host, port: config.port });
     for (const m of modules) await m.startEdge?.();
     log.info({ url, roles: [...roles] }, 'node ready');
@@ -235,10 +329,11 @@ export async function startNode(config: Readonly<Config>, opts: { roles: Role[];
         for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
         await step('edge', () => edge!.close());
       }
+      await step('effects', async () => effects?.stop());
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());
       await step('nats', () => nc.drain());
-      await step('postgres', () => pool.end());
+      await step('postgres', () => Promise.all([pool.end(), requestPool.end()]));
       log.info('node stopped');
     })());
 

@@ -4,7 +4,7 @@
  * runtime's ingest consumer sends `ingest` through `runtime/names.ts`'s untyped key.
  */
 import type { EmitReceipt, HealthReport } from '../connectors/driver.js';
-import { installKey as routeKey } from '../runtime/names.js';
+import { installKey as routeKey, installWritesKey as writesRouteKey } from '../runtime/names.js';
 import type { IngestEvent, KeyOf } from '../runtime/ports.js';
 
 /** What `health` answers: the install's coordinates, then the connector's report (or just its status). */
@@ -13,9 +13,6 @@ export type InstallHealth = { install_id: string; connector_id: string } & Parti
 export type InstallProtocol = {
   /** One inbound event, in order (ARCHITECTURE.md "Inbound" 2). */
   ingest: { msg: { event: IngestEvent }; answer: { stored: boolean } };
-  /** spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks. */
-  emit: { msg: { tenantId?: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
-  health: { msg: { tenantId?: string }; answer: InstallHealth };
   /** spec §3.1: idempotent from the caller's side. */
   uninstall: { msg: { tenantId?: string }; answer: { install_id: string; status: 'uninstalled' } };
   /** Another path changed the row: reload it. */
@@ -24,4 +21,18 @@ export type InstallProtocol = {
 
 export function installKey(installId: string): KeyOf<InstallProtocol> {
   return routeKey(installId);
+}
+
+/**
+ * The install's write actor (install-writes.ts): emits and health apart from the ingest
+ * mailbox, so neither waits for the other (ARCHITECTURE "Actors").
+ */
+export type InstallWritesProtocol = {
+  /** spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks. */
+  emit: { msg: { tenantId?: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
+  health: { msg: { tenantId?: string }; answer: InstallHealth };
+};
+
+export function installWritesKey(installId: string): KeyOf<InstallWritesProtocol> {
+  return writesRouteKey(installId);
 }

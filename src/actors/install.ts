@@ -1,16 +1,20 @@
 /**
  * The install actor (ARCHITECTURE.md "Actors"): key `install/{install_id}`, the single
- * writer of one install's lifecycle. It ingests the install's inbound events in order,
- * emits, uninstalls and answers health. State that must survive a move lives in Postgres;
- * the activation only caches the install row.
+ * writer of one install's lifecycle. It ingests the install's inbound events in order and
+ * uninstalls. Emits and health run in the install's write actor (install-writes.ts), so
+ * ingest never waits behind a write nor a write behind a backlog of ingest. What an event
+ * triggers upstream is stored as durable effects in the ingest transaction and run by the
+ * effect runner (INTERFACE §9.4). State that must survive a move lives in Postgres; the
+ * activation only caches the install row.
  */
-import { BadConfig, Conflict, ErrorCodes, NotConfigured } from '../errors.js';
-import type { ConnectorDriver, DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
+import { Conflict, ErrorCodes } from '../errors.js';
+import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
-import { eventExists, insertEvent } from '../store/events.js';
+import { insertEffects } from '../store/effects.js';
+import { insertEvent } from '../store/events.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
@@ -30,14 +34,13 @@ export interface InstallPorts {
   onCommitted?(install: Install, changes: GraphChange[]): void;
   /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
   onDropped?(install: Install, drop: SelfEmitDrop): void;
+  /** The shard of the install's key: its owner runs the install's effects. */
+  shardOf(installId: string): number;
+  /** After a transaction that stored effects committed: the local runner may start them at once. */
+  onEffects?(): void;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
-  const driverOf = (install: Install): ConnectorDriver => {
-    const d = ports.drivers.get(install.connector_id);
-    if (!d) throw new NotConfigured(`connector ${install.connector_id} is not enabled on this deployment`);
-    return d;
-  };
   const present = (ctx: ActorContext<InstallState>): Install => {
     // The edge checked tenancy before asking; a vanished row is a 404 race, not a crash.
     if (!ctx.state.install) throw new Conflict('install does not exist', { code: ErrorCodes.installNotActive });
@@ -75,10 +78,12 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
         }
         const driver = ports.drivers.get(install.connector_id);
         const changes: GraphChange[] = [];
+        let effects = 0;
         const { stored, dropped } = await withTx(
           ports.pool,
           async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {
             changes.length = 0; // withTx may retry the whole transaction
+            effects = 0;
             const drop = (await driver?.ingest?.(tx, driverCtx(ctx, install), msg.event)) ?? null;
             if (drop !== null) return { stored: false, dropped: drop };
             const ev = msg.event;
@@ -91,41 +96,33 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
               occurred_at: ev.occurredAt,
               payload: ev.payload,
             });
-            // The event row and its projection commit together, so a replay (inserted=false)
-            // finds the projection already done.
+            // The event row, its projection and its effects commit together, so a replay
+            // (inserted=false) finds all three done.
             if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev, ctx.log)));
+            if (inserted) {
+              const specs = driver?.effectsOf?.(install, ev) ?? [];
+              await insertEffects(
+                tx,
+                specs.map((e) => ({
+                  installId: install.install_id,
+                  tenantId: install.tenant_id,
+                  connectorId: install.connector_id,
+                  shard: ports.shardOf(install.install_id),
+                  eventId: ev.id,
+                  kind: e.kind,
+                  serialKey: e.serialKey,
+                })),
+              );
+              effects = specs.length;
+            }
             return { stored: inserted, dropped: null };
           },
         );
         if (changes.length > 0) ports.onCommitted?.(install, changes);
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         if (dropped !== null) ports.onDropped?.(install, dropped);
-        // Kept events only; a dropped one (self-emit filter) has no side effects.
-        if (driver?.afterCommit && (stored || (await eventExists(ports.pool, install.install_id, msg.event.id)))) {
-          await driver.afterCommit(driverCtx(ctx, install), msg.event, { inserted: stored });
-        }
+        if (effects > 0) ports.onEffects?.();
         return { stored };
-      },
-
-      async emit(ctx, msg) {
-        const install = present(ctx);
-        if (install.status !== 'active')
-          throw new Conflict('install is not active', { code: ErrorCodes.installNotActive });
-        // A kind of the other connector is a bad payload, not a missing feature (INTERFACE §3).
-        if (!msg.kind.startsWith(`${install.connector_id}.`)) {
-          throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);
-        }
-        const { provider_id } = await driverOf(install).emit(driverCtx(ctx, install), msg.kind, msg.body);
-        return { provider_id, kind: msg.kind, install_id: install.install_id, emitted_at: new Date().toISOString() };
-      },
-
-      async health(ctx) {
-        const install = present(ctx);
-        if (install.status !== 'active') {
-          return { install_id: install.install_id, connector_id: install.connector_id, status: install.status };
-        }
-        const report = await driverOf(install).health(driverCtx(ctx, install));
-        return { install_id: install.install_id, connector_id: install.connector_id, ...report };
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */

@@ -18,6 +18,8 @@ export interface ConnectorManifest {
   auth_mode: 'oauth2' | 'app_install';
   enabled: boolean;
   install_path?: string;
+  /** chatapp: how live events arrive (`http`, `socket`), or `none`: installs then only ever get their backfill. */
+  inbound_transport?: 'http' | 'socket' | 'none';
 }
 
 export const CODEHOST_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
@@ -29,6 +31,7 @@ export function listConnectors(config: Readonly<Config>): ConnectorManifest[] {
       display_name: 'Chat workspace',
       auth_mode: 'oauth2',
       enabled: config.chatapp.enabled,
+      inbound_transport: config.chatapp.transport,
     },
     {
       connector_id: 'codehost',

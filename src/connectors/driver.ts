@@ -28,6 +28,11 @@ export interface SelfEmitDrop {
   reason: string;
 }
 
+export interface EffectSpec {
+  kind: string;
+  serialKey: string;
+}
+
 export interface HealthReport {
   status: string;
   [k: string]: unknown;
@@ -49,11 +54,18 @@ export interface ConnectorDriver {
    */
   ingest?(tx: Queryable, ctx: DriverContext, event: IngestEvent): Promise<SelfEmitDrop | null>;
   /**
-   * Side effects of an inbound event (PR summary comment, slash-command reply), run by the
-   * install actor after the ingest transaction committed — also for a redelivered event
-   * (`inserted: false`), so it must be idempotent. A throw naks the message: it is retried.
+   * The durable side effects a kept inbound event triggers (PR summary comment, slash
+   * reply, index sync; INTERFACE §9.4). Pure: called inside the ingest transaction, which
+   * stores one effect row per entry next to the event. Entries of one install sharing a
+   * `serialKey` run one at a time, in ingest order.
    */
-  afterCommit?(ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void>;
+  effectsOf?(install: Install, event: IngestEvent): EffectSpec[];
+  /**
+   * Runs one effect, on the effect runner's own schedule (never on the ingest path). A
+   * throw is retried with capped backoff; an attempt after the first may find its work
+   * already done (`firstAttempt: false`), so effects must be idempotent.
+   */
+  runEffect?(ctx: DriverContext, effect: { kind: string; event: IngestEvent; firstAttempt: boolean }): Promise<void>;
 }
 
 export type DriverRegistry = ReadonlyMap<ConnectorId, ConnectorDriver>;

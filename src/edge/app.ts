@@ -12,6 +12,8 @@ import { BadRequest, NotFound, PayloadTooLarge } from '../errors.js';
 import { createTenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { sendError } from './error-map.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
+import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
@@ -34,7 +36,21 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   });
   app.server.headersTimeout = 10_000;
 
-  const ctx: EdgeContext = { ...deps, authenticate: createTenantAuth(deps.resolveTenant).authenticate };
+  const ctx: EdgeContext = {
+    ...deps,
+    authenticate: createTenantAuth(deps.resolveTenant).authenticate,
+    unverifiedBytes: new ByteBudget(UNVERIFIED_BYTES_BUDGET),
+  };
+
+  // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (jsonTooDeep(body as string)) {
+      return done(new BadRequest(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    }
+    parseJson(req, body as string, done);
+  });
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';

@@ -10,6 +10,7 @@ import type { ActorAsk } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { createTenantAuth, TenantResolver } from './auth.js';
 import type { EdgeMetrics } from './metrics.js';
+import type { ByteBudget } from './raw-body.js';
 
 export const TENANT_BODY_LIMIT = 1024 * 1024;
 export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
@@ -35,4 +36,6 @@ export interface EdgeDeps {
 /** Handed to every route plugin. */
 export interface EdgeContext extends EdgeDeps {
   authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
+  /** The node's budget of unverified webhook bytes in memory (INTERFACE §9.3; raw-body.ts). */
+  unverifiedBytes: ByteBudget;
 }

@@ -91,6 +91,12 @@ const Commit = z.object({
 
 export const PullRequestEvent = z.object({ pull_request: PullRequest, repository: Repository });
 export const IssuesEvent = z.object({ issue: Issue, repository: Repository });
+/** `issues.transferred`: the issue as it was, and where it went (`changes.new_issue`, `changes.new_repository`). */
+export const IssueTransferredEvent = z.object({
+  issue: Issue,
+  repository: Repository,
+  changes: z.object({ new_issue: Issue, new_repository: Repository }),
+});
 export const IssueCommentEvent = z.object({ issue: Issue, comment: Comment, repository: Repository });
 export const ReviewCommentEvent = z.object({ pull_request: PullRequest, comment: Comment, repository: Repository });
 export const ReviewEvent = z.object({ pull_request: PullRequest, review: Review, repository: Repository });
@@ -108,6 +114,14 @@ export const BackfillDiffEvent = z.object({
   pr_number: Num,
   oversized: z.boolean(),
   diff: z.string().optional(),
+});
+
+/** INTERFACE §9.5: one PR as the backfill's pulls listing gave it (GitHub's field names). */
+export const BackfillPullEvent = z.object({
+  repo_id: Num,
+  repo_full_name: z.string().min(1),
+  pr_number: Num,
+  pull_request: PullRequest,
 });
 
 export function labelNames(labels: Array<z.infer<typeof Label>> | undefined): string[] | undefined {

@@ -176,6 +176,60 @@ export class GraphWriter {
     throw new Error(`graph edge ${type} kept conflicting on insert`);
   }
 
+  /**
+   * INTERFACE §9.5 (`issues.transferred`): the node `fromExt` takes the identity `toExt`,
+   * keeping its id, props and edges. When `toExt` already exists (its own events came
+   * first), the old node's edges move onto it and the old node goes. No node at `fromExt`
+   * (a replay, or never seen): nothing to do.
+   */
+  async moveNode(kind: NodeKind, fromExt: string, toExt: string): Promise<void> {
+    const [from, to] = [sanitizeText(fromExt), sanitizeText(toExt)];
+    if (from === to) return;
+    const { rows } = await this.tx.query<{ node_id: string; external_id: string }>(
+      `SELECT node_id, external_id FROM graph_nodes
+       WHERE tenant_id = $1 AND kind = $2 AND external_id = ANY($3::text[]) ORDER BY external_id FOR UPDATE`,
+      [this.install.tenant_id, kind, [from, to]],
+    );
+    const old = rows.find((r) => r.external_id === from);
+    const target = rows.find((r) => r.external_id === to);
+    if (!old) return;
+    this.refs.delete(`${kind}\u0000${from}`);
+    if (!target) {
+      await this.tx.query(
+        `UPDATE graph_nodes SET external_id = $2, install_id = $3, connector_id = $4, updated_at = now() WHERE node_id = $1`,
+        [old.node_id, to, this.install.install_id, this.install.connector_id],
+      );
+      this.mark({ id: old.node_id, kind });
+      return;
+    }
+    const args = [this.install.tenant_id, old.node_id, target.node_id];
+    await this.tx.query(
+      `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
+       SELECT tenant_id, CASE WHEN from_node = $2 THEN $3 ELSE from_node END, type,
+              CASE WHEN to_node = $2 THEN $3 ELSE to_node END, key, props, version, removed
+       FROM graph_edges WHERE tenant_id = $1 AND (from_node = $2 OR to_node = $2)
+       ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
+      args,
+    );
+    await this.tx.query(
+      `DELETE FROM graph_edges WHERE tenant_id = $1 AND (from_node = $2 OR to_node = $2)`,
+      args.slice(0, 2),
+    );
+    await this.tx.query(`DELETE FROM graph_nodes WHERE node_id = $1`, [old.node_id]);
+    this.deleted.set(old.node_id, true);
+    this.mark({ id: old.node_id, kind });
+    this.mark({ id: target.node_id, kind });
+  }
+
+  /** Removes `from`'s edges of `type` to any node but `keep` (a transferred issue's old repository). */
+  async dropOtherEdges(type: EdgeType, from: NodeRef, keep: NodeRef): Promise<void> {
+    const { rowCount } = await this.tx.query(
+      `DELETE FROM graph_edges WHERE tenant_id = $1 AND from_node = $2 AND type = $3 AND to_node <> $4`,
+      [this.install.tenant_id, from.id, type, keep.id],
+    );
+    if ((rowCount ?? 0) > 0) this.mark(from);
+  }
+
   /** What this event changed, one notice per node, in the order nodes were first changed. */
   changes(): GraphChange[] {
     return [...this.changed.values()];

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { GraphWriter, NodeRef, ProjectOutcome } from './graph-writer.js';
-import { slackTsMicros, versionAt, type Version } from './version.js';
+import { slackTsMicros, timeMicros, versionAt, type Version } from './version.js';
 
 const Ts = z.string().refine((s) => slackTsMicros(s) !== null, 'not a Slack timestamp');
 const Id = z.string().min(1).max(255);
@@ -34,6 +34,8 @@ const Message = z.object({
   files: z.array(File).nullish(),
   // Present when a backfilled message was edited: its text is as of that edit.
   edited: z.object({ ts: Ts }).nullish(),
+  // INTERFACE §9.5: who reacted with what, as the platform's message said.
+  reactions: z.array(z.object({ name: z.string().min(1).max(255), users: z.array(Id) })).nullish(),
 });
 
 const MessageChanged = z.object({
@@ -57,11 +59,33 @@ const Reaction = z.object({
   item_user: Id.nullish(),
 });
 
+// INTERFACE §9.5: names, from listings, lookups and live channel/user events (normalize-names.ts).
+const ChannelInfo = z.object({
+  channel_id: Id,
+  name: z.string().nullish(),
+  is_private: z.boolean().nullish(),
+  is_im: z.boolean().nullish(),
+  is_mpim: z.boolean().nullish(),
+  is_archived: z.boolean().nullish(),
+  as_of: z.string().nullish(),
+});
+
+const UserInfo = z.object({
+  user_id: Id,
+  name: z.string().nullish(),
+  real_name: z.string().nullish(),
+  is_bot: z.boolean().nullish(),
+  deleted: z.boolean().nullish(),
+  as_of: z.string().nullish(),
+});
+
 /** Rank of a deletion among facts of one instant (version.ts). */
 const DELETE_RANK = 1;
 
 export async function projectChat(w: GraphWriter, teamId: string, event: IngestEvent): Promise<ProjectOutcome> {
   const at = (ts: string, rank = 0): Version => versionAt(slackTsMicros(ts)!, rank, event.id);
+  // Facts the platform gave no time for rank below any dated one (a live rename wins).
+  const asOf = (t: string | null | undefined): Version => versionAt(timeMicros(t) ?? 1n, 0, event.id);
   const ids = chatIds(teamId);
 
   const channel = (channelId: string, channelType: string | null | undefined, v: Version) =>
@@ -109,6 +133,13 @@ export async function projectChat(w: GraphWriter, teamId: string, event: IngestE
       if (m.user) await w.edge('authored_by', msg, await user(m.user));
       // A thread's parent carries thread_ts == ts; only replies point at it.
       if (threadTs && threadTs !== m.ts) await w.edge('reply_to', msg, await message(m.channel_id, threadTs, ch));
+      // At the message's own version: any live reaction_added/removed (its event_ts is
+      // later) outranks this snapshot, so a removal seen live is never undone by history.
+      for (const r of m.reactions ?? []) {
+        for (const u of new Set(r.users)) {
+          await w.edge('reacted', await user(u), msg, { key: r.name, props: { name: r.name }, version: v });
+        }
+      }
       return 'projected';
     }
     case 'message_changed': {
@@ -150,6 +181,40 @@ export async function projectChat(w: GraphWriter, teamId: string, event: IngestE
         props: { name: r.name },
         version: at(r.event_ts),
         removed: event.kind === 'reaction_removed',
+      });
+      return 'projected';
+    }
+    case 'channel_info': {
+      const p = ChannelInfo.safeParse(event.payload);
+      if (!p.success) return 'invalid';
+      const c = p.data;
+      await w.node('chat.channel', ids.channel(c.channel_id), {
+        identity: { channel_id: c.channel_id },
+        props: {
+          name: c.name ?? undefined,
+          is_private: c.is_private ?? undefined,
+          is_im: c.is_im ?? undefined,
+          is_mpim: c.is_mpim ?? undefined,
+          is_archived: c.is_archived ?? undefined,
+        },
+        version: asOf(c.as_of),
+      });
+      return 'projected';
+    }
+    case 'user_info': {
+      const p = UserInfo.safeParse(event.payload);
+      if (!p.success) return 'invalid';
+      const u = p.data;
+      await w.node('chat.user', ids.user(u.user_id), {
+        identity: { user_id: u.user_id },
+        props: {
+          name: u.name ?? undefined,
+          real_name: u.real_name ?? undefined,
+          is_bot: u.is_bot ?? undefined,
+          // Not `deleted`: that marks a node removed from the graph; a deactivated user still is one.
+          is_deleted: u.deleted ?? undefined,
+        },
+        version: asOf(u.as_of),
       });
       return 'projected';
     }

@@ -1,6 +1,7 @@
 /**
  * Code-host events → graph (INTERFACE §4 kinds `{X-GitHub-Event}.{action}` / `push`, §5
- * kinds): repositories, pull requests (with the backfill's `diff` or `oversized`), issues,
+ * kinds): repositories, pull requests (with the backfill's listing fields and `diff` or
+ * `oversized`, INTERFACE §9.5), issues,
  * issue and review comments, reviews, commits from pushes, users.
  *
  * Versions come from GitHub's own clocks (`updated_at`, `submitted_at`, a commit's
@@ -10,7 +11,9 @@ import type { z } from 'zod';
 import type { IngestEvent } from '../runtime/ports.js';
 import {
   BackfillDiffEvent,
+  BackfillPullEvent,
   IssueCommentEvent,
+  IssueTransferredEvent,
   IssuesEvent,
   PullRequestEvent,
   PushEvent,
@@ -69,12 +72,33 @@ export async function projectCodehost(w: GraphWriter, event: IngestEvent): Promi
         await w.edge('in_repo', pr, repo);
         return 'projected';
       }
+      if (action === 'backfill') {
+        // INTERFACE §9.5: versioned by the PR's own updated_at, exactly as a webhook of it,
+        // so whichever is newer wins per prop whatever order they arrive in; the diff props
+        // belong to the diff event alone and stay.
+        const b = parse(BackfillPullEvent);
+        if (!b || b.pull_request.number !== b.pr_number) return 'invalid';
+        const repo = { id: b.repo_id, full_name: b.repo_full_name };
+        await g.pullRequest(repo, b.pull_request, at(b.pull_request.updated_at));
+        return 'projected';
+      }
       const e = parse(PullRequestEvent);
       if (!e) return 'invalid';
       await g.pullRequest(e.repository, e.pull_request, at(e.pull_request.updated_at));
       return 'projected';
     }
     case 'issues': {
+      if (action === 'transferred') {
+        // INTERFACE §9.5: the node takes the new repository's identity and keeps its edges.
+        const t = parse(IssueTransferredEvent);
+        if (!t) return 'invalid';
+        const { new_issue: ni, new_repository: nr } = t.changes;
+        const kind = t.issue.pull_request ? 'codehost.pull_request' : 'codehost.issue';
+        await w.moveNode(kind, `${t.repository.full_name}#${t.issue.number}`, `${nr.full_name}#${ni.number}`);
+        const node = await g.issue(nr, ni, at(ni.updated_at), false);
+        await w.dropOtherEdges('in_repo', node, await g.repository(nr, at(ni.updated_at)));
+        return 'projected';
+      }
       const e = parse(IssuesEvent);
       if (!e) return 'invalid';
       const deleted = action === 'deleted';

@@ -9,6 +9,7 @@
 import { BadRequest } from '../errors.js';
 import { isUuid, toIso, type Queryable } from '../store/db.js';
 import { sanitizeText } from '../store/sanitize.js';
+import { splitCjk } from './cjk-query.js';
 import type { NodeKind } from './kinds.js';
 
 export interface GraphNode {
@@ -91,11 +92,21 @@ export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesO
   if (opts.q !== undefined) {
     // Both configurations of the index (migration 004); websearch_to_tsquery never fails
     // on odd input, and text without words ("%", "_") makes an empty query matching nothing.
-    add(
-      (p) =>
-        `n.search @@ (websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`,
-      sanitizeText(opts.q),
-    );
+    const tsq = (p: string) =>
+      `(websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`;
+    const q = sanitizeText(opts.q);
+    const { cjk, rest } = splitCjk(q);
+    if (cjk.length === 0) add((p) => `n.search @@ ${tsq(p)}`, q);
+    else {
+      // INTERFACE §9.5: every CJK run of q is a substring of the text (migration 010), and
+      // the rest of q, if it has words, matches as usual; or the whole of q matches as words.
+      params.push(q, cjk, rest);
+      const [pq, pcjk, prest] = [params.length - 2, params.length - 1, params.length].map((i) => `$${i}`);
+      where.push(
+        `(n.search @@ ${tsq(pq!)} OR (n.search_text ILIKE ALL (${pcjk}::text[]) AND ` +
+          `(numnode(${tsq(prest!)}) = 0 OR n.search @@ ${tsq(prest!)})))`,
+      );
+    }
   }
   if (after !== null) add((p) => `n.seq < ${p}::bigint`, after);
   params.push(limit + 1);

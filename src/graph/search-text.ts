@@ -14,6 +14,7 @@ export const SEARCH_TEXT_MAX = 100_000;
 const TEXT_PROPS = [
   'title',
   'name',
+  'real_name',
   'full_name',
   'login',
   'text',

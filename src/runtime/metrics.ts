@@ -21,6 +21,10 @@ export interface RuntimeMetrics {
   ingestPublishFailures: Counter<'connector'>;
   /** Self-emitted events dropped by a connector's filter, counted after commit (INTERFACE §8.20). */
   ingestDropped: Counter<'connector' | 'tier'>;
+  /** Side-effect attempts that failed, and effects given up after 24 h (INTERFACE §9.4). */
+  effectFailures: Counter<'connector' | 'kind'>;
+  effectsGivenUp: Counter<'connector' | 'kind'>;
+  effectsDone: Counter<'connector' | 'kind'>;
 }
 
 export function registerRuntimeMetrics(
@@ -134,6 +138,24 @@ export function registerRuntimeMetrics(
       name: 'service_ingest_dropped_total',
       help: 'Inbound events dropped by the self-emit filters, by connector and tier (spec §6.3)',
       labelNames: ['connector', 'tier'],
+      registers,
+    }),
+    effectFailures: new Counter({
+      name: 'service_effect_failures_total',
+      help: 'Failed attempts of side effects of ingested events (retried with backoff), by connector and kind',
+      labelNames: ['connector', 'kind'],
+      registers,
+    }),
+    effectsGivenUp: new Counter({
+      name: 'service_effects_given_up_total',
+      help: 'Side effects abandoned after failing for 24 hours, by connector and kind',
+      labelNames: ['connector', 'kind'],
+      registers,
+    }),
+    effectsDone: new Counter({
+      name: 'service_effects_done_total',
+      help: 'Side effects that ran to completion, by connector and kind',
+      labelNames: ['connector', 'kind'],
       registers,
     }),
   };

@@ -55,6 +55,11 @@ export function installKey(installId: string): ActorKey {
   return { kind: 'install', id: [installId] };
 }
 
+/** The install's emits and health, apart from its ingest mailbox (actors/install-writes.ts). */
+export function installWritesKey(installId: string): ActorKey {
+  return { kind: 'install-writes', id: [installId] };
+}
+
 export interface Names {
   ns: string;
   /** JetStream stream holding inbound events durably. */

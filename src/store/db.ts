@@ -16,6 +16,10 @@ export interface PoolOptions {
   max?: number;
   /** Server-side cap on any one statement; a stuck query fails instead of pinning a client. */
   statementTimeoutMs?: number;
+  /** How long to wait for a connection (INTERFACE §9.3: 2 s on request paths). Default 2000. */
+  connectionTimeoutMs?: number;
+  /** Client-side cap on one query, also when the server never answers (a stalled network). */
+  queryTimeoutMs?: number;
   /** Shown in pg_stat_activity so an operator can tell nodes apart. */
   applicationName?: string;
   /**
@@ -33,7 +37,8 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
     connectionString: url,
     max: opts.max ?? 10,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.connectionTimeoutMs ?? 2_000,
+    ...(opts.queryTimeoutMs === undefined ? {} : { query_timeout: opts.queryTimeoutMs }),
     application_name: (opts.applicationName ?? 'connector-service').slice(0, 63),
     // Session defaults sent in the startup packet: `RESET` returns to them, and a
     // transaction left open by a bug is ended by the server instead of holding locks.

@@ -8,7 +8,8 @@ import { isUuid, pgConstraint, pgErrorCode, toIso, type Queryable } from './db.j
 import { sanitizeJson, sanitizeText } from './sanitize.js';
 
 export type ConnectorId = 'chatapp' | 'codehost';
-export type InstallStatus = 'active' | 'uninstalled';
+/** INTERFACE §9.4: `suspended` while the GitHub installation is suspended (same install on unsuspend). */
+export type InstallStatus = 'active' | 'suspended' | 'uninstalled';
 export type BackfillState = 'pending' | 'running' | 'complete' | 'failed';
 
 export interface InstallBackfill {
@@ -207,4 +208,19 @@ export async function setBackfill(
     [installId, state, JSON.stringify(sanitizeJson(progress))],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/** The code-host installs bound to a GitHub installation in one of `statuses`, oldest first. */
+export async function findCodehostInstalls(
+  q: Queryable,
+  installationId: number,
+  statuses: readonly InstallStatus[],
+): Promise<Install[]> {
+  const { rows } = await q.query<InstallRow>(
+    `SELECT ${COLUMNS} FROM installs
+     WHERE connector_id = 'codehost' AND external_id = $1 AND status = ANY($2::text[])
+     ORDER BY created_at, install_id`,
+    [String(installationId), [...statuses]],
+  );
+  return rows.map(toInstall);
 }

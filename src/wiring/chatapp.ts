@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { chatBackfillActor, chatBackfillKey } from '../actors/chatapp/chat-backfill.js';
 import { chatBucketActor, chatBucketKey } from '../actors/chatapp/chat-bucket.js';
+import { chatNamesActor, chatNamesKey } from '../actors/chatapp/chat-names.js';
 import { chatWorkspaceBucketActor } from '../actors/chatapp/chat-workspace-bucket.js';
 import type { EdgeContext } from '../edge/context.js';
 import { installKey } from '../actors/install-protocol.js';
@@ -24,6 +25,7 @@ import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/
 const BUCKET_ASK_TIMEOUT_MS = 8_000;
 const START_BACKFILL_TIMEOUT_MS = 10_000;
 const RESUME_RETRY_MS = 5_000;
+const NAMES_ASK_TIMEOUT_MS = 5_000;
 
 export const chatappModule: ModuleFactory = (deps) => {
   const { config, pool, log: rootLog } = deps;
@@ -31,8 +33,21 @@ export const chatappModule: ModuleFactory = (deps) => {
   const credentials = botCredentials({ config, pool, cipher: deps.cipher, log });
 
   const permits: EmitPermits = {
-    take: (teamId, channelId) =>
-      deps.actors.ask(chatBucketKey(teamId, channelId), { type: 'take' }, { timeoutMs: BUCKET_ASK_TIMEOUT_MS }),
+    // INTERFACE §8.24: with its id a take is safe to resend, so a take caught by its node's
+    // death is answered by the next owner instead of hanging until the timeout.
+    take: (teamId, channelId, takeId) =>
+      deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'take', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      ),
+    refund: async (teamId, channelId, takeId) => {
+      await deps.actors.ask(
+        chatBucketKey(teamId, channelId),
+        { type: 'refund', takeId },
+        { timeoutMs: BUCKET_ASK_TIMEOUT_MS, idempotent: true },
+      );
+    },
     hold: async (teamId, channelId, retryAfterMs) => {
       // A hold keeps the later of two deadlines, so running it twice is harmless.
       await deps.actors.ask(
@@ -50,7 +65,8 @@ export const chatappModule: ModuleFactory = (deps) => {
     );
   };
   const intake: IntakeDeps = {
-    pool,
+    // INTERFACE §9.3: Slack gives 3 s; every Postgres wait of the intake gives up after 2.
+    pool: deps.requestPool,
     log,
     publish: (event) => deps.publish(event),
     dedup: deps.dedup,
@@ -72,10 +88,20 @@ export const chatappModule: ModuleFactory = (deps) => {
 
   return {
     id: 'chatapp',
-    driver: config.chatapp.enabled ? chatDriver({ config, pool, credentials, permits }) : null,
+    driver: config.chatapp.enabled
+      ? chatDriver({
+          config,
+          pool,
+          credentials,
+          permits,
+          wantNames: (installId, ids) =>
+            deps.actors.ask(chatNamesKey(installId), { type: 'want', ...ids }, { timeoutMs: NAMES_ASK_TIMEOUT_MS }),
+        })
+      : null,
     actors: [
       chatBucketActor({ actors: deps.actors, kv: deps.dedup }),
       chatWorkspaceBucketActor({ kv: deps.dedup }),
+      chatNamesActor({ config, pool, log, actors: deps.actors, publish: (e) => deps.publish(e), credentials }),
       chatBackfillActor({
         config,
         pool,

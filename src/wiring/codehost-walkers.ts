@@ -1,8 +1,8 @@
 /**
  * The code host's walkers wired together: the PR-diff backfill walker, the installation
  * rate gate and the repo indexer sessions (actors), the backfill starter the admin install
- * calls, the `afterCommit` reactions (slash commands, index sync after a push to the
- * default branch, repos added to or removed from the installation) and the resume of
+ * calls, the durable effects of events (slash commands, index sync after a push to the
+ * default branch, repos added to or removed from the installation; INTERFACE §9.4) and the resume of
  * unfinished walks and sessions on shard acquisition.
  * `wiring/codehost.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
@@ -20,25 +20,26 @@ import type { ActorKey } from '../runtime/names.js';
 import { listUnfinishedCodehostBackfills } from '../store/backfill-repos.js';
 import type { Install } from '../store/installs.js';
 import { admitRepo, listUnsettledSessions } from '../store/repo-index-state.js';
-import type { DriverContext } from '../connectors/driver.js';
+import type { DriverContext, EffectSpec } from '../connectors/driver.js';
 import type { ModuleDeps } from './module.js';
 import type { CodehostWrite } from '../connectors/codehost/emit-schema.js';
 import { installRefOf, type GithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
 import { checkTemplate } from '../connectors/codehost/indexer/daemon-url.js';
-import { syncOnPush } from '../actors/codehost/sync-on-push.js';
+import { pushToDefaultBranch, syncOnPush } from '../actors/codehost/sync-on-push.js';
 import type { WriteOutcome } from '../connectors/codehost/perform-write.js';
-import { answerSlashCommand } from '../actors/codehost/answer-slash.js';
+import { answerSlashCommand, slashCommandOf } from '../actors/codehost/answer-slash.js';
 import { replyExists } from '../connectors/codehost/slash/find-reply.js';
 import type { ListedRepo } from '../connectors/codehost/backfill/codehost-api.js';
-import { applyRepositoryChanges } from '../connectors/codehost/backfill/installation-repos.js';
+import { applyRepositoryChanges, repositoryChangesOf } from '../connectors/codehost/backfill/installation-repos.js';
 import { octokitApi } from '../connectors/codehost/backfill/octokit-api.js';
 
 export interface WalkerParts {
   actors: ActorKind[];
   /** The admin install's hook (INTERFACE §3: "the PR-diff backfill starts"). */
   startBackfill(install: Install): Promise<void>;
-  /** Slash-command replies, index syncs after pushes and repo changes, after the ingest transaction. */
-  afterCommit(ctx: DriverContext, event: IngestEvent, info: { inserted: boolean }): Promise<void>;
+  /** Slash-command replies, index syncs after pushes and repo changes: effects of an event (driver.ts). */
+  effectsOf(install: Install, event: IngestEvent): EffectSpec[];
+  runEffect(ctx: DriverContext, effect: { kind: string; event: IngestEvent; firstAttempt: boolean }): Promise<void>;
   onShardAcquired(shard: number): Promise<void>;
 }
 
@@ -51,6 +52,9 @@ export interface WalkerDeps {
 }
 
 const ASK_TIMEOUT_MS = 10_000;
+const SLASH_EFFECT = 'slash_reply';
+const SYNC_EFFECT = 'index_sync';
+const REPOS_EFFECT = 'repo_changes';
 /**
  * A walk or session is resumed on a shard acquisition when this deployment has worked on it
  * (its cursor is in our KV, its lock names our namespace) or when nobody has touched it for
@@ -142,38 +146,52 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
     async startBackfill(install) {
       await deps.actors.ask(codehostBackfillKey(install.install_id), { type: 'resume' }, { timeoutMs: ASK_TIMEOUT_MS });
     },
-    async afterCommit(ctx, event, info) {
+    effectsOf(_install, event) {
+      const out: EffectSpec[] = [];
+      const slash = slashCommandOf(event);
+      // One reply per slash comment (INTERFACE §9.4): its effects share the comment's key.
+      if (slash !== null) out.push({ kind: SLASH_EFFECT, serialKey: `comment:${slash.place.in}:${slash.commentId}` });
+      const push = pushToDefaultBranch(event);
+      if (push !== null) out.push({ kind: SYNC_EFFECT, serialKey: `repo:${push.repoId}` });
+      if (repositoryChangesOf(event) !== null) out.push({ kind: REPOS_EFFECT, serialKey: 'installation-repos' });
+      return out;
+    },
+    async runEffect(ctx, { kind, event, firstAttempt }) {
       if (clients === null || appId === null) return;
       const octokit = () => clients.forInstall(installRefOf(ctx.install));
-      await answerSlashCommand(
-        {
-          pool,
-          actors: deps.actors,
-          write: w.write,
-          toolTimeoutMs: timings.toolTimeoutMs,
-          replyExists: (_ref, place, marker, since, signal) =>
-            replyExists(octokit(), appId, place, marker, since, signal),
-        },
-        ctx,
-        event,
-        info,
-      );
-      await syncOnPush(deps.actors, ctx, event, timings.rpcTimeoutMs * 2 + ASK_TIMEOUT_MS);
-      await applyRepositoryChanges(
-        {
-          pool,
-          startSessions,
-          queueInBackfill: async (install, repoIds) => {
-            await deps.actors.ask(
-              codehostBackfillKey(install.install_id),
-              { type: 'addRepos', repoIds },
-              { timeoutMs: ASK_TIMEOUT_MS },
-            );
+      if (kind === SLASH_EFFECT) {
+        await answerSlashCommand(
+          {
+            pool,
+            actors: deps.actors,
+            write: w.write,
+            toolTimeoutMs: timings.toolTimeoutMs,
+            replyExists: (_ref, place, marker, since, signal) =>
+              replyExists(octokit(), appId, place, marker, since, signal),
           },
-        },
-        ctx,
-        event,
-      );
+          ctx,
+          event,
+          { inserted: firstAttempt },
+        );
+      } else if (kind === SYNC_EFFECT) {
+        await syncOnPush(deps.actors, ctx, event, timings.rpcTimeoutMs * 2 + ASK_TIMEOUT_MS);
+      } else if (kind === REPOS_EFFECT) {
+        await applyRepositoryChanges(
+          {
+            pool,
+            startSessions,
+            queueInBackfill: async (install, repoIds) => {
+              await deps.actors.ask(
+                codehostBackfillKey(install.install_id),
+                { type: 'addRepos', repoIds },
+                { timeoutMs: ASK_TIMEOUT_MS },
+              );
+            },
+          },
+          ctx,
+          event,
+        );
+      }
     },
     async onShardAcquired(shard) {
       if (!config.codehost.enabled) return;

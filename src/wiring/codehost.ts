@@ -13,6 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { codehostWriterActor, codehostWriterKey } from '../actors/codehost/codehost-writer.js';
 import type { EdgeContext } from '../edge/context.js';
 import { NotConfigured } from '../errors.js';
+import type { ConnectorDriver } from '../connectors/driver.js';
 import type { ModuleFactory } from './module.js';
 import { abortable } from '../connectors/codehost/abortable.js';
 import { adminInstallRoutes } from '../edge/routes/codehost/admin-install.js';
@@ -63,19 +64,20 @@ export const codehostModule: ModuleFactory = (deps) => {
     write,
     summary: clients !== null && appId !== null ? { pool, clients, appId, dedup: deps.dedup, write } : null,
   });
-  // Backfill walker, rate gate, indexer sessions; slash commands and index syncs after commit.
+  // Backfill walker, rate gate, indexer sessions; slash replies and index syncs as effects of events.
   const walkers = attachWalkers({ deps, clients, write });
   const reconciler = attachReconciler(deps, clients);
-  const driver = {
+  const driver: ConnectorDriver = {
     ...base,
-    async afterCommit(...args: Parameters<NonNullable<typeof base.afterCommit>>) {
-      await base.afterCommit?.(...args);
-      await walkers.afterCommit(...args);
+    effectsOf: (install, event) => [...(base.effectsOf?.(install, event) ?? []), ...walkers.effectsOf(install, event)],
+    async runEffect(ctx, effect) {
+      await base.runEffect?.(ctx, effect);
+      await walkers.runEffect(ctx, effect);
     },
   };
 
   // The webhook fan-out lists; the admin install forgets them before it answers 201.
-  const installs = new BoundInstallsCache({ find: boundInstallsFinder(pool) });
+  const installs = new BoundInstallsCache({ find: boundInstallsFinder(deps.requestPool) });
   const routes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     await app.register(
       adminInstallRoutes({

@@ -22,6 +22,12 @@ export interface ModuleDeps {
   config: Readonly<Config>;
   log: Logger;
   pool: pg.Pool;
+  /**
+   * For what a webhook or event request waits on before it answers (fan-out lookups):
+   * every connection and query gives up after 2 s (INTERFACE §9.3), so the route answers
+   * 503 and the platform retries, instead of hanging.
+   */
+  requestPool: pg.Pool;
   cipher: CredentialCipher;
   /** Request/reply to any actor in the cluster (routes to its shard's owner). */
   actors: ActorAsk;

@@ -51,7 +51,7 @@ describe('routes', () => {
     expect(res.statusCode).toBe(200);
     const list = res.json().connectors as Array<Record<string, unknown>>;
     expect(list.map((c) => c.connector_id)).toEqual(['chatapp', 'codehost']);
-    expect(list[0]).toMatchObject({ auth_mode: 'oauth2', enabled: false });
+    expect(list[0]).toMatchObject({ auth_mode: 'oauth2', enabled: false, inbound_transport: 'none' });
     expect(list[1]).toMatchObject({
       auth_mode: 'app_install',
       install_path: '/api/v1/connectors/codehost/admin/install',
@@ -111,7 +111,7 @@ describe('routes', () => {
     }
   });
 
-  it('sends emit, health and delete to the install actor; answers uninstalled installs itself', async () => {
+  it('sends emit and health to the install-writes actor, delete to the install actor; answers uninstalled installs itself', async () => {
     const t = await f.tenant();
     const inst = await f.install(t.tenant_id);
     const before = f.asked.length;
@@ -134,8 +134,8 @@ describe('routes', () => {
     });
     expect(del.statusCode).toBe(200);
     expect(f.asked.slice(before).map((a) => [a.key.kind, a.key.id[0], a.msg.type])).toEqual([
-      ['install', inst.install_id, 'emit'],
-      ['install', inst.install_id, 'health'],
+      ['install-writes', inst.install_id, 'emit'],
+      ['install-writes', inst.install_id, 'health'],
       ['install', inst.install_id, 'uninstall'],
     ]);
 

@@ -74,6 +74,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
     config,
     log,
     pool,
+    requestPool: pool,
     cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY),
     actors,
     publish: async (event) => {

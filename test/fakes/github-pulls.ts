@@ -11,6 +11,14 @@ export interface FakePull {
   title: string;
   /** The diff text, or null for a PR whose diff GitHub refuses with 406. */
   diff: string | null;
+  /** Listing fields (GitHub's names); defaults: an open PR by `octocat`, updated 2026-01-01. */
+  body?: string | null;
+  state?: 'open' | 'closed';
+  merged_at?: string | null;
+  draft?: boolean;
+  updated_at?: string;
+  head_sha?: string;
+  user?: { login: string; id: number };
 }
 
 export interface FakeRepo {
@@ -145,14 +153,29 @@ function repoJson(r: FakeRepo, baseUrl: string): Record<string, unknown> {
 }
 
 function pullJson(repo: FakeRepo, pr: FakePull, baseUrl: string): Record<string, unknown> {
+  const user = pr.user ?? { login: 'octocat', id: 583231 };
   return {
     id: repo.id * 100_000 + pr.number,
     number: pr.number,
-    state: 'open',
+    state: pr.state ?? 'open',
+    locked: false,
     title: pr.title,
+    body: pr.body ?? null,
     url: `${baseUrl}/repos/${repo.full_name}/pulls/${pr.number}`,
-    user: { login: 'octocat', type: 'User' },
-    head: { sha: 'b'.repeat(40), ref: `feature-${pr.number}` },
+    html_url: `https://github.com/${repo.full_name}/pull/${pr.number}`,
+    user: {
+      login: user.login,
+      id: user.id,
+      type: 'User',
+      html_url: `https://github.com/${user.login}`,
+    },
+    labels: [],
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: pr.updated_at ?? '2026-01-01T00:00:00Z',
+    closed_at: pr.state === 'closed' ? (pr.updated_at ?? '2026-01-01T00:00:00Z') : null,
+    merged_at: pr.merged_at ?? null,
+    draft: pr.draft ?? false,
+    head: { sha: pr.head_sha ?? 'b'.repeat(40), ref: `feature-${pr.number}` },
     base: { ref: repo.default_branch, repo: { id: repo.id, full_name: repo.full_name } },
   };
 }

@@ -124,6 +124,31 @@ export function callMethod(
       if (!p) return fail('invalid_cursor');
       return ok({ channels: p.items.map(channelObject), response_metadata: { next_cursor: p.next } });
     }
+    case 'conversations.info': {
+      const a = authed(fake, bearer, params);
+      if ('error' in a) return a.error;
+      const ch = channelFor(a, params.channel);
+      if (isAnswer(ch)) return ch;
+      return ok({ channel: channelObject(ch) });
+    }
+    case 'users.info': {
+      const a = authed(fake, bearer, params, 'users:read');
+      if ('error' in a) return a.error;
+      const u = a.team.users?.get(params.user ?? '');
+      if (!u) return fail('user_not_found');
+      return ok({
+        user: {
+          id: u.id,
+          team_id: a.team.id,
+          name: u.name,
+          deleted: false,
+          real_name: u.real_name,
+          is_bot: u.is_bot ?? false,
+          updated: u.updated ?? 1_700_000_000,
+          profile: { real_name: u.real_name, display_name: u.name },
+        },
+      });
+    }
     case 'conversations.history':
     case 'conversations.replies': {
       const a = authed(fake, bearer, params);

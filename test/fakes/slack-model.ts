@@ -40,12 +40,24 @@ export interface FakeChannel {
   historyError?: string;
 }
 
+/** A workspace member as users.info answers it. */
+export interface FakeUser {
+  id: string;
+  name: string;
+  real_name: string;
+  is_bot?: boolean;
+  /** Epoch seconds of the last profile change. */
+  updated?: number;
+}
+
 export interface FakeTeam {
   id: string;
   name: string;
   botUserId: string;
   botId: string;
   channels: Map<string, FakeChannel>;
+  /** Members users.info knows (others answer user_not_found). */
+  users?: Map<string, FakeUser>;
   /** Scopes the next consent grants (default: all the authorize URL asked for). */
   grantScopes?: string[];
   /** With token rotation, access tokens live this long. */

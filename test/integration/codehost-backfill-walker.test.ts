@@ -58,6 +58,8 @@ async function walker(caps?: BackfillCaps) {
   };
   const kv = memoryKv();
   const published: IngestEvent[] = [];
+  /** INTERFACE §9.5: the listing's `pull_request.backfill` events, apart from the diffs. */
+  const listed: IngestEvent[] = [];
   kernel.register(
     codehostBackfillActor({
       pool,
@@ -65,7 +67,7 @@ async function walker(caps?: BackfillCaps) {
       actors,
       cursors: kv,
       publish: async (e) => {
-        published.push(e);
+        (e.kind === 'pull_request.backfill' ? listed : published).push(e);
       },
       api: () => octokitApi(new Octokit({ baseUrl: gh.url, auth: token, log: QUIET })),
       ...(caps ? { caps } : {}),
@@ -90,7 +92,7 @@ async function walker(caps?: BackfillCaps) {
         c.token === token,
     );
   const t0 = Date.now();
-  return { installationId, install, kernel, published, done, start, backfillCalls, kv };
+  return { installationId, install, kernel, published, listed, done, start, backfillCalls, kv };
 }
 
 function expectedIds(repos: FakeRepo[]): string[] {
@@ -111,8 +113,9 @@ describe('actor: code-host backfill walker', () => {
       prs_done: 15,
       prs_oversized: 2,
     });
-    // Every PR exactly once (no crash, so no replay either).
+    // Every PR exactly once (no crash, so no replay either), its diff and its listing fields.
     expect(w.published.map((e) => e.id).sort()).toEqual(expectedIds(repos));
+    expect(w.listed.map((e) => e.id.replace('backfill:pr:', 'backfill:pr-diff:')).sort()).toEqual(expectedIds(repos));
     // Exactly one upstream call per tick, counted by the fake.
     const calls = w.backfillCalls();
     expect(calls).toHaveLength(install.backfill.steps as number);

@@ -133,6 +133,21 @@ describe('codehost PR-diff backfill', () => {
         ['all', '100', '2'],
       ]);
       expect(calls.filter((c) => /\/pulls\/\d+$/.test(c.path))).toHaveLength(115);
+
+      // INTERFACE §9.5: the listing's fields reach the PR's node, with its author.
+      const pr = await until('backfilled PR node with its listing fields', async () => {
+        const res = await h.api(`/api/v1/graph/nodes?kind=codehost.pull_request&install_id=${installId}&limit=500`, t);
+        const body = (await res.json()) as { nodes: Array<{ id: string; external_id: string; props: any }> };
+        const node = body.nodes.find((n) => n.external_id === `${r0.full_name}#101`);
+        return node && node.props.title && node.props.oversized === false ? node : null;
+      });
+      expect(pr.props).toMatchObject({ title: 'PR 101', state: 'open', head_sha: 'b'.repeat(40), merged: false });
+      const one = (await (await h.api(`/api/v1/graph/nodes/${pr.id}`, t)).json()) as {
+        edges: Array<{ type: string; to: string }>;
+      };
+      const author = one.edges.find((e) => e.type === 'authored_by')!;
+      const user = (await (await h.api(`/api/v1/graph/nodes/${author.to}`, t)).json()) as { external_id: string };
+      expect(user.external_id).toBe('octocat');
     },
   );
 });

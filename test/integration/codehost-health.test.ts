@@ -84,11 +84,29 @@ describe('codehost health', () => {
       json: { install_id: installId, connector_id: 'codehost', status: 'healthy', github_installation_id: id },
     });
     const calls = h.gh.calls.slice(before).map((c) => `${c.method} ${c.path} ${c.auth}`);
-    expect(calls).toEqual([
-      'GET /app jwt',
-      `GET /app/installations/${id} jwt`,
-      `POST /app/installations/${id}/access_tokens jwt`,
-    ]);
+    // The backfill left a valid cached token: health reuses it, and still proves the installation.
+    expect(calls).toEqual(['GET /app jwt', `GET /app/installations/${id} jwt`]);
+    const again = h.gh.calls.length;
+    expect((await health(installId)).status).toBe(200);
+    expect(h.gh.calls.slice(again).filter((c) => c.path.endsWith('/access_tokens'))).toEqual([]);
+  });
+
+  it('mints a token when the cached one is about to expire', async () => {
+    const id = ++next;
+    // Tokens that live less than the refresh margin are never reused.
+    const ttl = h.gh.tokenTtlMs;
+    h.gh.tokenTtlMs = 1_000;
+    try {
+      const installId = await h.install(t, id);
+      await backfillSettled(installId);
+      const before = h.gh.calls.length;
+      expect((await health(installId)).status).toBe(200);
+      expect(h.gh.calls.slice(before).map((c) => `${c.method} ${c.path}`)).toContain(
+        `POST /app/installations/${id}/access_tokens`,
+      );
+    } finally {
+      h.gh.tokenTtlMs = ttl;
+    }
   });
 
   it('503 unavailable with GitHub’s message when the token cannot be minted (suspended, gone)', async () => {

@@ -135,7 +135,7 @@ describe('codehost webhooks: in, fanned out, once', () => {
 });
 
 describe('codehost webhooks: installation deleted or suspended', () => {
-  it('uninstalls every install of the installation locally, which then refuse emits', async () => {
+  it('deleted uninstalls, suspend suspends (INTERFACE §9.4) every install of the installation; both refuse emits', async () => {
     for (const action of ['deleted', 'suspend'] as const) {
       const id = X + (action === 'deleted' ? 10 : 11);
       const one = await h.install(a, id);
@@ -152,7 +152,7 @@ describe('codehost webhooks: installation deleted or suspended', () => {
         const install = (await (await h.api(`/api/v1/connectors/installs/${installId}`, t)).json()) as {
           status: string;
         };
-        expect(install.status).toBe('uninstalled');
+        expect(install.status).toBe(action === 'deleted' ? 'uninstalled' : 'suspended');
         const emit = await h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
           body: { kind: 'codehost.issue_comment', body: { repo_full_name: 'o/r', issue_number: 1, body: 'hi' } },
         });
@@ -163,7 +163,8 @@ describe('codehost webhooks: installation deleted or suspended', () => {
         'SELECT count(*)::int AS n FROM credentials WHERE install_id = ANY($1) AND revoked_at IS NULL',
         [[one, two]],
       );
-      expect(creds.rows[0].n).toBe(0);
+      // A suspended install keeps its credentials for the unsuspend.
+      expect(creds.rows[0].n).toBe(action === 'deleted' ? 0 : 2);
       expect(h.gh.callsTo('DELETE', /^\/app\/installations/)).toHaveLength(0);
     }
   });

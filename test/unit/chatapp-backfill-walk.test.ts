@@ -42,7 +42,7 @@ describe('chat backfill walk', () => {
       () =>
         ok({
           channels: [
-            { id: 'C1', is_channel: true, is_member: true },
+            { id: 'C1', name: 'general', is_channel: true, is_private: false, is_member: true },
             { id: 'C2', is_member: false },
             { id: 'D1', is_im: true },
           ],
@@ -63,7 +63,10 @@ describe('chat backfill walk', () => {
       'conversations.history {"channel":"D1","limit":15}',
     ]);
     expect(ending).toEqual({ state: 'complete' });
-    expect(new Set(published)).toEqual(
+    // INTERFACE §9.5: each listed conversation the walk takes is named by a channel_info event.
+    const infos = published.filter((id) => id.startsWith('channel_info:'));
+    expect(infos.map((id) => id.split(':')[1])).toEqual(['C1', 'D1']);
+    expect(new Set(published.filter((id) => !id.startsWith('channel_info:')))).toEqual(
       new Set([
         'message:C1:3.0',
         'message:C1:2.0',

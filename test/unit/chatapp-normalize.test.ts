@@ -22,6 +22,29 @@ describe('chat event normalisation (INTERFACE §4, §8.2)', () => {
     });
   });
 
+  it("carries a message's reactions as [{name, users}] on live and history messages (INTERFACE §9.5)", () => {
+    const raw = {
+      type: 'message',
+      ts: '1700000003.000100',
+      user: 'U1',
+      text: 'ship it',
+      reactions: [
+        { name: 'tada', users: ['U2', 'U3'], count: 2 },
+        { name: 'eyes', users: ['U2'], count: 1 },
+        { name: '', users: ['U9'] },
+        { count: 4 },
+      ],
+    };
+    const history = messageEvent('C1', 'channel', raw)!;
+    expect(history.payload.reactions).toEqual([
+      { name: 'tada', users: ['U2', 'U3'] },
+      { name: 'eyes', users: ['U2'] },
+    ]);
+    const live = fromSlackEvent({ ...raw, channel: 'C1', channel_type: 'channel', event_ts: raw.ts })!;
+    expect(live.payload.reactions).toEqual(history.payload.reactions);
+    expect(messageEvent('C1', 'channel', { ...raw, reactions: [] })!.payload).not.toHaveProperty('reactions');
+  });
+
   it('keeps thread_ts, bot_id, app_id, subtype, edits and file references (never bytes)', () => {
     const ev = fromSlackEvent({
       type: 'message',

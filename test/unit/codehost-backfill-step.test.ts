@@ -15,13 +15,17 @@ import {
 import {
   backfillDiffEvent,
   backfillEventId,
+  backfillPullEvent,
+  backfillPullEventId,
   DIFF_MAX_BYTES,
   type BackfillDiff,
 } from '../../src/connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill } from '../../src/connectors/codehost/backfill/backfill-step.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 import type {
   CodehostApi,
   DiffResult,
+  ListedPull,
   ListedRepo,
   Page,
   PullsPage,
@@ -52,13 +56,26 @@ class MemoryHost implements CodehostApi {
     this.calls.push(`pulls:${fullName}:${page}`);
     const repo = this.repos.find((r) => r.full_name === fullName)!;
     if (repo.gone) return { status: 'gone', rate: null };
-    const items = repo.prs.slice((page - 1) * this.perPage, page * this.perPage);
+    const items = repo.prs.slice((page - 1) * this.perPage, page * this.perPage).map((n) => listedPull(n));
     return { status: 'ok', items, hasNext: page * this.perPage < repo.prs.length, rate: null };
   }
   async getPullDiff(fullName: string, n: number): Promise<DiffResult> {
     this.calls.push(`diff:${fullName}:${n}`);
     return this.diffs(fullName, n);
   }
+}
+
+function listedPull(number: number): ListedPull {
+  return {
+    number,
+    title: `PR ${number}`,
+    state: 'open',
+    body: null,
+    head_sha: 'a'.repeat(40),
+    merged: false,
+    updated_at: '2026-01-01T00:00:00Z',
+    user: { login: 'octocat' },
+  };
 }
 
 function makeRepos(spec: Array<{ prs: number; gone?: boolean }>): FakeRepo[] {
@@ -84,6 +101,7 @@ function defaultDiffs(repo: string, n: number): DiffResult {
 
 interface Walk {
   diffs: BackfillDiff[];
+  pulls: IngestEvent[];
   phases: BackfillPhase[];
   steps: number;
   cursor: BackfillCursor;
@@ -97,7 +115,7 @@ async function walk(
 ): Promise<Walk> {
   const names = new Map<number, string>();
   let committed = encodeCursor(initialCursor());
-  const out: Walk = { diffs: [], phases: ['ReposListing'], steps: 0, cursor: initialCursor() };
+  const out: Walk = { diffs: [], pulls: [], phases: ['ReposListing'], steps: 0, cursor: initialCursor() };
   for (let i = 0; i < 10_000; i++) {
     const cursor = decodeCursor(committed);
     if (cursor.phase === 'Done') {
@@ -110,6 +128,7 @@ async function walk(
     expect(host.calls.length - before).toBe(1);
     for (const repo of r.listed) names.set(repo.id, repo.full_name);
     if (r.diff) out.diffs.push(r.diff);
+    if (r.pulls) for (const p of r.pulls.items) out.pulls.push(backfillPullEvent(install, r.pulls.repo, p));
     if (crashAt(out.steps)) continue;
     committed = encodeCursor(r.cursor);
     if (out.phases[out.phases.length - 1] !== r.cursor.phase) out.phases.push(r.cursor.phase);
@@ -117,11 +136,19 @@ async function walk(
   throw new Error('walk did not finish');
 }
 
-function expectEveryPrOnce(repos: FakeRepo[], diffs: BackfillDiff[]): void {
-  const expected = repos.filter((r) => !r.gone).flatMap((r) => r.prs.map((n) => backfillEventId(r.id, n)));
+function expectEveryPrOnce(repos: FakeRepo[], diffs: BackfillDiff[], pulls?: IngestEvent[]): void {
+  const live = repos.filter((r) => !r.gone);
+  const expected = live.flatMap((r) => r.prs.map((n) => backfillEventId(r.id, n)));
   const got = diffs.map((d) => backfillEventId(d.repoId, d.prNumber));
   expect(new Set(got)).toEqual(new Set(expected));
+  // INTERFACE §9.5: every PR's listing fields are published too, under their own id.
+  if (pulls) {
+    const listed = live.flatMap((r) => r.prs.map((n) => backfillPullEventId(r.id, n)));
+    expect(new Set(pulls.map((e) => e.id))).toEqual(new Set(listed));
+  }
 }
+
+const install = { install_id: 'i', tenant_id: 't' };
 
 describe('unit: code-host backfill walk', () => {
   it('walks several repos and pages: 406s and >1 MB diffs flagged oversized, nothing else fails', async () => {
@@ -129,7 +156,22 @@ describe('unit: code-host backfill walk', () => {
     const host = new MemoryHost(repos, 3, defaultDiffs);
     const w = await walk(host, SPEC_CAPS);
     expect(w.diffs).toHaveLength(20);
-    expectEveryPrOnce(repos, w.diffs);
+    expectEveryPrOnce(repos, w.diffs, w.pulls);
+    expect(w.pulls).toHaveLength(20);
+    const pr11 = w.pulls.find((e) => e.id === backfillPullEventId(1003, 11))!;
+    expect(pr11.kind).toBe('pull_request.backfill');
+    expect(pr11.payload).toMatchObject({
+      repo_id: 1003,
+      repo_full_name: 'acme/repo-3',
+      pr_number: 11,
+      pull_request: {
+        number: 11,
+        title: 'PR 11',
+        state: 'open',
+        head: { sha: 'a'.repeat(40) },
+        user: { login: 'octocat' },
+      },
+    });
     // Exactly one upstream call per step, and as many steps as calls.
     expect(host.calls).toHaveLength(w.steps);
     expect(w.cursor.counts).toMatchObject({
@@ -182,7 +224,7 @@ describe('unit: code-host backfill walk', () => {
     const repos = makeRepos([{ prs: 4 }, { prs: 0 }, { prs: 8 }, { prs: 2 }, { prs: 5 }, { prs: 3 }, { prs: 1 }]);
     const host = new MemoryHost(repos, 3, () => ({ status: 'ok', diff: 'd', rate: null }));
     const w = await walk(host, { pendingRepos: 2, pendingPrs: 3 });
-    expectEveryPrOnce(repos, w.diffs);
+    expectEveryPrOnce(repos, w.diffs, w.pulls);
     expect(w.diffs).toHaveLength(23);
     // ReposListing is entered again after the first batch of repos drained.
     const returns = w.phases.filter((p, i) => p === 'ReposListing' && i > 0);
@@ -198,7 +240,7 @@ describe('unit: code-host backfill walk', () => {
     const repos = makeRepos([{ prs: 6 }, { prs: 4 }, { prs: 9 }]);
     const host = new MemoryHost(repos, 2, defaultDiffs);
     const w = await walk(host, { pendingRepos: 2, pendingPrs: 4 }, (step) => step % 3 === 0);
-    expectEveryPrOnce(repos, w.diffs);
+    expectEveryPrOnce(repos, w.diffs, w.pulls);
     const ids = w.diffs.map((d) => backfillEventId(d.repoId, d.prNumber));
     // Replays produce the same ids, which the ingest dedup absorbs.
     expect(ids.length).toBeGreaterThan(new Set(ids).size);

@@ -20,7 +20,8 @@ export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; r
 
 /** The workspace bucket's one message (spec §8: charged only after the channel bucket allowed). */
 export type ChatWorkspaceProtocol = {
-  reserve: { msg: { maxWaitMs?: number }; answer: WorkspaceReservation };
+  /** `reserveId`: a resent reservation is answered again, not charged twice. */
+  reserve: { msg: { maxWaitMs?: number; reserveId?: string }; answer: WorkspaceReservation };
 };
 
 export function chatWorkspaceKey(teamId: string): KeyOf<ChatWorkspaceProtocol> {
@@ -29,7 +30,11 @@ export function chatWorkspaceKey(teamId: string): KeyOf<ChatWorkspaceProtocol> {
 
 interface State {
   tat: number;
+  /** Recent reservations by id: a resent reservation is answered again, not charged twice. */
+  recent: Array<{ id: string; r: WorkspaceReservation }>;
 }
+
+const RECENT_KEPT = 64;
 
 export function chatWorkspaceBucketActor(ports: {
   kv: KvPort;
@@ -42,16 +47,24 @@ export function chatWorkspaceBucketActor(ports: {
     idleMs: 2 * 60_000,
     async hydrate(key) {
       const saved = await readJson<State>(ports.kv, storeKey(key));
-      return { tat: typeof saved?.tat === 'number' ? saved.tat : 0 };
+      return {
+        tat: typeof saved?.tat === 'number' ? saved.tat : 0,
+        recent: Array.isArray(saved?.recent) ? saved.recent.slice(-RECENT_KEPT) : [],
+      };
     },
     handlers: {
-      async reserve(ctx, msg) {
+      async reserve(ctx, msg): Promise<WorkspaceReservation> {
+        const id = typeof msg.reserveId === 'string' ? msg.reserveId.slice(0, 100) : null;
+        const seen = id === null ? undefined : ctx.state.recent.find((x) => x.id === id);
+        if (seen) return seen.r;
         const maxWait = Math.min(WORKSPACE_MAX_WAIT_MS, Math.max(0, Number(msg.maxWaitMs ?? WORKSPACE_MAX_WAIT_MS)));
         const r = reserve(ctx.state.tat, now(), WORKSPACE_BUCKET, maxWait);
         if (!r.ok) return r;
         ctx.state.tat = r.tat;
+        const answer: WorkspaceReservation = { ok: true, waitMs: r.waitMs };
+        if (id !== null) ctx.state.recent = [...ctx.state.recent, { id, r: answer }].slice(-RECENT_KEPT);
         await writeJson(ports.kv, storeKey(ctx.key), ctx.state, ctx.log);
-        return { ok: true, waitMs: r.waitMs };
+        return answer;
       },
     },
   };

@@ -25,6 +25,7 @@ import type { DriverContext } from '../../connectors/driver.js';
 import type { CodehostWrite } from '../../connectors/codehost/emit-schema.js';
 import { installRefOf, type InstallRef } from '../../connectors/codehost/github-client.js';
 import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
+import { isRepoFullName } from '../../connectors/codehost/repo-full-name.js';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from '../../connectors/codehost/sentinels.js';
 import type { ReplyPlace } from '../../connectors/codehost/slash/find-reply.js';
 import { parseSlashCommand, type SlashVerb } from '../../connectors/codehost/slash/parse-command.js';
@@ -90,7 +91,7 @@ export function slashCommandOf(event: IngestEvent) {
   const fullName = p.repository?.full_name;
   if (!command || (typeof commentId !== 'number' && typeof commentId !== 'string') || typeof number !== 'number')
     return null;
-  if (typeof repoId !== 'number' || typeof fullName !== 'string') return null;
+  if (typeof repoId !== 'number' || typeof fullName !== 'string' || !isRepoFullName(fullName)) return null;
   // GitHub takes replies to a thread's first comment only: a command that is itself a reply is answered at its thread's root.
   const inReplyTo = p.comment?.in_reply_to_id;
   const threadRoot = !review

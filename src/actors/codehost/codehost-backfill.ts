@@ -4,8 +4,9 @@
  * page), make exactly one upstream call (`backfill-step.ts`), register the repos a listing
  * page returned, publish the diff event into the ingest stream (resolves on the JetStream
  * ack), and only then commit the cursor to KV (revision-checked) and the install's
- * `backfill` progress. A crash anywhere repeats at most the last step; the event id
- * `backfill:pr-diff:{repo_id}:{pr_number}` absorbs the repeat.
+ * `backfill` progress. A crash anywhere repeats at most the last step; the event ids
+ * `backfill:pr-diff:{repo_id}:{pr_number}` (and, for a pulls page, one
+ * `backfill:pr:{repo_id}:{pr_number}` per PR, INTERFACE §9.5) absorb the repeat.
  *
  * The walker ticks itself through the router (runtime/ticker.ts) and works only while the
  * install is active (spec §3.1). It is started by the admin install and resumed on every
@@ -26,7 +27,7 @@ import {
   type BackfillCaps,
   type BackfillCursor,
 } from '../../connectors/codehost/backfill/backfill-cursor.js';
-import { backfillDiffEvent } from '../../connectors/codehost/backfill/backfill-event.js';
+import { backfillDiffEvent, backfillPullEvent } from '../../connectors/codehost/backfill/backfill-event.js';
 import { stepBackfill, type StepResult } from '../../connectors/codehost/backfill/backfill-step.js';
 import type { CodehostApi, ListedRepo } from '../../connectors/codehost/backfill/codehost-api.js';
 import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/cursor-codec.js';
@@ -151,6 +152,11 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
   const tick = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;
     const install = await getInstallById(ports.pool, installId);
+    if (install?.status === 'suspended') {
+      // INTERFACE §9.4: a suspension pauses the walk; unsuspending continues it (no second backfill).
+      ctx.state.ticker.cancel();
+      return { stopped: 'install suspended' };
+    }
     if (!install || install.connector_id !== 'codehost' || install.status !== 'active') {
       // spec §3.1: the walker works only while the install is active.
       ctx.state.ticker.cancel();
@@ -222,6 +228,11 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
         .catch((err: unknown) =>
           ctx.log.warn({ err }, 'indexer sessions not started for listed repos; a shard resume retries'),
         );
+    }
+    if (step.pulls) {
+      // INTERFACE §9.5: what the listing says of each PR (title, state, body, author).
+      const { repo, items } = step.pulls;
+      await Promise.all(items.map((p) => ports.publish(backfillPullEvent(install, repo, p))));
     }
     if (step.diff) await ports.publish(backfillDiffEvent(install, step.diff));
     if (!(await save(ctx, step.cursor))) {

@@ -8,6 +8,7 @@
  */
 import type { BackfillCursor, PaceMethod } from './backfill-cursor.js';
 import { messageEvent, type ChatEventDraft } from './normalize-event.js';
+import { channelInfoEvent } from './normalize-names.js';
 import { channelTypeOf } from './scopes.js';
 
 export interface Pacing {
@@ -150,7 +151,12 @@ export function applyOutcome(
   if (call.method === 'conversations.list') {
     // Conversations the bot was never invited to answer not_in_channel; not asking saves a paced call each.
     const listed = arrayOf(outcome.data.channels).filter((ch) => typeof ch.id === 'string' && ch.is_member !== false);
-    for (const ch of listed) c.queue.push({ id: ch.id as string, type: channelTypeOf(ch) });
+    for (const ch of listed) {
+      c.queue.push({ id: ch.id as string, type: channelTypeOf(ch) });
+      // INTERFACE §9.5: the listing names the channel; published with the page.
+      const info = channelInfoEvent(ch);
+      if (info) events.push(info);
+    }
     c.progress.channels_listed += listed.length;
     c.listCursor = next;
     c.listDone = next === null;

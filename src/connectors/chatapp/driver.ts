@@ -15,6 +15,7 @@ import { recordEmitted } from '../../store/emitted.js';
 import type { BotCredentials } from './bot-token.js';
 import { parseEmit, performEmit, type EmitPermits } from './emit.js';
 import { selfEmitVerdict } from './self-emit-filter.js';
+import { namedIds, type NamedIds } from './named-ids.js';
 import { slackClient } from './slack-client.js';
 import { DEAD_TOKEN_ERRORS, isDeadToken, toSlackAppError } from './slack-errors.js';
 
@@ -23,7 +24,12 @@ export interface ChatDriverDeps {
   pool: pg.Pool;
   credentials: BotCredentials;
   permits: EmitPermits;
+  /** INTERFACE §9.5: hands ids an event named to the install's name lookups (never awaited by ingest). */
+  wantNames?(installId: string, ids: NamedIds): Promise<unknown>;
 }
+
+/** Ids already handed to the name lookups by this process: spares an actor request per message. */
+const NAMES_SENT_MAX = 50_000;
 
 const CHAT_KINDS = new Set(['message', 'message_changed', 'message_deleted', 'reaction_added', 'reaction_removed']);
 /** Bot identities never change for an install; a small cache spares a query per event. */
@@ -32,6 +38,7 @@ const IDENTITY_CACHE_MAX = 10_000;
 export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
   const apiUrl = deps.config.chatapp.apiUrl;
   const identities = new Map<string, BotIdentity>();
+  const namesSent = new Set<string>();
 
   const identityOf = async (q: Queryable, installId: string): Promise<BotIdentity | null> => {
     const hit = identities.get(installId);
@@ -137,6 +144,30 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
     /** spec §3.1: the claim goes in the same transaction as the status and credentials. */
     async uninstallLocally(tx, ctx) {
       await releaseClaim(tx, ctx.install.install_id);
+    },
+
+    /**
+     * INTERFACE §9.5: the users and channels this event named go to the install's name
+     * lookups. Fire and forget: ingest of the install's next events never waits on it, and
+     * a lost request is made again at the id's next mention (the graph is the cache).
+     */
+    async afterCommit(ctx, event, info) {
+      if (!deps.wantNames || !info.inserted) return;
+      const ids = namedIds(event.kind, event.payload);
+      const fresh = (type: string) => (id: string) => {
+        const k = `${ctx.install.install_id}:${type}:${id}`;
+        if (namesSent.has(k)) return false;
+        if (namesSent.size >= NAMES_SENT_MAX) namesSent.clear();
+        namesSent.add(k);
+        return true;
+      };
+      const want = { users: ids.users.filter(fresh('u')), channels: ids.channels.filter(fresh('c')) };
+      if (want.users.length === 0 && want.channels.length === 0) return;
+      deps.wantNames(ctx.install.install_id, want).catch((err: unknown) => {
+        for (const id of want.users) namesSent.delete(`${ctx.install.install_id}:u:${id}`);
+        for (const id of want.channels) namesSent.delete(`${ctx.install.install_id}:c:${id}`);
+        ctx.log.debug({ err }, 'name lookup request not delivered; the next mention asks again');
+      });
     },
 
     async ingest(tx, ctx, event) {

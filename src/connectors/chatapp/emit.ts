@@ -6,6 +6,7 @@
  * bucket only once the channel allows (spec §8); Slack's own 429 holds that channel
  * for its Retry-After (INTERFACE §8.26).
  */
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { BadConfig, DeadlineExceeded, RateLimited, UpstreamError } from '../../errors.js';
@@ -59,7 +60,10 @@ export type Permit =
 
 /** The bucket actors, as the emit path sees them. */
 export interface EmitPermits {
-  take(teamId: string, channelId: string): Promise<Permit>;
+  /** `takeId` makes a resent take answer its first permit instead of charging again. */
+  take(teamId: string, channelId: string, takeId: string): Promise<Permit>;
+  /** The write of `takeId` did not go out: the channel gets its token back. */
+  refund(teamId: string, channelId: string, takeId: string): Promise<void>;
   /** Slack answered 429 for this channel: refuse its emits until `retryAfterMs` passed. */
   hold(teamId: string, channelId: string, retryAfterMs: number): Promise<void>;
 }
@@ -78,15 +82,22 @@ export async function performEmit(
   emit: ChatEmit,
 ): Promise<{ provider_id: string; channel_id: string }> {
   const channel = emit.body.channel_id;
-  const permit = await ctx.permits.take(ctx.teamId, channel);
+  const takeId = randomUUID();
+  const permit = await ctx.permits.take(ctx.teamId, channel, takeId);
   if (!permit.ok) {
     const why = permit.reason === 'workspace' ? 'the workspace write budget is spent' : 'the channel is throttled';
     throw new RateLimited(`${why}; retry later`, permit.retryAfterMs / 1000, { details: { throttle: permit.reason } });
   }
+  // A throttle must mean a write really went out (INTERFACE §8.5): one that never left is refunded.
+  const refund = () =>
+    ctx.permits
+      .refund(ctx.teamId, channel, takeId)
+      .catch((e: unknown) => ctx.log.warn({ err: e, channel }, 'channel token not refunded'));
   if (permit.waitMs > 0) {
     try {
       await sleep(permit.waitMs, undefined, { signal: ctx.signal });
     } catch (err) {
+      await refund();
       throw new DeadlineExceeded('the emit deadline passed while waiting for a workspace token', { cause: err });
     }
   }
@@ -107,6 +118,7 @@ export async function performEmit(
       return { provider_id: reactionProviderId(channel, emit.body.timestamp, emit.body.name), channel_id: channel };
     }
     const retryAfterS = rateLimitedFor(err);
+    if (retryAfterS === null && postedNothing(err)) await refund();
     if (retryAfterS !== null) {
       // INTERFACE §8.4: no retry before it; the hold outlives this call in the channel's actor.
       await ctx.permits
@@ -115,6 +127,14 @@ export async function performEmit(
     }
     throw toSlackAppError(err, method, ctx.signal);
   }
+}
+
+/**
+ * Slack answered `ok: false` (`channel_not_found`, `not_in_channel`, ...): nothing was
+ * posted. A network error or an HTTP 5xx may have posted, so its token stays spent.
+ */
+function postedNothing(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'slack_webapi_platform_error';
 }
 
 /** INTERFACE §8.6: a reaction's receipt. */

@@ -102,7 +102,7 @@ async function uninstallLocally(deps: IntakeDeps, install: Install, why: string)
     );
 }
 
-async function withBudget<T>(p: Promise<T>, ms: number): Promise<T> {
+export async function withBudget<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Unavailable('the event was not stored in time; Slack will retry it')), ms);

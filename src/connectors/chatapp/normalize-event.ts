@@ -5,10 +5,18 @@
  * Pure: no I/O.
  */
 import { z } from 'zod';
+import { namesFromSlackEvent } from './normalize-names.js';
 
 export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
 export const CHANNEL_TYPES: readonly ChannelType[] = ['channel', 'group', 'im', 'mpim'];
-export type ChatKind = 'message' | 'message_changed' | 'message_deleted' | 'reaction_added' | 'reaction_removed';
+export type ChatKind =
+  | 'message'
+  | 'message_changed'
+  | 'message_deleted'
+  | 'reaction_added'
+  | 'reaction_removed'
+  | 'channel_info'
+  | 'user_info';
 
 /** An event ready to publish, minus the install's coordinates. */
 export interface ChatEventDraft {
@@ -42,6 +50,7 @@ const SlackMessage = z.object({
   text: z.string().nullish(),
   files: z.array(z.unknown()).nullish(),
   edited: z.object({ ts: Ts }).nullish(),
+  reactions: z.array(z.unknown()).nullish(),
 });
 export type SlackMessage = z.infer<typeof SlackMessage>;
 
@@ -66,6 +75,23 @@ export function fileRefs(files: unknown[] | null | undefined): Array<Record<stri
     ];
   });
   return refs.length > 0 ? refs : undefined;
+}
+
+const SlackReaction = z.object({ name: z.string().min(1).max(255), users: z.array(Id) });
+
+/**
+ * INTERFACE §9.5: a message's reactions as `[{name, users}]` (history included), or
+ * undefined when it has none. A malformed entry is left out rather than failing the message.
+ */
+export function reactionsOf(
+  reactions: unknown[] | null | undefined,
+): Array<{ name: string; users: string[] }> | undefined {
+  if (!reactions || reactions.length === 0) return undefined;
+  const out = reactions.flatMap((r) => {
+    const p = SlackReaction.safeParse(r);
+    return p.success ? [{ name: p.data.name, users: p.data.users }] : [];
+  });
+  return out.length > 0 ? out : undefined;
 }
 
 /** Copies the fields that are present (Slack omits, never nulls, what does not apply). */
@@ -98,6 +124,7 @@ export function messageEvent(channelId: string, channelType: ChannelType, raw: u
       subtype: m.subtype,
       text: m.text ?? '',
       files: fileRefs(m.files),
+      reactions: reactionsOf(m.reactions),
       edited: m.edited ? { ts: m.edited.ts } : undefined,
     }),
   };
@@ -127,7 +154,7 @@ const ReactionEvent = z.object({
 export function fromSlackEvent(event: unknown): ChatEventDraft | null {
   const type = (event as { type?: unknown } | null)?.type;
   if (type === 'reaction_added' || type === 'reaction_removed') return reaction(event);
-  if (type !== 'message') return null;
+  if (type !== 'message') return namesFromSlackEvent(event);
   const p = MessageEnvelope.safeParse(event);
   if (!p.success) return null;
   const e = p.data;

@@ -2,7 +2,7 @@
  * The code-host driver the install actor calls (connectors/driver.ts): emit (validated,
  * then through the installation's write actor), health, the upstream part of an
  * uninstall, the self-emit filters inside the ingest transaction, and the PR summary
- * after it committed. The driver exists even while the connector is off, so health can
+ * as a durable effect of the event (INTERFACE §9.4). The driver exists even while the connector is off, so health can
  * answer `skeleton` (INTERFACE §8.12); emits then answer 501.
  */
 import { NotConfigured } from '../../errors.js';
@@ -11,7 +11,7 @@ import { parseEmit, type CodehostWrite } from './emit-schema.js';
 import { installRefOf, type GithubClients, type InstallRef } from './github-client.js';
 import { checkHealth } from './health.js';
 import type { WriteOutcome } from './perform-write.js';
-import { summarisePullRequest, type PrSummaryDeps } from './pr-summary.js';
+import { PR_SUMMARY_EFFECT, prSummaryTarget, summarisePullRequest, type PrSummaryDeps } from './pr-summary.js';
 import { tier1DropReason, tier2Drops } from './self-emit-filter.js';
 import { describeUpstream } from './upstream-error.js';
 
@@ -66,8 +66,14 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       return drop;
     },
 
-    async afterCommit(ctx, event, info) {
-      if (deps.summary !== null) await summarisePullRequest(deps.summary, ctx, event, info);
+    effectsOf: (_install, event) => {
+      const pr = prSummaryTarget(event);
+      return pr === null ? [] : [{ kind: PR_SUMMARY_EFFECT, serialKey: `pr:${pr.repoFullName}#${pr.number}` }];
+    },
+
+    async runEffect(ctx, effect) {
+      if (effect.kind !== PR_SUMMARY_EFFECT || deps.summary === null) return;
+      await summarisePullRequest(deps.summary, ctx, effect.event, { inserted: effect.firstAttempt });
     },
   };
 }

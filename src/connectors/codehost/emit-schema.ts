@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { BadConfig } from '../../errors.js';
+import { isRepoFullName } from './repo-full-name.js';
 import { GITHUB_COMMENT_MAX_CHARS, PR_SUMMARY_SENTINEL } from './sentinels.js';
 
 export const CODEHOST_EMIT_KINDS = [
@@ -19,9 +20,8 @@ export type CodehostEmitKind = (typeof CODEHOST_EMIT_KINDS)[number];
 /** spec §8: a commit status description is at most 140 characters. */
 export const STATUS_DESCRIPTION_MAX = 140;
 
-const repoFullName = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, { message: 'must be "owner/repo"' });
+// INTERFACE §9.3: GitHub's characters, neither part `.` or `..` (a path must never move).
+const repoFullName = z.string().refine(isRepoFullName, { message: 'must be "owner/repo" with GitHub\'s characters' });
 const number = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const commentBody = z.string().min(1).max(GITHUB_COMMENT_MAX_CHARS);
 const sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i, { message: 'must be a full commit SHA' });

@@ -1,9 +1,9 @@
 /**
  * spec §6.1 rule 1: on `pull_request` opened / reopened / synchronize, create the summary
- * comment or edit the existing one in place. Runs as the install actor's `afterCommit`,
- * so deliveries of one install are handled one after another; and only the installation's
- * oldest active install acts (INTERFACE §8.7), so all of an installation's summaries go
- * through one actor and concurrent or redelivered events never create a second comment.
+ * comment or edit the existing one in place. Runs as a durable effect of the event
+ * (INTERFACE §9.4), serialised per PR (its serial key), so a PR's summaries are written one
+ * after another; and only the installation's oldest active install acts (INTERFACE §8.7),
+ * so concurrent or redelivered events never create a second comment.
  *
  * The comment is found again by its emitted-event record, or, when the record is lost
  * (a crash between the POST and the record), by the sentinel among the PR's comments.
@@ -19,13 +19,15 @@ import type { CodehostWrite } from './emit-schema.js';
 import { installRefOf, type GithubClients, type InstallRef } from './github-client.js';
 import type { WriteOutcome } from './perform-write.js';
 import { renderPrSummary, type PrFile } from './pr-summary-body.js';
+import { isRepoFullName } from './repo-full-name.js';
 import { PR_SUMMARY_SENTINEL } from './sentinels.js';
 import { toUpstreamError, upstreamStatusOf } from './upstream-error.js';
 
 export const PR_SUMMARY_KINDS = new Set(['pull_request.opened', 'pull_request.reopened', 'pull_request.synchronize']);
+export const PR_SUMMARY_EFFECT = 'pr_summary';
 /**
- * A rate-limit hold longer than this is not waited out by redelivering the event (that
- * would hold up every later event of the install); the summary waits for the next push.
+ * A rate-limit hold longer than this is not waited out by retrying the effect soon; the
+ * summary waits for the next push.
  */
 const RETRY_HOLD_MAX_S = 60;
 /** Comments scanned for the sentinel when the record is lost (30 pages of 100). */
@@ -58,6 +60,17 @@ interface PullRequestPayload {
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
+/** The PR an event asks a summary for, or null (another kind, or no valid repository and number). */
+export function prSummaryTarget(event: IngestEvent): { repoFullName: string; number: number } | null {
+  if (!PR_SUMMARY_KINDS.has(event.kind)) return null;
+  const p = event.payload as PullRequestPayload;
+  const repoFullName = p.repository?.full_name;
+  const number = num(p.pull_request?.number ?? p.number);
+  // INTERFACE §9.3: only GitHub's own `owner/repo` shapes ever reach an upstream path.
+  if (typeof repoFullName !== 'string' || !isRepoFullName(repoFullName) || number === null) return null;
+  return { repoFullName, number };
+}
+
 export async function summarisePullRequest(
   deps: PrSummaryDeps,
   ctx: DriverContext,
@@ -74,12 +87,12 @@ export async function summarisePullRequest(
   if (!info.inserted && (await deps.dedup.get(marker).catch(() => null))) return;
 
   const p = event.payload as PullRequestPayload;
-  const repoFullName = p.repository?.full_name;
-  const number = num(p.pull_request?.number ?? p.number);
-  if (typeof repoFullName !== 'string' || !repoFullName.includes('/') || number === null) {
-    log.warn({ eventId: event.id }, 'pull_request event without repository or number; no summary');
+  const target = prSummaryTarget(event);
+  if (target === null) {
+    log.warn({ eventId: event.id }, 'pull_request event without a valid repository or number; no summary');
     return;
   }
+  const { repoFullName, number } = target;
   const ref = installRefOf(install);
   const octokit = deps.clients.forInstall(ref);
   const [owner, repo] = repoFullName.split('/') as [string, string];
@@ -124,11 +137,11 @@ export async function summarisePullRequest(
       .put(marker, new Uint8Array([1]))
       .catch((err: unknown) => log.debug({ err }, 'summary marker not stored'));
   } catch (err) {
-    // A short rate-limit hold or a GitHub hiccup: throwing retries the delivery later.
+    // A short rate-limit hold or a GitHub hiccup: throwing retries the effect later.
     const longHold = err instanceof RateLimited && (err.retryAfterS ?? 0) > RETRY_HOLD_MAX_S;
     if (isRetryable(toUpstreamError(err, 'the PR summary')) && !longHold) throw err;
-    // Refused for good (no access, PR gone), or held too long to keep this install's
-    // events waiting: the next push of the PR brings the summary up to date.
+    // Refused for good (no access, PR gone), or held too long to be worth retrying soon:
+    // the next push of the PR brings the summary up to date.
     log.warn(
       { err: { code: (err as RateLimited).code, message: (err as Error).message }, repo: repoFullName, number },
       'PR summary comment not written',

@@ -10,7 +10,7 @@ import { NotFound } from '../../errors.js';
 import { NODE_KINDS } from '../../graph/kinds.js';
 import { emitForAction, NodeAction } from '../../graph/node-actions.js';
 import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '../../graph/queries.js';
-import { installKey } from '../../actors/install-protocol.js';
+import { installWritesKey } from '../../actors/install-protocol.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../context.js';
@@ -63,7 +63,7 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     const action = parseOrBadRequest(NodeAction, req.body, 'body');
     const emit = emitForAction(node, action);
     return ctx.actors.ask(
-      installKey(await actingInstall(ctx.db, req.tenantId, node)),
+      installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
       { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
       { timeoutMs: ACTION_TIMEOUT_MS },
     );

@@ -7,7 +7,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { CONNECTOR_IDS } from '../../connectors/catalog.js';
-import { installKey } from '../../actors/install-protocol.js';
+import { installKey, installWritesKey } from '../../actors/install-protocol.js';
+import { summarizeEffects } from '../../store/effects.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
 import type { EdgeContext } from '../context.js';
@@ -26,7 +27,9 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
   });
 
   app.get<{ Params: { installId: string } }>('/connectors/installs/:installId', async (req) => {
-    return ownInstall(ctx.db, req.tenantId, req.params.installId);
+    const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
+    // INTERFACE §9.4: failing side effects are visible per install.
+    return { ...install, effects: await summarizeEffects(ctx.db, install.install_id) };
   });
 
   app.delete<{ Params: { installId: string } }>('/connectors/installs/:installId', async (req) => {
@@ -50,7 +53,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
     }
     const body = parsed.data;
     return ctx.actors.ask(
-      installKey(install.install_id),
+      installWritesKey(install.install_id),
       { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
       { timeoutMs: EMIT_TIMEOUT_MS },
     );
@@ -64,7 +67,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
     }
     // A read: resent to the next owner if its node dies mid-request (INTERFACE §8.24).
     return ctx.actors.ask(
-      installKey(install.install_id),
+      installWritesKey(install.install_id),
       { type: 'health', tenantId: req.tenantId },
       { timeoutMs: 15_000, idempotent: true },
     );

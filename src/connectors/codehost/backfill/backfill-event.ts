@@ -5,6 +5,7 @@
  * diff?}` with numbers as numbers (INTERFACE §8.10).
  */
 import type { IngestEvent } from '../../../runtime/ports.js';
+import type { ListedPull } from './codehost-api.js';
 
 export const BACKFILL_DIFF_KIND = 'pull_request.backfill_diff';
 /** INTERFACE §8.9: 1,000,000 bytes of the diff's UTF-8 text. */
@@ -45,5 +46,39 @@ export function backfillDiffEvent(install: { install_id: string; tenant_id: stri
     kind: BACKFILL_DIFF_KIND,
     occurredAt: null,
     payload,
+  };
+}
+
+/**
+ * INTERFACE §9.5: a backfilled pull request carries what the pulls listing gives. One event
+ * per listed PR, published by the pulls step; its own id (never colliding with the diff
+ * event or a live delivery), its payload GitHub's listing fields under `pull_request`.
+ */
+export const BACKFILL_PULL_KIND = 'pull_request.backfill';
+
+export function backfillPullEventId(repoId: number, prNumber: number): string {
+  return `backfill:pr:${repoId}:${prNumber}`;
+}
+
+export function backfillPullEvent(
+  install: { install_id: string; tenant_id: string },
+  repo: { id: number; full_name: string },
+  pull: ListedPull,
+): IngestEvent {
+  const { head_sha, head_ref, base_ref, ...rest } = pull;
+  return {
+    installId: install.install_id,
+    tenantId: install.tenant_id,
+    connectorId: 'codehost',
+    id: backfillPullEventId(repo.id, pull.number),
+    kind: BACKFILL_PULL_KIND,
+    occurredAt: pull.updated_at,
+    payload: {
+      repo_id: repo.id,
+      repo_full_name: repo.full_name,
+      pr_number: pull.number,
+      // GitHub's own shape, so the projection reads it like a webhook's `pull_request`.
+      pull_request: { ...rest, head: { sha: head_sha, ref: head_ref }, base: base_ref ? { ref: base_ref } : undefined },
+    },
   };
 }

@@ -18,7 +18,7 @@
 import { Internal } from '../../../errors.js';
 import type { BackfillCaps, BackfillCursor, BackfillPhase } from './backfill-cursor.js';
 import { isOversized, type BackfillDiff } from './backfill-event.js';
-import type { CodehostApi, ListedRepo, RateObservation } from './codehost-api.js';
+import type { CodehostApi, ListedPull, ListedRepo, RateObservation } from './codehost-api.js';
 import { MAX_PR_NUMBER } from './cursor-codec.js';
 
 export interface StepPorts {
@@ -34,6 +34,8 @@ export interface StepResult {
   diff: BackfillDiff | null;
   /** Repos a listing page returned: register them before committing `cursor`. */
   listed: ListedRepo[];
+  /** Pull requests a pulls page queued: publish their events before committing `cursor`. */
+  pulls: { repo: { id: number; full_name: string }; items: ListedPull[] } | null;
   rate: RateObservation | null;
   call: 'repos' | 'pulls' | 'diff';
 }
@@ -75,7 +77,7 @@ async function listRepos(c: BackfillCursor, ports: StepPorts, caps: BackfillCaps
   }
   const full = c.pending_repos.length >= caps.pendingRepos;
   c.phase = full || c.repos_listed ? afterRepo(c) : 'ReposListing';
-  return { cursor: c, diff: null, listed: taken, rate: page.rate, call: 'repos' };
+  return { cursor: c, diff: null, listed: taken, pulls: null, rate: page.rate, call: 'repos' };
 }
 
 async function listPulls(c: BackfillCursor, ports: StepPorts, caps: BackfillCaps): Promise<StepResult> {
@@ -100,19 +102,19 @@ async function listPulls(c: BackfillCursor, ports: StepPorts, caps: BackfillCaps
     c.repo = null;
     c.pending_prs = [];
     c.phase = afterRepo(c);
-    return { cursor: c, diff: null, listed: [], rate: page.rate, call: 'pulls' };
+    return { cursor: c, diff: null, listed: [], pulls: null, rate: page.rate, call: 'pulls' };
   }
   const queued = new Set(c.pending_prs);
-  const fresh = after(page.items, repo.pulls_after, (n) => n).filter(
-    (n) => Number.isInteger(n) && n >= 1 && n <= MAX_PR_NUMBER,
+  const fresh = after(page.items, repo.pulls_after, (p) => p.number).filter(
+    (p) => Number.isInteger(p.number) && p.number >= 1 && p.number <= MAX_PR_NUMBER,
   );
   const room = Math.max(0, caps.pendingPrs - c.pending_prs.length);
   const taken = fresh.slice(0, room);
-  for (const n of taken) queued.add(n);
+  for (const p of taken) queued.add(p.number);
   c.pending_prs = [...queued].sort((a, b) => a - b);
   c.counts.prs_listed += taken.length;
   if (taken.length < fresh.length) {
-    repo.pulls_after = taken.length > 0 ? taken[taken.length - 1]! : repo.pulls_after;
+    repo.pulls_after = taken.length > 0 ? taken[taken.length - 1]!.number : repo.pulls_after;
   } else if (page.hasNext) {
     repo.pulls_page++;
     repo.pulls_after = null;
@@ -123,7 +125,14 @@ async function listPulls(c: BackfillCursor, ports: StepPorts, caps: BackfillCaps
   if (c.pending_prs.length > 0 && (full || repo.pulls_listed)) c.phase = 'PrDiffFetching';
   else if (repo.pulls_listed) finishRepo(c);
   else c.phase = 'PrEnumerating';
-  return { cursor: c, diff: null, listed: [], rate: page.rate, call: 'pulls' };
+  return {
+    cursor: c,
+    diff: null,
+    listed: [],
+    pulls: taken.length > 0 ? { repo: { id: repo.id, full_name: repo.full_name }, items: taken } : null,
+    rate: page.rate,
+    call: 'pulls',
+  };
 }
 
 async function fetchDiff(c: BackfillCursor, ports: StepPorts): Promise<StepResult> {
@@ -144,7 +153,7 @@ async function fetchDiff(c: BackfillCursor, ports: StepPorts): Promise<StepResul
   if (c.pending_prs.length > 0) c.phase = 'PrDiffFetching';
   else if (repo.pulls_listed) finishRepo(c);
   else c.phase = 'PrEnumerating';
-  return { cursor: c, diff, listed: [], rate: res.rate, call: 'diff' };
+  return { cursor: c, diff, listed: [], pulls: null, rate: res.rate, call: 'diff' };
 }
 
 function finishRepo(c: BackfillCursor): void {

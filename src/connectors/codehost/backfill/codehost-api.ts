@@ -35,7 +35,28 @@ export interface Page<T> {
   rate: RateObservation | null;
 }
 
-export type PullsPage = ({ status: 'ok' } & Page<number>) | { status: 'gone'; rate: RateObservation | null };
+/**
+ * One pull request as the pulls listing gives it: what a backfilled PR node carries
+ * (INTERFACE §9.5). `updated_at` orders it against live webhooks of the same PR.
+ */
+export interface ListedPull {
+  number: number;
+  title: string;
+  state: string;
+  body: string | null;
+  head_sha: string;
+  head_ref?: string;
+  base_ref?: string;
+  draft?: boolean;
+  /** The listing has no `merged`; it is `merged_at !== null`. */
+  merged: boolean;
+  updated_at: string;
+  html_url?: string;
+  labels?: string[];
+  user: { login: string; id?: number; type?: string; html_url?: string } | null;
+}
+
+export type PullsPage = ({ status: 'ok' } & Page<ListedPull>) | { status: 'gone'; rate: RateObservation | null };
 
 export type DiffResult =
   | { status: 'ok'; diff: string; rate: RateObservation | null }
@@ -45,7 +66,7 @@ export type DiffResult =
 export interface CodehostApi {
   /** `GET /installation/repositories?per_page=100&page={page}`. */
   listInstallationRepos(page: number, signal: AbortSignal): Promise<Page<ListedRepo>>;
-  /** `GET /repos/{owner}/{repo}/pulls?state=all&per_page=100&page={page}`: PR numbers in listing order. */
+  /** `GET /repos/{owner}/{repo}/pulls?state=all&per_page=100&page={page}`: PRs in listing order. */
   listPulls(repoFullName: string, page: number, signal: AbortSignal): Promise<PullsPage>;
   /** `GET /repos/{owner}/{repo}/pulls/{n}` with `Accept: application/vnd.github.v3.diff` (INTERFACE preamble). */
   getPullDiff(repoFullName: string, prNumber: number, signal: AbortSignal): Promise<DiffResult>;

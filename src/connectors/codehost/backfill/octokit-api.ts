@@ -18,6 +18,7 @@ import {
   PER_PAGE,
   type CodehostApi,
   type DiffResult,
+  type ListedPull,
   type ListedRepo,
   type Page,
   type PullsPage,
@@ -61,7 +62,7 @@ export function octokitApi(octokit: Octokit): CodehostApi {
           page,
           request: { signal },
         });
-        const items = res.data.map((p) => p.number);
+        const items = res.data.map(toListedPull);
         return { status: 'ok', items, hasNext: hasNext(res.headers, items.length), rate: rateOf(res.headers) };
       } catch (err) {
         if (isGone(err)) return { status: 'gone', rate: rateOf(headersOf(err)) };
@@ -89,6 +90,40 @@ export function octokitApi(octokit: Octokit): CodehostApi {
         throw classify(err, `get the diff of ${repoFullName}#${prNumber}`, 'repo');
       }
     },
+  };
+}
+
+/** The fields of a pulls-listing item read here (Octokit's own type, narrowed). */
+interface PullItem {
+  number: number;
+  title: string;
+  state: string;
+  body?: string | null;
+  head: { sha: string; ref: string };
+  base?: { ref: string };
+  draft?: boolean;
+  merged_at: string | null;
+  updated_at: string;
+  html_url: string;
+  labels?: Array<{ name?: string }>;
+  user: { login: string; id: number | bigint; type: string; html_url: string } | null;
+}
+
+function toListedPull(p: PullItem): ListedPull {
+  return {
+    number: p.number,
+    title: p.title,
+    state: p.state,
+    body: p.body ?? null,
+    head_sha: p.head.sha,
+    head_ref: p.head.ref,
+    base_ref: p.base?.ref,
+    draft: p.draft,
+    merged: p.merged_at != null,
+    updated_at: p.updated_at,
+    html_url: p.html_url,
+    labels: p.labels?.map((l) => l.name ?? '').filter((n) => n.length > 0),
+    user: p.user ? { login: p.user.login, id: Number(p.user.id), type: p.user.type, html_url: p.user.html_url } : null,
   };
 }
 

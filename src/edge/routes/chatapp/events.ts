@@ -7,27 +7,30 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { BadRequest, Unauthorized } from '../../../errors.js';
-import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
+import type { EdgeContext } from '../../context.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
+import { rawBodyUnderBudget } from '../../raw-body.js';
 import type { Logger } from '../../../log.js';
-import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { takeEventCallback, withBudget, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
 import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
+/** INTERFACE §9.3: answered within Slack's 3 s whatever Postgres or NATS do. */
+const ROUTE_BUDGET_MS = 2_600;
+/** INTERFACE §9.3: Slack's events are small; 1 MiB is plenty and bounds what an unsigned sender can make us hold. */
+export const CHAT_EVENTS_BODY_LIMIT = 1024 * 1024;
 
 export function chatEventsRoute(deps: {
   signingSecret: string;
   intake: IntakeDeps;
   log: Logger;
 }): FastifyPluginAsync<EdgeContext> {
-  return async (app) => {
-    app.removeContentTypeParser('application/json');
-    app.addContentTypeParser(
-      'application/json',
-      { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT },
-      (_req, body, done) => done(null, body),
-    );
+  return async (app, ctx) => {
+    // INTERFACE §9.3: at most 1 MiB, read under the node's budget of unverified bytes.
+    rawBodyUnderBudget(app, ctx.unverifiedBytes, CHAT_EVENTS_BODY_LIMIT);
 
-    app.post(EVENTS_PATH, { bodyLimit: WEBHOOK_BODY_LIMIT }, async (req) => {
+    app.post(EVENTS_PATH, { bodyLimit: CHAT_EVENTS_BODY_LIMIT }, async (req) => {
+      const started = performance.now();
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const header = (name: string) => {
         const v = req.headers[name];
@@ -42,6 +45,7 @@ export function chatEventsRoute(deps: {
         deps.log.warn({ reason: verdict.reason }, 'chat event refused: bad Slack signature');
         throw new Unauthorized('the Slack request signature is missing, stale or wrong');
       }
+      if (jsonTooDeep(rawBody)) throw new BadRequest(`event JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       let body: { type?: unknown; challenge?: unknown };
       try {
         body = JSON.parse(rawBody.toString('utf8')) as typeof body;
@@ -58,7 +62,9 @@ export function chatEventsRoute(deps: {
         );
       }
       if (body?.type === 'event_callback') {
-        const result = await takeEventCallback(deps.intake, body);
+        // Slack gives 3 s: whatever is slow (Postgres, NATS), answer 503 before it gives up.
+        const left = ROUTE_BUDGET_MS - (performance.now() - started);
+        const result = await withBudget(takeEventCallback(deps.intake, body), Math.max(1, left));
         if (header('x-slack-retry-num'))
           deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
       }

@@ -1,6 +1,6 @@
 /**
- * `installation` `deleted` / `suspend` webhooks (INTERFACE §3): the installation is gone
- * or frozen upstream, so its installs become `uninstalled` here without calling GitHub:
+ * `installation` `deleted` webhooks (INTERFACE §3): the installation is gone upstream,
+ * so its installs become `uninstalled` here without calling GitHub:
  * status and credentials change in one transaction per install, then each install actor
  * reloads its row so it refuses emits at once.
  */
@@ -27,7 +27,7 @@ export async function uninstallLocally(
     });
     log.info(
       { installId: install.install_id, tenantId: install.tenant_id },
-      'GitHub installation deleted or suspended; install uninstalled',
+      'GitHub installation deleted; install uninstalled',
     );
   }
   await Promise.all(

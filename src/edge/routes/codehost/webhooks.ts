@@ -18,11 +18,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import type { Config } from '../../../config.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
+import { rawBodyUnderBudget } from '../../raw-body.js';
 import { BadRequest, NotConfigured, Unauthorized } from '../../../errors.js';
 import type { Logger } from '../../../log.js';
 import type { IngestEvent } from '../../../runtime/ports.js';
 import type { BoundInstallsCache } from '../../../connectors/codehost/bound-installs-cache.js';
 import { listenInstallChanges } from '../../../connectors/codehost/listen-install-changes.js';
+import { findCodehostInstalls } from '../../../store/installs.js';
+import { setSuspended } from './suspend-installs.js';
 import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from '../../../connectors/codehost/verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from '../../../connectors/codehost/webhook-event.js';
@@ -59,11 +63,9 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       app.addHook('onClose', () => listener.stop());
     }
 
-    // Encapsulated: JSON parsing stays as it is for every other route.
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) =>
-      done(null, body),
-    );
+    // Encapsulated: JSON parsing stays as it is for every other route. Unsigned bytes are
+    // held under the node's budget (INTERFACE §9.3).
+    rawBodyUnderBudget(app, ctx.unverifiedBytes, WEBHOOK_BODY_LIMIT);
 
     app.post(
       CODEHOST_WEBHOOK_PATH,
@@ -85,12 +87,27 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         if (!event || !EVENT_NAME.test(event)) throw new BadRequest('X-GitHub-Event header is missing or malformed');
         if (!deliveryId || !DELIVERY_ID.test(deliveryId))
           throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
+        // INTERFACE §9.3: refused before parsing, so nothing further on can overflow its stack.
+        if (jsonTooDeep(raw)) throw new BadRequest(`webhook JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
         const { payload, json } = parseWebhookPayload(raw, header(req.headers['content-type']));
         // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
         if (event === 'ping') return reply.code(200).send({ ok: true });
 
         const installationId = installationIdOf(payload);
+        const action = payload.action;
+        const lifecycle = event === 'installation' ? action : null;
+        if (lifecycle === 'unsuspend' && installationId !== null) {
+          // INTERFACE §9.4: the same installs become active again, before the event is fanned out to them.
+          const suspended = await findCodehostInstalls(pool, installationId, ['suspended']);
+          await setSuspended(pool, ctx.actors, suspended, false, log);
+          bound.invalidate();
+        }
         const installs = installationId === null ? [] : await bound.lookup(installationId);
+        if (lifecycle === 'deleted' && installationId !== null) {
+          // Deleted while suspended: those installs end too (they receive no event).
+          const suspended = await findCodehostInstalls(pool, installationId, ['suspended']);
+          await uninstallLocally(pool, ctx.actors, suspended, log);
+        }
         if (installs.length === 0) {
           log.info(
             { event, deliveryId, installationId },
@@ -101,10 +118,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         const delivery: WebhookDelivery = { event, deliveryId, payload, json };
         await Promise.all(installs.map((install) => deps.publish(toIngestEvent(delivery, install))));
 
-        const action = payload.action;
-        if (event === 'installation' && (action === 'deleted' || action === 'suspend')) {
+        if (lifecycle === 'deleted') {
           await uninstallLocally(pool, ctx.actors, installs, log);
           bound.invalidate(); // at once here; the announcement reaches the other edges
+        } else if (lifecycle === 'suspend') {
+          await setSuspended(pool, ctx.actors, installs, true, log);
+          bound.invalidate();
         }
         return reply.code(202).send({ ok: true, installs: installs.length });
       },

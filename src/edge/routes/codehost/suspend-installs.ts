@@ -1,0 +1,42 @@
+/**
+ * `installation` `suspend` / `unsuspend` webhooks (INTERFACE §9.4): the installation is
+ * frozen upstream, not gone. Its installs become `suspended` (ingest stops, emits answer
+ * 409 `install_not_active`, health reports the status) and keep their credentials and
+ * rows; `unsuspend` makes the same installs `active` again, with no new backfill. Each
+ * install actor reloads its row afterwards (it caches it).
+ */
+import type pg from 'pg';
+import type { ActorAsk } from '../../../runtime/ports.js';
+import type { Logger } from '../../../log.js';
+import { installKey } from '../../../actors/install-protocol.js';
+import { setInstallStatus, type Install } from '../../../store/installs.js';
+
+const REFRESH_TIMEOUT_MS = 5_000;
+
+export async function setSuspended(
+  pool: pg.Pool,
+  actors: ActorAsk,
+  installs: ReadonlyArray<Pick<Install, 'install_id' | 'tenant_id'>>,
+  suspended: boolean,
+  log: Logger,
+): Promise<void> {
+  for (const install of installs) {
+    await setInstallStatus(pool, install.install_id, suspended ? 'suspended' : 'active');
+    log.info(
+      { installId: install.install_id, tenantId: install.tenant_id },
+      suspended
+        ? 'GitHub installation suspended; install suspended'
+        : 'GitHub installation unsuspended; install active',
+    );
+  }
+  await Promise.all(
+    installs.map((install) =>
+      actors
+        .ask(installKey(install.install_id), { type: 'refresh' }, { timeoutMs: REFRESH_TIMEOUT_MS, idempotent: true })
+        .catch((err: unknown) => {
+          // The row is committed; an actor that missed the refresh reloads on its next activation.
+          log.warn({ err, installId: install.install_id }, 'install actor not refreshed after a status change');
+        }),
+    ),
+  );
+}

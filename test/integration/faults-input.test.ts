@@ -1,0 +1,159 @@
+/**
+ * Integration, INTERFACE §9.3: hostile input gets a coded answer and never a stack
+ * overflow, an unbounded buffer or a request outside `CODEHOST_API_URL`'s path: deep
+ * JSON on every kind of route, the chat events route's 1 MiB cap, the node's 64 MiB
+ * budget of unverified webhook bytes, and the `repo_full_name` path-traversal table.
+ */
+import { createHmac } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+
+const SLACK_SECRET = 'slack-signing-secret-for-input-tests';
+let h: CodehostHarness;
+let t: Awaited<ReturnType<CodehostHarness['tenant']>>;
+let installId: string;
+const P = 7_500_000 + Math.floor(Math.random() * 1000);
+
+beforeAll(async () => {
+  h = await startCodehostHarness({
+    CHATAPP_CLIENT_ID: 'cid',
+    CHATAPP_CLIENT_SECRET: 'csecret',
+    CHATAPP_SIGNING_SECRET: SLACK_SECRET,
+  });
+  t = await h.tenant('input');
+  installId = await h.install(t, P);
+});
+afterAll(() => h?.stop());
+
+const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+const deepObject = (levels: number) => `{"a":${'{"a":'.repeat(levels - 1)}1${'}'.repeat(levels)}`;
+
+function slackHeaders(body: string): Record<string, string> {
+  const ts = String(Math.floor(Date.now() / 1000));
+  const sig = createHmac('sha256', SLACK_SECRET).update(`v0:${ts}:${body}`).digest('hex');
+  return { 'content-type': 'application/json', 'x-slack-request-timestamp': ts, 'x-slack-signature': `v0=${sig}` };
+}
+
+/** One POST of a shared buffer through node:http (no per-request copy on the client side). */
+function post(url: string, body: Buffer, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    // The server may answer and close before the whole body is sent: that is the point.
+    req.on('error', () => resolve(-1));
+    req.end(body);
+  });
+}
+
+describe('input limits', () => {
+  it('JSON deeper than 128 levels is 400 bad_request on a tenant route, the webhook route and the chat events route', async () => {
+    const emit = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}/emit`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: `{"kind":"codehost.label","body":${deepObject(100_000)}}`,
+    });
+    expect(emit.status).toBe(400);
+    expect(((await emit.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    // 128 levels still parse (the route then judges the content).
+    const ok = await fetch(`${h.node.url}/api/v1/graph/nodes/00000000-0000-4000-8000-000000000000/actions`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: `{"action":"reply","text":"x","extra":${deep(127)}}`,
+    });
+    expect(ok.status).not.toBe(500);
+    expect(ok.status).not.toBe(400);
+
+    const delivery = `deep-${P}`;
+    const hook = await h.deliver('issues', null, {
+      raw: `{"action":"opened","installation":{"id":${P}},"x":${deep(5_000)}}`,
+      delivery,
+    });
+    expect(hook.status).toBe(400);
+    expect(((await hook.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    expect(await h.eventIds(t, installId)).not.toContain(delivery);
+
+    const slackBody = `{"type":"event_callback","team_id":"T1","event":{"type":"message","x":${deep(200)}}}`;
+    const chat = await fetch(`${h.node.url}/api/v1/connectors/chatapp/events`, {
+      method: 'POST',
+      headers: slackHeaders(slackBody),
+      body: slackBody,
+    });
+    expect(chat.status).toBe(400);
+  });
+
+  it('the chat events route takes at most 1 MiB (413), signed or not', async () => {
+    const big = JSON.stringify({ type: 'event_callback', team_id: 'T1', pad: 'x'.repeat(1024 * 1024) });
+    const res = await fetch(`${h.node.url}/api/v1/connectors/chatapp/events`, {
+      method: 'POST',
+      headers: slackHeaders(big),
+      body: big,
+    });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('16 concurrent unsigned 24 MiB webhook bodies: only 401/413/503, memory bounded by the budget', async () => {
+    const body = Buffer.alloc(24 * 1024 * 1024, 0x20);
+    const url = `${h.node.url}/api/v1/connectors/codehost/webhooks`;
+    const headers = { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': 'big' };
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    const statuses = await Promise.all(Array.from({ length: 16 }, () => post(url, body, headers)));
+    clearInterval(sampler);
+    const growthMiB = (peak - before) / 2 ** 20;
+    console.log(`figures: statuses ${JSON.stringify(statuses)}; RSS growth ${growthMiB.toFixed(0)} MiB`);
+    for (const s of statuses) expect([401, 413, 503, -1]).toContain(s);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+    // 16 × 24 MiB read in full would be 384 MiB; the budget holds 64 MiB (plus Node's own slack).
+    expect(growthMiB).toBeLessThan(300);
+    // A real delivery still goes through afterwards.
+    expect((await h.deliver('ping', { zen: 'ok', hook_id: 1 })).status).toBe(200);
+  }, 60_000);
+
+  it("repo_full_name outside GitHub's shape is 400 bad_config with no upstream call", async () => {
+    const table = [
+      '../..',
+      'a/..',
+      'a/.',
+      './b',
+      '../b',
+      'a/b/c',
+      'a%2F../b',
+      'a/b?x=1',
+      'a/b#f',
+      'own_er/repo',
+      '/b',
+      'a/',
+    ];
+    const calls = h.gh.calls.length;
+    for (const name of table) {
+      const res = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}/emit`, {
+        method: 'POST',
+        headers: { ...t.auth, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          kind: 'codehost.issue_comment',
+          body: { repo_full_name: name, issue_number: 1, body: 'hi' },
+        }),
+      });
+      expect({ name, status: res.status }).toEqual({ name, status: 400 });
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_config');
+    }
+    expect(h.gh.calls.length).toBe(calls);
+    const good = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}/emit`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'Codertocat/Hello-World.js', issue_number: 1, body: 'hi' },
+      }),
+    });
+    expect(good.status).toBe(200);
+    expect(h.gh.callsTo('POST', /^\/repos\/Codertocat\/Hello-World\.js\/issues\/1\/comments$/)).toHaveLength(1);
+  });
+});
