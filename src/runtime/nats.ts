@@ -267,8 +267,11 @@ export function explainReplicaRefusal(err: unknown, what: string, replicas?: num
 
 /** What the operator should check, from nats.js's connect error. */
 function describeConnectError(err: unknown): string {
-  const text = String((err as Error)?.message ?? err);
-  if (/authoriz|authenticat|permission/i.test(text)) {
+  const e = err as { message?: string; name?: string; cause?: { message?: string; name?: string } } | null;
+  const text = String(e?.message ?? err);
+  // nats.js v3 names the refusal in the error's class or its cause as well as in the text.
+  const all = [text, e?.name, e?.cause?.message, e?.cause?.name].join(' ');
+  if (/authoriz|authenticat|permission/i.test(all)) {
     return 'authorization refused: check NATS_CREDS, NATS_TOKEN or NATS_USER/NATS_PASSWORD';
   }
   if (/tls|certificate|ssl/i.test(text)) return `TLS failed (${text}): check NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY`;
