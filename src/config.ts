@@ -76,6 +76,24 @@ export interface Config {
     missing: string[];
     repoCapPerTenant: number;
   };
+  /** INTERFACE §9.2: NATS authentication, TLS and the limits of what the service creates there. */
+  nats: NatsSettings;
+  /** INTERFACE §9.4: GitHub delivery reconciliation period; 0 = off. */
+  githubReconcileMs: number;
+}
+
+export interface NatsSettings {
+  credsFile: string | null;
+  token: string | null;
+  user: string | null;
+  password: string | null;
+  tlsCaFile: string | null;
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
+  /** Replicas of the ingest stream and every KV bucket. */
+  replicas: number;
+  /** Byte limit of the ingest stream (discard new when full). */
+  ingestMaxBytes: number;
 }
 
 export const DEFAULT_CHAT_SCOPES = [
@@ -106,6 +124,8 @@ export const SECRET_SETTINGS = [
   'DATABASE_URL',
   'SERVICE_MASTER_KEY_PREVIOUS',
   'DATABASE_MIGRATE_URL',
+  'NATS_TOKEN',
+  'NATS_PASSWORD',
 ] as const;
 
 export interface LoadOptions {
@@ -204,6 +224,17 @@ const schema = z.object({
       .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
       .optional(),
   ),
+  // INTERFACE §9.2, §9.4
+  NATS_CREDS: opt,
+  NATS_TOKEN: opt,
+  NATS_USER: opt,
+  NATS_PASSWORD: opt,
+  NATS_TLS_CA: opt,
+  NATS_TLS_CERT: opt,
+  NATS_TLS_KEY: opt,
+  SERVICE_NATS_REPLICAS: intIn(1, 5),
+  SERVICE_INGEST_MAX_BYTES: intIn(1024 * 1024, Number.MAX_SAFE_INTEGER),
+  SERVICE_GITHUB_RECONCILE_S: intIn(0, 86_400),
 });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Readonly<Config> {
@@ -278,6 +309,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
   ];
   const missing = five.filter(([, v]) => v === undefined || v === null).map(([k]) => k);
 
+  const nats = natsSettings(e);
+
   const config: Config = {
     databaseUrl: e.DATABASE_URL ?? null,
     natsServers,
@@ -327,8 +360,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
       missing: e.CODEHOST_CONNECTOR_ENABLED ? missing : [],
       repoCapPerTenant: e.SERVICE_REPO_CAP_PER_TENANT ?? 50,
     },
+    nats,
+    githubReconcileMs: (e.SERVICE_GITHUB_RECONCILE_S ?? 300) * 1000,
   };
   return deepFreeze(config);
+}
+
+/** One way to authenticate at most, and the pairs that only make sense together. */
+function natsSettings(e: z.infer<typeof schema>): NatsSettings {
+  const ways = [e.NATS_CREDS && 'NATS_CREDS', e.NATS_TOKEN && 'NATS_TOKEN', e.NATS_USER && 'NATS_USER'];
+  const set = ways.filter(Boolean) as string[];
+  if (set.length > 1)
+    throw new ConfigError(set[1]!, `cannot be combined with ${set[0]}; choose one way to authenticate`);
+  if (e.NATS_USER && !e.NATS_PASSWORD) throw new ConfigError('NATS_PASSWORD', 'is required with NATS_USER');
+  if (e.NATS_PASSWORD && !e.NATS_USER) throw new ConfigError('NATS_USER', 'is required with NATS_PASSWORD');
+  if (Boolean(e.NATS_TLS_CERT) !== Boolean(e.NATS_TLS_KEY)) {
+    throw new ConfigError(e.NATS_TLS_CERT ? 'NATS_TLS_KEY' : 'NATS_TLS_CERT', 'is required with the other one');
+  }
+  return {
+    credsFile: e.NATS_CREDS ?? null,
+    token: e.NATS_TOKEN ?? null,
+    user: e.NATS_USER ?? null,
+    password: e.NATS_PASSWORD ?? null,
+    tlsCaFile: e.NATS_TLS_CA ?? null,
+    tlsCertFile: e.NATS_TLS_CERT ?? null,
+    tlsKeyFile: e.NATS_TLS_KEY ?? null,
+    replicas: e.SERVICE_NATS_REPLICAS ?? 1,
+    ingestMaxBytes: e.SERVICE_INGEST_MAX_BYTES ?? 1024 * 1024 * 1024,
+  };
 }
 
 /** Operators often paste a PEM with literal `\n` into a one-line secret. */

@@ -20,9 +20,11 @@ import type { ConnectorDriver } from './connectors/driver.js';
 import type { ConnectorModule, ModuleDeps } from './wiring/module.js';
 import { MODULES } from './wiring/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
+import { Gauge } from 'prom-client';
 import { buildEdge } from './edge/app.js';
 import { createTenantAuth } from './edge/auth.js';
 import { serveMetrics } from './edge/routes/ops.js';
+import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import { projectEvent } from './graph/project.js';
@@ -30,7 +32,7 @@ import type { Logger } from './log.js';
 import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
-import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
+import { names as makeNames, installKey, natsDescription, parseKey, shardOf } from './runtime/names.js';
 import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
@@ -47,6 +49,7 @@ import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
 import { findTenantByApiKey } from './store/tenants.js';
+import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 
 export type Role = 'edge' | 'actors';
 
@@ -145,12 +148,14 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     })
     .finally(() => (migrator === pool ? undefined : migrator.end()));
 
-  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log });
+  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
   undo.push({ name: 'nats', fn: () => nc.close() });
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  await ensureIngestStream(jsm, n);
+  await ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes });
+  // INTERFACE §9.2: every bucket gets the configured replicas and a description.
+  const kvOf = (name: string) => ({ replicas: config.nats.replicas, description: natsDescription(n.ns, name) });
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
     // INTERFACE §9.3: the publish a webhook awaits gives up after 2 s (503, the platform retries).
@@ -178,9 +183,10 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     cipher: CredentialCipher.fromMasterKeys(masterKeys),
     actors: router,
     publish: (event) => publisher.publish(event),
-    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
-    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS })),
+    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES, ...kvOf(n.cursorBucket) })),
+    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS, ...kvOf(n.dedupBucket) })),
     shardOf: (key) => shardOf(key, config.shards),
+    metrics: registry,
   };
   const modules: ConnectorModule[] = MODULES.map((make) => make(deps));
   const drivers = new Map<ConnectorId, ConnectorDriver>();
@@ -262,16 +268,26 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       leaseTtlMs: config.leaseTtlMs,
       log,
       listener: host,
+      replicas: config.nats.replicas,
     });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
+  const deadLetterCount = pgDeadLetterPort(pool).count;
+  new Gauge({
+    name: 'connector_service_dead_letters',
+    help: 'Dead letters waiting for an operator, whole cluster (INTERFACE §9.1)',
+    registers: [registry],
+    async collect() {
+      this.set(await deadLetterCount());
+    },
+  });
   undo.push({ name: 'kernel', fn: () => kernel.stop() });
   undo.push({ name: 'shards', fn: async () => shards?.stop() });
   await shards?.start();
   effects?.start();
   undo.push({ name: 'effects', fn: async () => effects?.stop() });
 
-  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs });
+  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
   // INTERFACE §9.3: this node's own roles, each check bounded; an edge-only node is ready
   // when it reaches NATS and Postgres, an actor host also when every shard has an owner.
   const ready = async () => {
@@ -329,7 +345,10 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       auth,
       ready,
       metrics: createEdgeMetrics(registry),
-      plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+      plugins: [
+        ...modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+        { plugin: deadLetterRoutes((sel) => replayDeadLetters({ db: pool, js, names: n, seal }, sel)) },
+      ],
     });
     undo.push({ name: 'edge', fn: () => edge!.close() });
     url = await edge.listen({ host: config.host, port: config.port });

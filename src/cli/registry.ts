@@ -1,6 +1,7 @@
 /** Every `connectors` command (a registry: the one place that lists them). */
 import type { Command } from './command.js';
 import { apiKeysCreateCommand, apiKeysRevokeCommand } from './api-keys.js';
+import { deadLettersListCommand, deadLettersReplayCommand } from './dead-letters.js';
 import { devCommand } from './dev.js';
 import { keysRotateCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
@@ -16,5 +17,7 @@ export const COMMANDS: Command[] = [
   apiKeysCreateCommand,
   apiKeysRevokeCommand,
   keysRotateCommand,
+  deadLettersListCommand,
+  deadLettersReplayCommand,
   devCommand,
 ];

@@ -12,7 +12,7 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
-import type { Names } from './names.js';
+import { natsDescription, type Names } from './names.js';
 
 /** Create the shard's durable, or bring the tunable limits of an existing one up to date. */
 export async function ensureIngestConsumer(
@@ -28,6 +28,7 @@ export async function ensureIngestConsumer(
     // Unlimited on the server: the consumer dead-letters at its own maxDeliver, also for
     // an event that timed out every time (a crash loop), which a server limit would strand.
     max_deliver: -1,
+    description: natsDescription(names.ns, durable),
   };
   const cfg: Partial<ConsumerConfig> = {
     ...tunable,
@@ -48,7 +49,8 @@ export async function ensureIngestConsumer(
   if (
     current.ack_wait !== tunable.ack_wait ||
     current.max_ack_pending !== tunable.max_ack_pending ||
-    current.max_deliver !== -1
+    current.max_deliver !== -1 ||
+    current.description !== tunable.description
   ) {
     await jsm.consumers.update(names.ingestStream, durable, tunable);
   }

@@ -5,6 +5,7 @@
  * absorbed by `Nats-Msg-Id`, and later ones by the install actor's unique key in Postgres.
  */
 import {
+  DiscardPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   RetentionPolicy,
@@ -16,7 +17,8 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { AppError, Internal, Unavailable } from '../errors.js';
 import { encodeBlobRef, encodeEvent } from './ingest-envelope.js';
-import { digest, installKey, shardOf, type Names } from './names.js';
+import { digest, installKey, natsDescription, shardOf, type Names } from './names.js';
+import { alignStream, explainReplicaRefusal } from './nats.js';
 import type { BlobPort, IngestEvent } from './ports.js';
 import type { Seal } from './seal.js';
 
@@ -27,19 +29,42 @@ const MAX_MSG_ID = 200;
 /** max_payload covers headers and body; leave room for Nats-Msg-Id and framing. */
 const HEADROOM_BYTES = 1024;
 
+export interface IngestStreamLimits {
+  /** INTERFACE §9.2 `SERVICE_NATS_REPLICAS` (default 1). */
+  replicas?: number;
+  /** INTERFACE §9.2 `SERVICE_INGEST_MAX_BYTES` (default 1 GiB). */
+  maxBytes?: number;
+}
+
+const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
+
 /**
- * Create the ingest stream, or accept the one that exists. Work-queue retention: each
- * message is removed once acked, which requires one consumer per subject; the per-shard
- * durables filter on `<ns>.ingest.<shard>.>`, which never overlap.
+ * Create the ingest stream, or bring the one that exists to the configured replicas, byte
+ * limit and description. Work-queue retention: each message is removed once acked, which
+ * requires one consumer per subject; the per-shard durables filter on
+ * `<ns>.ingest.<shard>.>`, which never overlap. Discard-new (INTERFACE §9.2): a full
+ * stream refuses the publish, so the edge answers 503 and the platform retries; nothing
+ * stored is ever discarded to make room.
  */
-export async function ensureIngestStream(jsm: JetStreamManager, names: Names): Promise<void> {
+export async function ensureIngestStream(
+  jsm: JetStreamManager,
+  names: Names,
+  limits: IngestStreamLimits = {},
+): Promise<void> {
+  const replicas = limits.replicas ?? 1;
+  const tunable = {
+    max_bytes: limits.maxBytes ?? DEFAULT_MAX_BYTES,
+    discard: DiscardPolicy.New,
+    description: natsDescription(names.ns, names.ingestStream),
+  };
   const cfg: Partial<StreamConfig> & { name: string } = {
+    ...tunable,
     name: names.ingestStream,
     subjects: [names.ingestSubjects],
     storage: StorageType.File,
     retention: RetentionPolicy.Workqueue,
     duplicate_window: nanos(DUPLICATE_WINDOW_MS),
-    num_replicas: 1,
+    num_replicas: replicas,
   };
   const existing = await streamInfo(jsm, names.ingestStream);
   if (existing === null) {
@@ -48,8 +73,10 @@ export async function ensureIngestStream(jsm: JetStreamManager, names: Names): P
       return;
     } catch (err) {
       // Another node created it between our info and add; fall through and check it.
-      if ((await streamInfo(jsm, names.ingestStream)) === null) throw err;
-      return ensureIngestStream(jsm, names);
+      if ((await streamInfo(jsm, names.ingestStream)) === null) {
+        throw explainReplicaRefusal(err, `stream ${names.ingestStream}`, replicas);
+      }
+      return ensureIngestStream(jsm, names, limits);
     }
   }
   if (existing.retention !== RetentionPolicy.Workqueue) {
@@ -58,6 +85,11 @@ export async function ensureIngestStream(jsm: JetStreamManager, names: Names): P
       `stream ${names.ingestStream} exists with ${existing.retention} retention; it must be workqueue`,
     );
   }
+  await alignStream(jsm, names.ingestStream, {
+    replicas,
+    what: `stream ${names.ingestStream}`,
+    extra: tunable,
+  });
 }
 
 async function streamInfo(jsm: JetStreamManager, name: string): Promise<StreamConfig | null> {

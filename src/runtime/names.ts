@@ -149,3 +149,13 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
 export function digest(s: string): string {
   return createHash('sha256').update(s).digest('base64url').slice(0, 32);
 }
+
+/**
+ * The description set on a stream, consumer or KV bucket this deployment creates
+ * (INTERFACE §9.2), taken from the README table so `nats stream ls` says what each one is.
+ */
+export function natsDescription(ns: string, name: string): string {
+  const generic = `<ns>${name.slice(ns.length)}`.replace(/_ingest_\d+$/, '_ingest_<shard>');
+  const what = describeNames().find((r) => r.name === generic)?.what ?? 'state';
+  return `connector-service ${ns}: ${what}`;
+}

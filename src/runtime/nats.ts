@@ -12,9 +12,11 @@
  * - `openKv` creates a bucket or binds the existing one; it never rewrites an existing
  *   bucket's limits, because other nodes fence their leases against the TTL they saw.
  */
-import { jetstream, JetStreamApiError } from '@nats-io/jetstream';
+import { readFileSync } from 'node:fs';
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvOptions } from '@nats-io/kv';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import type { NatsSettings } from '../config.js';
 import type { Logger } from '../log.js';
 
 export const MIN_SERVER_VERSION = '2.9.0';
@@ -36,18 +38,58 @@ export interface ConnectNatsOptions {
   /** Connection name shown by `nats server report connections` (the node id). */
   name: string;
   log: Logger;
+  /** INTERFACE §9.2: credentials and TLS (absent: anonymous, plain). */
+  auth?: Pick<NatsSettings, 'credsFile' | 'token' | 'user' | 'password' | 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile'>;
+}
+
+/**
+ * The connect options for the configured authentication and TLS. nats.js v3 ignores a
+ * `user:pass@` in the URL, so credentials only ever come from these settings. A creds or
+ * PEM file that cannot be read stops the start with the setting's name.
+ */
+export function natsAuthOptions(a: NonNullable<ConnectNatsOptions['auth']>): Partial<NodeConnectionOptions> {
+  const read = (setting: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new Error(`${setting}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+        cause: err,
+      });
+    }
+  };
+  const o: Partial<NodeConnectionOptions> = {};
+  if (a.credsFile) {
+    const creds = read('NATS_CREDS', a.credsFile);
+    o.authenticator = credsAuthenticator(new Uint8Array(creds));
+  }
+  if (a.token) o.token = a.token;
+  if (a.user) {
+    o.user = a.user;
+    o.pass = a.password ?? '';
+  }
+  if (a.tlsCaFile || a.tlsCertFile) {
+    // Read here, not by the transport, so a missing file is a start-up error naming its setting.
+    o.tls = {
+      ...(a.tlsCaFile ? { ca: read('NATS_TLS_CA', a.tlsCaFile).toString('utf8') } : {}),
+      ...(a.tlsCertFile ? { cert: read('NATS_TLS_CERT', a.tlsCertFile).toString('utf8') } : {}),
+      ...(a.tlsKeyFile ? { key: read('NATS_TLS_KEY', a.tlsKeyFile).toString('utf8') } : {}),
+    };
+  }
+  return o;
 }
 
 /** Reconnect delay grows with the outage: quick after a blip, gentle during a long one. */
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 
-export async function connectNats({ servers, name, log }: ConnectNatsOptions): Promise<NatsConnection> {
+export async function connectNats({ servers, name, log, auth }: ConnectNatsOptions): Promise<NatsConnection> {
   const list = Array.isArray(servers) ? servers : [servers];
   let outageStart: number | null = null;
   let nc: NatsConnection;
+  const authOptions = auth ? natsAuthOptions(auth) : {};
   try {
     nc = await connect({
+      ...authOptions,
       servers: list,
       name,
       maxReconnectAttempts: -1,
@@ -62,12 +104,9 @@ export async function connectNats({ servers, name, log }: ConnectNatsOptions): P
     });
   } catch (err) {
     // Name the servers without any user:password they may carry.
-    throw new Error(
-      `cannot connect to NATS at ${list.map(redactUrl).join(', ')}: check NATS_URL and that nats-server runs with -js`,
-      {
-        cause: err,
-      },
-    );
+    throw new Error(`cannot connect to NATS at ${list.map(redactUrl).join(', ')}: ${describeConnectError(err)}`, {
+      cause: err,
+    });
   }
   const nlog = log.child({ component: 'nats' });
   nlog.info({ server: redactUrl(nc.getServer()), version: nc.info?.version }, 'connected to NATS');
@@ -149,6 +188,10 @@ export interface OpenKvOptions {
   history?: number;
   /** Per-request timeout of this handle's operations (JetStream default is 5 s). */
   timeoutMs?: number;
+  /** INTERFACE §9.2 `SERVICE_NATS_REPLICAS`; an existing bucket is brought to it. */
+  replicas?: number;
+  /** Shown by `nats kv ls` / `nats stream info`. */
+  description?: string;
 }
 
 /** JetStream API code: a stream of that name exists with another configuration. */
@@ -166,12 +209,73 @@ export async function openKv(nc: NatsConnection, name: string, opts: OpenKvOptio
   const kvOpts: Partial<KvOptions> = { history: opts.history ?? 1 };
   if (opts.ttlMs !== undefined) kvOpts.ttl = opts.ttlMs;
   if (opts.maxValueSize !== undefined) kvOpts.maxValueSize = opts.maxValueSize;
+  if (opts.replicas !== undefined) kvOpts.replicas = opts.replicas;
+  if (opts.description !== undefined) kvOpts.description = opts.description;
+  let kv: KV;
   try {
-    return await kvm.create(name, kvOpts);
+    kv = await kvm.create(name, kvOpts);
   } catch (err) {
-    if (err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE) return kvm.open(name);
-    throw err;
+    if (!(err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE)) {
+      throw explainReplicaRefusal(err, `KV bucket ${name}`, opts.replicas);
+    }
+    kv = await kvm.open(name);
   }
+  // Replicas and description may change in place; the TTL and value limits never do (see above).
+  await alignStream(await jetstreamManager(nc), `KV_${name}`, {
+    replicas: opts.replicas,
+    description: opts.description,
+    what: `KV bucket ${name}`,
+  });
+  return kv;
+}
+
+/**
+ * Bring an existing stream's replicas and description to the configured ones. A server
+ * that refuses (a single server asked for 3 replicas) stops the start with what to do.
+ */
+export async function alignStream(
+  jsm: JetStreamManager,
+  stream: string,
+  want: { replicas?: number; description?: string; what: string; extra?: Record<string, unknown> },
+): Promise<void> {
+  const current = (await jsm.streams.info(stream)).config;
+  const patch: Record<string, unknown> = {};
+  if (want.replicas !== undefined && current.num_replicas !== want.replicas) patch.num_replicas = want.replicas;
+  if (want.description !== undefined && current.description !== want.description) patch.description = want.description;
+  for (const [k, v] of Object.entries(want.extra ?? {})) {
+    if ((current as unknown as Record<string, unknown>)[k] !== v) patch[k] = v;
+  }
+  if (Object.keys(patch).length === 0) return;
+  try {
+    await jsm.streams.update(stream, patch);
+  } catch (err) {
+    throw explainReplicaRefusal(err, want.what, want.replicas, current.num_replicas);
+  }
+}
+
+/** A clear start-up error for a replica count the server cannot hold. */
+export function explainReplicaRefusal(err: unknown, what: string, replicas?: number, had?: number): Error {
+  if (!(err instanceof JetStreamApiError) || replicas === undefined) return err as Error;
+  const from = had === undefined ? '' : ` (it has ${had})`;
+  return new Error(
+    `${what}: NATS refused ${replicas} replica(s)${from}: ${err.message}. ` +
+      `SERVICE_NATS_REPLICAS must not exceed the JetStream servers of the NATS cluster; ` +
+      `set it to 1 for a single server, or run a cluster of at least ${replicas} JetStream servers`,
+    { cause: err },
+  );
+}
+
+/** What the operator should check, from nats.js's connect error. */
+function describeConnectError(err: unknown): string {
+  const e = err as { message?: string; name?: string; cause?: { message?: string; name?: string } } | null;
+  const text = String(e?.message ?? err);
+  // nats.js v3 names the refusal in the error's class or its cause as well as in the text.
+  const all = [text, e?.name, e?.cause?.message, e?.cause?.name].join(' ');
+  if (/authoriz|authenticat|permission/i.test(all)) {
+    return 'authorization refused: check NATS_CREDS, NATS_TOKEN or NATS_USER/NATS_PASSWORD';
+  }
+  if (/tls|certificate|ssl/i.test(text)) return `TLS failed (${text}): check NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY`;
+  return 'check NATS_URL and that nats-server runs with -js';
 }
 
 /** `nats://user:pass@host:4222` → `nats://host:4222`; credentials never reach a log line. */

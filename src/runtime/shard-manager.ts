@@ -22,7 +22,7 @@
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import type { Names } from './names.js';
+import { natsDescription, type Names } from './names.js';
 import { checkServerVersion, openKv } from './nats.js';
 import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
 import { keepLeases, type Lease } from './lease-keeper.js';
@@ -47,6 +47,8 @@ export interface ShardManagerOptions {
   listener: ShardListener;
   /** Default leaseTtlMs / 3; at most that, so one missed renew does not fence. */
   renewEveryMs?: number;
+  /** INTERFACE §9.2 `SERVICE_NATS_REPLICAS` for the meta, lease and node buckets (default 1). */
+  replicas?: number;
 }
 
 export interface ShardStats {
@@ -134,11 +136,13 @@ export class ShardManager {
   private async doStart(): Promise<void> {
     const { nc, names, shards } = this.o;
     checkServerVersion(nc);
-    const meta = await openKv(nc, names.metaBucket, { history: 1 });
+    const kvOf = (name: string) => ({ replicas: this.o.replicas ?? 1, description: natsDescription(names.ns, name) });
+    const meta = await openKv(nc, names.metaBucket, { history: 1, ...kvOf(names.metaBucket) });
     await ensureShardCount(meta, shards);
     const timeoutMs = Math.min(5_000, Math.max(250, this.renewEveryMs));
-    this.leases = await openKv(nc, names.leaseBucket, { ttlMs: this.o.leaseTtlMs, timeoutMs });
-    this.nodes = await openKv(nc, names.nodeBucket, { ttlMs: this.o.leaseTtlMs, timeoutMs });
+    const ttlMs = this.o.leaseTtlMs;
+    this.leases = await openKv(nc, names.leaseBucket, { ttlMs, timeoutMs, ...kvOf(names.leaseBucket) });
+    this.nodes = await openKv(nc, names.nodeBucket, { ttlMs, timeoutMs, ...kvOf(names.nodeBucket) });
     // Fence against the TTL the bucket really has: it was fixed by whichever node created it.
     const bucketTtl = (await this.leases.status()).ttl;
     if (!(bucketTtl > 0))

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeHooks } from './github-hooks.js';
 import { checkAppJwt } from './github-jwt.js';
 import { newPullsState, pullRoutes, type PullsState } from './github-pulls.js';
 import { repoRoutes, type Reply, type RepoState } from './github-repos.js';
@@ -60,6 +61,8 @@ export class FakeGitHub {
   };
   /** The backfill endpoints' data: repos per installation, their pulls and diffs (github-pulls.ts). */
   readonly pulls: PullsState = newPullsState();
+  /** The App's webhook sender and delivery log (github-hooks.ts). */
+  readonly hooks = new FakeHooks();
   /** A token younger than this answers 401 (GitHub's token replication delay). */
   freshTokenUnauthorizedMs = 0;
   /** Lifetime of minted tokens. */
@@ -97,6 +100,11 @@ export class FakeGitHub {
 
   fail(rule: FailRule): void {
     this.failures.push({ ...rule, left: rule.times ?? 1 });
+  }
+
+  /** Drop every failure rule still armed (a timed outage ends). */
+  clearFailures(): void {
+    this.failures.length = 0;
   }
 
   callsTo(method: string, path: RegExp): RecordedCall[] {
@@ -169,6 +177,8 @@ export class FakeGitHub {
           : 'A JSON web token could not be decoded';
       if (problem)
         return { status: 401, body: { message: problem, documentation_url: 'https://docs.github.com/rest' } };
+      const hook = this.hooks.route(method, url, this.url);
+      if (hook) return hook;
       if (method === 'GET' && path === '/app') {
         return {
           status: 200,

@@ -25,6 +25,7 @@ import { boundInstallsFinder } from '../connectors/codehost/find-bound-installs.
 import { createGithubClients, type InstallRef } from '../connectors/codehost/github-client.js';
 import { performWrite } from '../connectors/codehost/perform-write.js';
 import { webhookRoutes } from '../edge/routes/codehost/webhooks.js';
+import { attachReconciler } from './codehost-reconciler.js';
 
 /**
  * Inside the emit route's 25 s (edge → install actor): up to 10 s for a write slot, the
@@ -65,6 +66,7 @@ export const codehostModule: ModuleFactory = (deps) => {
   });
   // Backfill walker, rate gate, indexer sessions; slash replies and index syncs as effects of events.
   const walkers = attachWalkers({ deps, clients, write });
+  const reconciler = attachReconciler(deps, clients);
   const driver: ConnectorDriver = {
     ...base,
     effectsOf: (install, event) => [...(base.effectsOf?.(install, event) ?? []), ...walkers.effectsOf(install, event)],
@@ -95,8 +97,11 @@ export const codehostModule: ModuleFactory = (deps) => {
   return {
     id: 'codehost',
     driver,
-    actors: [writer, ...walkers.actors],
+    actors: [writer, ...walkers.actors, ...reconciler.actors],
     routes,
-    onShardAcquired: walkers.onShardAcquired,
+    async onShardAcquired(shard) {
+      await walkers.onShardAcquired(shard);
+      await reconciler.onShardAcquired(shard);
+    },
   };
 };

@@ -7,6 +7,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
+import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { EdgeContext } from '../edge/context.js';
 import type { Logger } from '../log.js';
@@ -37,6 +38,8 @@ export interface ModuleDeps {
   /** Short-lived keys (TTL of the bucket: 10 minutes). */
   dedup: KvPort;
   shardOf(key: ActorKey): number;
+  /** The node's metrics registry, for a module's own counters (absent in route-only tests). */
+  metrics?: Registry;
 }
 
 export interface ConnectorModule {

@@ -132,3 +132,28 @@ describe('loadConfig', () => {
     expect(c.chatapp.enabled).toBe(true);
   });
 });
+
+describe('loadConfig: NATS and reconciliation settings (INTERFACE §9.2)', () => {
+  it('defaults: anonymous, 1 replica, 1 GiB ingest stream, reconciliation every 300 s', () => {
+    const c = loadConfig({});
+    expect(c.nats).toMatchObject({ token: null, user: null, credsFile: null, replicas: 1, ingestMaxBytes: 1073741824 });
+    expect(c.githubReconcileMs).toBe(300_000);
+    expect(loadConfig({ SERVICE_GITHUB_RECONCILE_S: '0' }).githubReconcileMs).toBe(0);
+  });
+
+  it.each([
+    [{ NATS_USER: 'svc' }, 'NATS_PASSWORD'],
+    [{ NATS_PASSWORD: 'p' }, 'NATS_USER'],
+    [{ NATS_TOKEN: 't', NATS_USER: 'u', NATS_PASSWORD: 'p' }, 'NATS_USER'],
+    [{ NATS_CREDS: '/x.creds', NATS_TOKEN: 't' }, 'NATS_TOKEN'],
+    [{ NATS_TLS_CERT: '/c.pem' }, 'NATS_TLS_KEY'],
+    [{ NATS_TLS_KEY: '/k.pem' }, 'NATS_TLS_CERT'],
+    [{ SERVICE_NATS_REPLICAS: '0' }, 'SERVICE_NATS_REPLICAS'],
+    [{ SERVICE_NATS_REPLICAS: '7' }, 'SERVICE_NATS_REPLICAS'],
+    [{ SERVICE_INGEST_MAX_BYTES: '1000' }, 'SERVICE_INGEST_MAX_BYTES'],
+    [{ SERVICE_GITHUB_RECONCILE_S: '-1' }, 'SERVICE_GITHUB_RECONCILE_S'],
+  ])('refuses %j naming %s, never a secret value', (env, setting) => {
+    const err = refusal(env as Record<string, string>);
+    expect(err.setting).toBe(setting);
+  });
+});

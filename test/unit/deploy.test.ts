@@ -37,7 +37,7 @@ describe('docker-compose.yml', () => {
     });
   const envOf = (service: Doc, dotEnv: Env): Env =>
     Object.fromEntries(Object.entries(service.environment as Env).map(([k, v]) => [k, interpolate(String(v), dotEnv)]));
-  const dotEnv: Env = { POSTGRES_PASSWORD: 'pw', SERVICE_MASTER_KEY: SAMPLE_MASTER_KEY };
+  const dotEnv: Env = { POSTGRES_PASSWORD: 'pw', SERVICE_MASTER_KEY: SAMPLE_MASTER_KEY, NATS_PASSWORD: 'np' };
 
   it('runs two serve nodes with distinct ids on ports 8080 and 8081', () => {
     expect(nodes.map(([name]) => name)).toEqual(['node-1', 'node-2']);
@@ -63,8 +63,9 @@ describe('docker-compose.yml', () => {
     for (const [, node] of nodes) {
       for (const key of SECRET_SETTINGS) expect(String(node.environment[key]), key).toContain('${');
       expect(node.environment.SERVICE_MASTER_KEY).toMatch(/^\$\{SERVICE_MASTER_KEY:\?/);
-      expect(() => envOf(node, { POSTGRES_PASSWORD: 'pw' })).toThrow(/SERVICE_MASTER_KEY/);
-      expect(() => envOf(node, { SERVICE_MASTER_KEY: SAMPLE_MASTER_KEY })).toThrow(/POSTGRES_PASSWORD/);
+      expect(() => envOf(node, { ...dotEnv, SERVICE_MASTER_KEY: '' })).toThrow(/SERVICE_MASTER_KEY/);
+      expect(() => envOf(node, { ...dotEnv, POSTGRES_PASSWORD: '' })).toThrow(/POSTGRES_PASSWORD/);
+      expect(() => envOf(node, { ...dotEnv, NATS_PASSWORD: '' })).toThrow(/NATS_PASSWORD/);
     }
   });
 
@@ -78,6 +79,21 @@ describe('docker-compose.yml', () => {
     expect(services.migrate.command).toEqual(['migrate']);
     expect(services.migrate.restart).toBe('no');
     expect(() => loadConfig(envOf(services.migrate, dotEnv), { requireDatabase: true })).not.toThrow();
+  });
+
+  it('runs NATS with authorization, and every node authenticates as its user (INTERFACE §9.2)', () => {
+    const nats = services.nats;
+    const conf = nats.command[nats.command.indexOf('-c') + 1];
+    const mount = nats.volumes.find((v: string) => v.split(':')[1] === conf);
+    expect(mount).toBe('./deploy/nats/nats.conf:/etc/nats/nats.conf:ro');
+    const text = read('deploy/nats/nats.conf');
+    expect(text).toMatch(/password: \$NATS_PASSWORD/);
+    expect(envOf(nats, dotEnv).NATS_PASSWORD).toBe('np');
+    for (const [, node] of nodes) {
+      const config = loadConfig(envOf(node, dotEnv), SERVE);
+      expect(text).toContain(`user: ${config.nats.user}`);
+      expect(config.nats.password).toBe('np');
+    }
   });
 });
 
@@ -124,7 +140,18 @@ describe('deploy/k8s', () => {
     ...secret.stringData,
     DATABASE_URL: 'postgres://connectors:pw@connectors-db-rw:5432/connectors',
     SERVICE_MASTER_KEY: SAMPLE_MASTER_KEY,
+    NATS_PASSWORD: 'np',
   };
+
+  it('authenticates to the 3-node NATS of deploy/nats-values.yaml with 3 replicas (INTERFACE §9.2)', () => {
+    const values: Doc = parse(read('deploy/nats-values.yaml'));
+    const config = loadConfig(envOf(container, filledSecret), SERVE);
+    expect(values.config.cluster.replicas).toBe(3);
+    expect(config.nats.replicas).toBe(values.config.cluster.replicas);
+    expect(values.config.jetstream.enabled).toBe(true);
+    expect(values.config.merge.authorization.users.map((u: Doc) => u.user)).toEqual([config.nats.user]);
+    expect(config.nats.password).toBe('np');
+  });
 
   it('the Secret template names every secret setting, with placeholders only', () => {
     expect(secret.data).toBeUndefined();

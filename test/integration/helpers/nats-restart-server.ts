@@ -3,7 +3,7 @@
  * dir, so the machine's shared server at 4222 is never touched.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../../src/dev/free-port.js';
@@ -20,9 +20,17 @@ export interface NatsChild {
   dispose(): Promise<void>;
 }
 
-export async function startNatsChild(): Promise<NatsChild> {
+/** `config`: nats-server configuration text (authorization, tls...) added to the command line's settings. */
+export async function startNatsChild(opts: { config?: string } = {}): Promise<NatsChild> {
   const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'nats-restart-'));
+  const extra: string[] = [];
+  if (opts.config !== undefined) {
+    const file = join(storeDir, 'server.conf');
+    await writeFile(file, opts.config);
+    extra.push('-c', file);
+  }
+  const launch = (p: number, dir: string) => launchServer(p, dir, extra);
   let proc: ChildProcess | null = await launch(port, storeDir);
   const kill = async () => {
     const p = proc;
@@ -46,8 +54,10 @@ export async function startNatsChild(): Promise<NatsChild> {
   };
 }
 
-async function launch(port: number, storeDir: string): Promise<ChildProcess> {
-  const p = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+async function launchServer(port: number, storeDir: string, extra: string[]): Promise<ChildProcess> {
+  // Flags after -c override the file's values (nats-server merges them over it).
+  const args = [...extra, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(storeDir, 'js')];
+  const p = spawn(NATS_SERVER, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';

@@ -1,0 +1,113 @@
+/**
+ * `connectors dead-letters list [--tenant T] [--install I]` and
+ * `connectors dead-letters replay (--id ID | --install I | --all)` (INTERFACE §9.1).
+ * `list` prints one JSON object per dead letter (none when there are none); `replay` puts
+ * the selected events back on the durable ingest path and prints `{"replayed": N}`.
+ */
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { loadConfig, type Config } from '../config.js';
+import { names as makeNames } from '../runtime/names.js';
+import { natsAuthOptions, redactUrl } from '../runtime/nats.js';
+import { createSeal } from '../runtime/seal.js';
+import { createPool } from '../store/db.js';
+import { listDeadLetters } from '../store/dead-letter-list.js';
+import { migrate } from '../store/migrate.js';
+import { replayDeadLetters } from '../wiring/replay-dead-letters.js';
+import { UsageError, UUID, type Command } from './command.js';
+
+/** INTERFACE §9.1: a command that cannot start gives up well within 15 s. */
+const NATS_CONNECT_TIMEOUT_MS = 10_000;
+type Values = Record<string, string | boolean | undefined>;
+
+/** Dead letters span tenants: the owner connection when configured, cross-tenant scope. */
+const operatorPool = (config: Readonly<Config>) =>
+  createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
+
+export const deadLettersListCommand: Command = {
+  name: 'dead-letters list',
+  summary: 'list dead letters, one JSON object per line (none when there are none)',
+  options: {
+    tenant: { type: 'string', value: 'TENANT_ID', description: 'only this tenant (uuid)' },
+    install: { type: 'string', value: 'INSTALL_ID', description: 'only this install (uuid)' },
+  },
+  run: (values, env) => list(values, env),
+};
+
+export const deadLettersReplayCommand: Command = {
+  name: 'dead-letters replay',
+  summary: 'put dead letters back on the durable ingest path (ingested once); prints {"replayed": N}',
+  options: {
+    id: { type: 'string', value: 'ID', description: 'one dead letter' },
+    install: { type: 'string', value: 'INSTALL_ID', description: 'every dead letter of one install' },
+    all: { type: 'boolean', description: 'every dead letter of this deployment' },
+  },
+  run: (values, env) => replay(values, env),
+};
+
+async function list(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
+  const tenantId = uuidFlag(f, 'tenant');
+  const installId = uuidFlag(f, 'install');
+  const config = loadConfig(env, { requireDatabase: true });
+  const pool = operatorPool(config);
+  try {
+    await migrate(pool);
+    let cursor: string | null = null;
+    do {
+      const page = await listDeadLetters(pool, { tenantId, installId, limit: 500, cursor });
+      for (const d of page.dead_letters) process.stdout.write(`${JSON.stringify(d)}\n`);
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  } finally {
+    await pool.end();
+  }
+}
+
+async function replay(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
+  const chosen = ['id', 'install', 'all'].filter((k) => f[k] !== undefined && f[k] !== false);
+  if (chosen.length !== 1) throw new UsageError('replay takes exactly one of --id ID, --install I, --all');
+  const id = f.id === undefined ? undefined : String(f.id);
+  if (id !== undefined && !/^\d{1,18}$/.test(id)) throw new UsageError('--id must be a dead letter id (a number)');
+  const installId = uuidFlag(f, 'install');
+
+  const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+  const pool = operatorPool(config);
+  let nc;
+  try {
+    nc = await connect({
+      servers: config.natsServers,
+      name: 'connectors-dead-letters',
+      timeout: NATS_CONNECT_TIMEOUT_MS,
+      ...natsAuthOptions(config.nats),
+    });
+  } catch (err) {
+    await pool.end();
+    throw new Error(`cannot connect to NATS at ${config.natsServers.map(redactUrl).join(', ')}`, { cause: err });
+  }
+  try {
+    await migrate(pool);
+    const out = await replayDeadLetters(
+      {
+        db: pool,
+        js: jetstream(nc),
+        names: makeNames(config.namespace),
+        seal: createSeal([config.masterKey!, ...config.security.previousMasterKeys]),
+      },
+      { id, installId },
+    );
+    if (out.skipped > 0) {
+      process.stderr.write(`connectors: ${out.skipped} dead letter(s) of another SERVICE_NAMESPACE left alone\n`);
+    }
+    process.stdout.write(`${JSON.stringify({ replayed: out.replayed })}\n`);
+  } finally {
+    await nc.close();
+    await pool.end();
+  }
+}
+
+function uuidFlag(f: Values, name: string): string | undefined {
+  const v = f[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !UUID.test(v)) throw new UsageError(`--${name} must be an id (uuid)`);
+  return v.toLowerCase();
+}

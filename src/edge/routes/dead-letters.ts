@@ -1,0 +1,52 @@
+/**
+ * `GET /api/v1/dead-letters` and `POST /api/v1/dead-letters/{id}/replay` (INTERFACE §9.3):
+ * the caller's dead letters (those of its installs), and the replay of one of them.
+ * Another tenant's id answers 404 exactly like an unknown one (INTERFACE §2).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { NotFound } from '../../errors.js';
+import { listDeadLetters } from '../../store/dead-letter-list.js';
+import type { EdgeContext } from '../context.js';
+import { parseOrBadRequest } from '../params.js';
+
+const ListQuery = z
+  .object({
+    install_id: z.uuid({ message: 'must be an install id' }).optional(),
+    limit: z
+      .string()
+      .regex(/^\d+$/, { message: 'must be a whole number' })
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(500))
+      .optional(),
+    cursor: z
+      .string()
+      .regex(/^\d{1,18}$/, { message: 'must be a cursor from next_cursor' })
+      .optional(),
+  })
+  .strict();
+
+/** `replay` puts the tenant's dead letter back on the ingest path; 0 when it is not the tenant's. */
+export function deadLetterRoutes(
+  replay: (sel: { id: string; tenantId: string }) => Promise<{ replayed: number }>,
+): FastifyPluginAsync<EdgeContext> {
+  return async (app, ctx) => {
+    app.addHook('onRequest', async (req) => {
+      await ctx.authenticate(req);
+    });
+    app.get('/api/v1/dead-letters', async (req) => {
+      const q = parseOrBadRequest(ListQuery, req.query, 'query');
+      return listDeadLetters(ctx.db, {
+        tenantId: req.tenantId,
+        installId: q.install_id?.toLowerCase(),
+        limit: q.limit ?? 50,
+        cursor: q.cursor,
+      });
+    });
+    app.post<{ Params: { id: string } }>('/api/v1/dead-letters/:id/replay', async (req) => {
+      const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
+      if (replayed === 0) throw new NotFound('dead letter not found');
+      return { replayed };
+    });
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Replay of dead letters (INTERFACE §9.1 `dead-letters replay`, §9.3 `POST
+ * /api/v1/dead-letters/{id}/replay`): each stored message goes back on the durable ingest
+ * path as it was (same subject, same envelope), and its row is removed once JetStream
+ * acknowledged it. It is then ingested once, as if new: the install actor's unique key
+ * absorbs an event that was stored after all, and the replay's own `Nats-Msg-Id` makes two
+ * concurrent replays of one dead letter a single message.
+ */
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { Unavailable } from '../errors.js';
+import type { Names } from '../runtime/names.js';
+import type { Seal } from '../runtime/seal.js';
+import type { Queryable } from '../store/db.js';
+import { deleteDeadLetter, selectDeadLetters } from '../store/dead-letter-list.js';
+
+export interface ReplaySelection {
+  id?: string;
+  installId?: string;
+  tenantId?: string;
+}
+
+export async function replayDeadLetters(
+  o: { db: Queryable; js: JetStreamClient; names: Names; seal: Seal | null },
+  sel: ReplaySelection,
+): Promise<{ replayed: number; skipped: number }> {
+  let replayed = 0;
+  let skipped = 0;
+  for (const dl of await selectDeadLetters(o.db, sel)) {
+    // A deployment sharing the database under another SERVICE_NAMESPACE replays its own.
+    if (dl.stream !== o.names.ingestStream || !dl.subject.startsWith(`${o.names.ns}.ingest.`)) {
+      skipped++;
+      continue;
+    }
+    try {
+      // INTERFACE §9.4: sealed like every ingest message, or the shard consumer refuses it.
+      await o.js.publish(dl.subject, dl.payload, {
+        msgID: `replay:${o.names.ns}:${dl.id}`,
+        ...(o.seal ? { headers: o.seal.headers(dl.payload) } : {}),
+      });
+    } catch (err) {
+      throw new Unavailable('JetStream did not acknowledge the replayed event; retry', { cause: err });
+    }
+    if (await deleteDeadLetter(o.db, dl.id)) replayed++;
+  }
+  return { replayed, skipped };
+}
