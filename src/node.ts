@@ -325,6 +325,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
     const auth = createTenantAuth(resolveTenant);
     keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
+    undo.push({ name: 'key announcements', fn: async () => keysHeard?.stop() });
     tenantDb = tenantScopedPool(
       createPool(config.databaseUrl, {
         max: 5,
@@ -335,6 +336,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         onIdleError,
       }),
     );
+    undo.push({ name: 'postgres (tenant routes)', fn: async () => tenantDb?.end() });
     edge = await buildEdge({
       config,
       log,

@@ -25,7 +25,7 @@ export function parseOrBadRequest<T extends z.ZodType>(schema: T, value: unknown
   throw new BadRequest(`${what}: ${field}: ${issue.message}`);
 }
 
-type Part = 'body' | 'querystring';
+type Part = 'body' | 'querystring' | 'params';
 
 /**
  * The part of a request its route schema validated (routes registered with

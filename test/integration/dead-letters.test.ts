@@ -19,7 +19,7 @@ import {
 } from '../fakes/github-harness.js';
 import { until } from '../support/until.js';
 import { runCli } from '../support/cli.js';
-import { testDatabaseUrl, testNatsUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { scrapeSample } from '../support/metrics.js';
 
 let h: CodehostHarness;
@@ -123,6 +123,8 @@ describe('connectors dead-letters', () => {
     DATABASE_URL: testDatabaseUrl(),
     NATS_URL: testNatsUrl(),
     SERVICE_NAMESPACE: h.node.namespace,
+    // Replays are sealed with the deployment's master key (INTERFACE §9.4).
+    SERVICE_MASTER_KEY: TEST_MASTER_KEY,
   });
 
   it('lists as JSON lines and replays by id; the event is ingested once', async () => {

@@ -325,7 +325,7 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
     expect(react.statusCode).toBe(200);
     expect(f.asked).toEqual([
       {
-        key: { kind: 'install', id: [chat.install_id] },
+        key: { kind: 'install-writes', id: [chat.install_id] },
         msg: {
           type: 'emit',
           tenantId: a.tenant_id,
@@ -334,7 +334,7 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
         },
       },
       {
-        key: { kind: 'install', id: [chat.install_id] },
+        key: { kind: 'install-writes', id: [chat.install_id] },
         msg: {
           type: 'emit',
           tenantId: a.tenant_id,

@@ -79,17 +79,19 @@ describe('API keys on a two-node cluster', () => {
     console.info(`revoked key refused by both nodes after ${refusedAfter.join(' / ')} ms`);
   }, 180_000);
 
-  it('refuses bad arguments with one stderr line', async () => {
-    for (const args of [
-      ['api-keys', 'create'],
-      ['api-keys', 'create', '--tenant', 'nope'],
-      ['api-keys', 'revoke', '--tenant', '00000000-0000-4000-8000-000000000000'],
-      ['api-keys', 'rename', '--tenant', '00000000-0000-4000-8000-000000000000'],
-      ['keys', 'spin'],
-    ]) {
+  it('refuses bad arguments with exit 2, a first stderr line naming the problem, then the usage', async () => {
+    for (const [args, names] of [
+      [['api-keys', 'create'], /--tenant/],
+      [['api-keys', 'create', '--tenant', 'nope'], /--tenant/],
+      [['api-keys', 'revoke', '--tenant', '00000000-0000-4000-8000-000000000000'], /--key-id/],
+      [['api-keys', 'rename', '--tenant', '00000000-0000-4000-8000-000000000000'], /rename|api-keys/],
+      [['keys', 'spin'], /spin|keys/],
+    ] as Array<[string[], RegExp]>) {
       const r = await runCli(args, env());
-      expect(r.code, args.join(' ')).not.toBe(0);
-      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.code, args.join(' ')).toBe(2);
+      // INTERFACE §9.1: usage on stderr; its first line says what was wrong.
+      expect(r.stderr.split('\n')[0], args.join(' ')).toMatch(names);
+      expect(r.stderr).toContain('usage');
     }
   }, 180_000);
 });

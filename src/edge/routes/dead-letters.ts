@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
 import type { EdgeContext } from '../context.js';
-import { parseOrBadRequest } from '../params.js';
+import { validInput } from '../params.js';
 
 const ListQuery = z
   .object({
@@ -26,6 +26,30 @@ const ListQuery = z
   })
   .strict();
 
+const DeadLetter = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  install_id: z.string(),
+  event_id: z.string(),
+  kind: z.string(),
+  error: z.string().describe('the real cause of the failure to store the event'),
+  dead_lettered_at: z.string(),
+});
+
+const LIST_SCHEMA = {
+  summary: "The caller's dead letters: events that could not be stored, newest first",
+  tags: ['dead-letters'],
+  querystring: ListQuery,
+  response: { 200: z.object({ dead_letters: z.array(DeadLetter), next_cursor: z.string().nullable() }) },
+};
+
+const REPLAY_SCHEMA = {
+  summary: 'Put one dead letter back on the durable ingest path (it is ingested once)',
+  tags: ['dead-letters'],
+  params: z.object({ id: z.string().regex(/^\d{1,18}$/, { message: 'must be a dead letter id' }) }),
+  response: { 200: z.object({ replayed: z.literal(1) }) },
+};
+
 /** `replay` puts the tenant's dead letter back on the ingest path; 0 when it is not the tenant's. */
 export function deadLetterRoutes(
   replay: (sel: { id: string; tenantId: string }) => Promise<{ replayed: number }>,
@@ -34,8 +58,8 @@ export function deadLetterRoutes(
     app.addHook('onRequest', async (req) => {
       await ctx.authenticate(req);
     });
-    app.get('/api/v1/dead-letters', async (req) => {
-      const q = parseOrBadRequest(ListQuery, req.query, 'query');
+    app.get('/api/v1/dead-letters', { schema: LIST_SCHEMA, attachValidation: true }, async (req) => {
+      const q = validInput<z.output<typeof ListQuery>>(req, 'querystring');
       return listDeadLetters(ctx.db, {
         tenantId: req.tenantId,
         installId: q.install_id?.toLowerCase(),
@@ -43,10 +67,15 @@ export function deadLetterRoutes(
         cursor: q.cursor,
       });
     });
-    app.post<{ Params: { id: string } }>('/api/v1/dead-letters/:id/replay', async (req) => {
-      const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
-      if (replayed === 0) throw new NotFound('dead letter not found');
-      return { replayed };
-    });
+    app.post<{ Params: { id: string } }>(
+      '/api/v1/dead-letters/:id/replay',
+      { schema: REPLAY_SCHEMA, attachValidation: true },
+      async (req) => {
+        validInput(req, 'params');
+        const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
+        if (replayed === 0) throw new NotFound('dead letter not found');
+        return { replayed };
+      },
+    );
   };
 }
