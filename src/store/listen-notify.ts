@@ -40,7 +40,11 @@ export function listenNotify(
     client = null;
     on.live(false);
     c.release(err instanceof Error ? err : true);
-    if (!stopped) retry(err, 'Postgres announcements not heard; caches fall back to short expiry meanwhile');
+    if (!stopped)
+      retry(
+        err,
+        'Postgres announcements not heard; the caches that trust them look up directly or expire quickly meanwhile',
+      );
   };
 
   const connect = async () => {
