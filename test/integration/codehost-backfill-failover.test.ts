@@ -21,10 +21,9 @@ import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '.
 import { cleanNamespace } from '../support/node.js';
 import {
   assertBuilt,
-  freePort,
   kill9,
   killAll,
-  startServe,
+  startServeReady,
   waitReady,
   type ServeProcess,
 } from './helpers/failover-cluster.js';
@@ -80,7 +79,7 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
       SERVICE_ADMIN_API_TOKEN: adminToken,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     };
-    nodes.push(startServe('cbf-a', await freePort(), env), startServe('cbf-b', await freePort(), env));
+    nodes.push(...(await Promise.all(['cbf-a', 'cbf-b'].map((id) => startServeReady(id, env, 20_000)))));
     ctx.onTestFailed(() => {
       process.stderr.write(`${nodes.map((n) => `--- ${n.nodeId} ---\n${n.logTail()}`).join('\n')}\n`);
     });

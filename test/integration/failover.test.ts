@@ -25,10 +25,10 @@ import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '.
 import { cleanNamespace } from '../support/node.js';
 import {
   assertBuilt,
-  freePort,
   kill9,
   killAll,
   startServe,
+  startServeReady,
   terminate,
   waitReady,
   type ServeProcess,
@@ -109,8 +109,9 @@ describe('integration: failover with real node processes', () => {
         SERVICE_LEASE_TTL_S: String(LEASE_TTL_S),
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
       };
-      const ports = [await freePort(), await freePort(), await freePort()];
-      nodes.push(...['fo-a', 'fo-b', 'fo-c'].map((id, i) => startServe(id, ports[i]!, env)));
+      // Each started, and started again on another port if its own was taken meanwhile.
+      const starting = ['fo-a', 'fo-b', 'fo-c'].map((id) => startServeReady(id, env, 20_000));
+      nodes.push(...(await Promise.all(starting)));
       const dump = () => nodes.map((n) => `--- ${n.nodeId} (pid ${n.child.pid}) ---\n${n.logTail()}`).join('\n');
       ctx.onTestFailed(() => {
         process.stderr.write(`${dump()}\n`);

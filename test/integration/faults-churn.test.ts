@@ -14,15 +14,7 @@ import { chatEnv, installOk, type ChatStack } from '../fakes/slack-harness.js';
 import { FakeSlack } from 'connector-service/testing';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import {
-  assertBuilt,
-  freePort,
-  kill9,
-  killAll,
-  startServe,
-  waitReady,
-  type ServeProcess,
-} from './helpers/failover-cluster.js';
+import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from './helpers/failover-cluster.js';
 
 const RUNS = 5;
 const RETRY_FOR_MS = 15_000;
@@ -64,9 +56,7 @@ describe('emits through node churn', () => {
     async () => {
       let seq = 0;
       const start = async () => {
-        const p = startServe(`churn-${++seq}`, await freePort(), env);
-        await waitReady(p, 30_000);
-        return p;
+        return startServeReady(`churn-${++seq}`, env, 30_000);
       };
       for (let i = 0; i < 3; i++) nodes.push(await start());
       const team = slack.addTeam();

@@ -25,6 +25,8 @@ export interface ServeProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last lines the node logged (stdout and stderr), for a failure report. */
   logTail(lines?: number): string;
+  /** True once this very process logged "node ready" on its own port. */
+  readyLogged(): boolean;
 }
 
 const LOG_LINES_KEPT = 400;
@@ -53,6 +55,8 @@ export function startServe(nodeId: string, port: number, env: Record<string, str
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       ...env,
+      // waitReady needs the node's own "node ready" line (info), whatever level the test chose.
+      LOG_LEVEL: ['debug', 'trace'].includes(env.LOG_LEVEL ?? '') ? env.LOG_LEVEL! : 'info',
       NODE_ID: nodeId,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -65,9 +69,15 @@ export function startServe(nodeId: string, port: number, env: Record<string, str
   const file = process.env.FO_LOG_DIR
     ? createWriteStream(join(process.env.FO_LOG_DIR, `${nodeId}-${child.pid}.log`))
     : null;
+  let readyLogged = false;
+  const ownUrl = `"url":"http://127.0.0.1:${port}"`;
   const keep = (chunk: Buffer) => {
     file?.write(chunk);
-    for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(l);
+    for (const l of chunk.toString().split('\n')) {
+      if (!l.trim()) continue;
+      lines.push(l);
+      if (l.includes('"msg":"node ready"') && l.includes(ownUrl)) readyLogged = true;
+    }
     if (lines.length > LOG_LINES_KEPT) lines.splice(0, lines.length - LOG_LINES_KEPT);
   };
   child.stdout!.on('data', keep);
@@ -85,24 +95,54 @@ export function startServe(nodeId: string, port: number, env: Record<string, str
     child,
     exited,
     logTail: (n = 60) => lines.slice(-n).join('\n'),
+    readyLogged: () => readyLogged,
   };
 }
 
-/** Poll GET /readyz until 200; throws with the node's log when it exits or times out. */
+/**
+ * Poll GET /readyz until 200 and until the node itself logged "node ready" on its port:
+ * another test's process may have taken the port between `freePort()` and this node's
+ * bind, and its /readyz would answer for it. Throws with the node's log when it exits or
+ * times out.
+ */
 export async function waitReady(p: ServeProcess, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   let exited = false;
   void p.exited.then(() => (exited = true));
   while (Date.now() < until) {
     if (exited) throw new Error(`${p.nodeId} exited while starting:\n${p.logTail()}`);
-    const ok = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
-      (r) => r.status === 200,
-      () => false,
-    );
+    const ok =
+      p.readyLogged() &&
+      (await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.status === 200,
+        () => false,
+      ));
     if (ok) return;
     await sleep(50);
   }
   throw new Error(`${p.nodeId} not ready within ${timeoutMs} ms:\n${p.logTail()}`);
+}
+
+/**
+ * Starts a node and waits until it is ready; when its port was taken in the meantime
+ * (EADDRINUSE), starts it again on another free port, a few times at most.
+ */
+export async function startServeReady(
+  nodeId: string,
+  env: Record<string, string>,
+  timeoutMs: number,
+  port?: number,
+): Promise<ServeProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const p = startServe(nodeId, attempt === 1 && port !== undefined ? port : await freePort(), env);
+    try {
+      await waitReady(p, timeoutMs);
+      return p;
+    } catch (err) {
+      const taken = p.logTail(LOG_LINES_KEPT).includes('EADDRINUSE');
+      if (!taken || attempt >= 3) throw err;
+    }
+  }
 }
 
 /** SIGKILL: no drain, no lease release; the kernel closes its sockets. */
