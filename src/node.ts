@@ -27,7 +27,7 @@ import { serveMetrics } from './edge/routes/ops.js';
 import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
-import { projectEvent } from './graph/project.js';
+import { projectEvents } from './graph/project.js';
 import type { Logger } from './log.js';
 import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
@@ -217,7 +217,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     installActor({
       pool,
       drivers,
-      project: projectEvent,
+      project: projectEvents,
       onCommitted: feed.publish,
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
@@ -243,15 +243,17 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       blobs,
       deadLetters: pgDeadLetterPort(pool),
       dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
-      deliver: async (event, meta) => {
+      deliver: async (events, meta) => {
         const started = performance.now();
         await kernel.dispatch(
-          installKey(event.installId),
-          { type: 'ingest', event },
+          installKey(events[0]!.installId),
+          { type: 'ingest', events },
           { deadline: Date.now() + INGEST_DEADLINE_MS },
         );
         runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
-        runtimeMetrics?.eventToCommit.observe(Math.max(0, Date.now() - meta.storedAtMs) / 1000);
+        runtimeMetrics?.ingestBatchSize.observe(events.length);
+        const now = Date.now();
+        for (const m of meta) runtimeMetrics?.eventToCommit.observe(Math.max(0, now - m.storedAtMs) / 1000);
       },
       seal,
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),

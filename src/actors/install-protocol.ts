@@ -11,8 +11,11 @@ import type { IngestEvent, KeyOf } from '../runtime/ports.js';
 export type InstallHealth = { install_id: string; connector_id: string } & Partial<HealthReport>;
 
 export type InstallProtocol = {
-  /** One inbound event, in order (ARCHITECTURE.md "Inbound" 2). */
-  ingest: { msg: { event: IngestEvent }; answer: { stored: boolean } };
+  /**
+   * Inbound events of this install, in order, committed together (ARCHITECTURE.md "Inbound" 2,
+   * group commit). `stored[i]`: whether `events[i]` was new and kept.
+   */
+  ingest: { msg: { events: IngestEvent[] }; answer: { stored: boolean[] } };
   /** spec §3.1: idempotent from the caller's side. */
   uninstall: { msg: { tenantId: string }; answer: { install_id: string; status: 'uninstalled' } };
   /** Another path changed the row: reload it. */

@@ -14,10 +14,11 @@ import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
 import { insertEffects } from '../store/effects.js';
-import { insertEvent } from '../store/events.js';
+import { insertEvents } from '../store/events.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
+import { retryGraphConflict } from '../graph/graph-writer.js';
 import type { Logger } from '../log.js';
 import type { InstallProtocol } from './install-protocol.js';
 
@@ -28,8 +29,8 @@ export interface InstallState {
 export interface InstallPorts {
   pool: pg.Pool;
   drivers: DriverRegistry;
-  /** Graph projection inside the ingest transaction (INTERFACE §5); returns what changed. Warns on `log`. */
-  project?(tx: Queryable, install: Install, event: IngestEvent, log: Logger): Promise<GraphChange[]>;
+  /** Graph projection of new events, in order, inside the ingest transaction (INTERFACE §5); returns what changed. */
+  project?(tx: Queryable, install: Install, events: readonly IngestEvent[], log: Logger): Promise<GraphChange[]>;
   /** After the ingest transaction committed (graph change feed). */
   onCommitted?(install: Install, changes: GraphChange[]): void;
   /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
@@ -42,6 +43,13 @@ export interface InstallPorts {
   onEffects?(): void;
   /** INTERFACE §9.4: a message naming another tenant or install than the row's was refused. */
   onRefused?(path: 'install_ingest' | 'install_request'): void;
+}
+
+interface BatchOutcome {
+  stored: boolean[];
+  drops: SelfEmitDrop[];
+  changes: GraphChange[];
+  effects: number;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
@@ -70,6 +78,58 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
     log: ctx.log,
   });
 
+  /**
+   * One transaction for the batch: self-emit verdicts, the new event rows (one statement),
+   * their projection and their effects. A replayed event inserts nothing, so it is neither
+   * projected nor given effects again.
+   */
+  const commitBatch = async (
+    tx: Queryable,
+    ctx: ActorContext<InstallState>,
+    install: Install,
+    events: readonly IngestEvent[],
+    own: readonly boolean[],
+  ): Promise<BatchOutcome> => {
+    const driver = ports.drivers.get(install.connector_id);
+    const candidates = events.filter((_, i) => own[i]);
+    const verdicts = (await driver?.ingest?.(tx, driverCtx(ctx, install), candidates)) ?? candidates.map(() => null);
+    const kept = candidates.filter((_, i) => verdicts[i] === null);
+    const inserted = await insertEvents(
+      tx,
+      kept.map((ev) => ({
+        id: ev.id,
+        kind: ev.kind,
+        connector_id: ev.connectorId,
+        install_id: ev.installId,
+        tenant_id: ev.tenantId,
+        occurred_at: ev.occurredAt,
+        payload: ev.payload,
+      })),
+    );
+    const fresh = kept.filter((_, i) => inserted[i]);
+    const changes = ports.project && fresh.length > 0 ? await ports.project(tx, install, fresh, ctx.log) : [];
+    const effects = fresh.flatMap((ev) =>
+      (driver?.effectsOf?.(install, ev) ?? []).map((e) => ({
+        installId: install.install_id,
+        tenantId: install.tenant_id,
+        connectorId: install.connector_id,
+        namespace: ports.namespace,
+        shard: ports.shardOf(install.install_id),
+        eventId: ev.id,
+        kind: e.kind,
+        serialKey: e.serialKey,
+      })),
+    );
+    await insertEffects(tx, effects);
+    const storedEvents = new Set(fresh);
+    return {
+      stored: events.map((e) => storedEvents.has(e)),
+      drops: verdicts.filter((v) => v !== null),
+      changes,
+      effects: effects.length,
+    };
+  };
+
   return {
     kind: 'install',
     idleMs: 5 * 60_000,
@@ -77,78 +137,41 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
       return { install: await getInstallById(ports.pool, key.id[0]!) };
     },
     handlers: {
-      /** One inbound event: filters, event row and projection in one transaction (ARCHITECTURE "Inbound" 2). */
+      /** Inbound events, in order: filters, event rows and projection in one transaction (ARCHITECTURE "Inbound" 2). */
       async ingest(ctx, msg) {
         const install = ctx.state.install;
+        const events = msg.events;
         if (!install) {
-          ctx.log.warn({ eventId: msg.event.id }, 'event for an install that does not exist; dropped');
-          return { stored: false };
-        }
-        if (msg.event.tenantId !== install.tenant_id || msg.event.installId !== install.install_id) {
-          // INTERFACE §9.4: only events of this very install and tenant are stored here.
-          ports.onRefused?.('install_ingest');
-          ctx.log.warn({ eventId: msg.event.id }, 'event naming another tenant or install refused');
-          return { stored: false };
+          ctx.log.warn({ events: events.length }, 'events for an install that does not exist; dropped');
+          return { stored: events.map(() => false) };
         }
         if (install.status !== 'active') {
           // An uninstalled source no longer syncs (spec §3.1): what was still in flight when
           // it was uninstalled (a backfill page, a late webhook, an edge that has not heard
           // of an uninstall made elsewhere yet) is not stored or projected.
           ctx.log.info(
-            { eventId: msg.event.id, kind: msg.event.kind, status: install.status },
-            'event for an install that is not active; dropped',
+            { events: events.length, kinds: [...new Set(events.map((e) => e.kind))], status: install.status },
+            'events for an install that is not active; dropped',
           );
-          return { stored: false };
+          return { stored: events.map(() => false) };
         }
-        const driver = ports.drivers.get(install.connector_id);
-        const changes: GraphChange[] = [];
-        let effects = 0;
-        const { stored, dropped } = await withTx(
-          ports.pool,
-          async (tx: Queryable): Promise<{ stored: boolean; dropped: SelfEmitDrop | null }> => {
-            changes.length = 0; // withTx may retry the whole transaction
-            effects = 0;
-            const drop = (await driver?.ingest?.(tx, driverCtx(ctx, install), msg.event)) ?? null;
-            if (drop !== null) return { stored: false, dropped: drop };
-            const ev = msg.event;
-            const inserted = await insertEvent(tx, {
-              id: ev.id,
-              kind: ev.kind,
-              connector_id: ev.connectorId,
-              install_id: ev.installId,
-              tenant_id: ev.tenantId,
-              occurred_at: ev.occurredAt,
-              payload: ev.payload,
-            });
-            // The event row, its projection and its effects commit together, so a replay
-            // (inserted=false) finds all three done.
-            if (inserted && ports.project) changes.push(...(await ports.project(tx, install, ev, ctx.log)));
-            if (inserted) {
-              const specs = driver?.effectsOf?.(install, ev) ?? [];
-              await insertEffects(
-                tx,
-                specs.map((e) => ({
-                  installId: install.install_id,
-                  tenantId: install.tenant_id,
-                  connectorId: install.connector_id,
-                  namespace: ports.namespace,
-                  shard: ports.shardOf(install.install_id),
-                  eventId: ev.id,
-                  kind: e.kind,
-                  serialKey: e.serialKey,
-                })),
-              );
-              effects = specs.length;
-            }
-            return { stored: inserted, dropped: null };
-          },
-        );
-        if (changes.length > 0) ports.onCommitted?.(install, changes);
+        // INTERFACE §9.4: only events of this very install and tenant are stored here.
+        const own = events.map((e) => e.tenantId === install.tenant_id && e.installId === install.install_id);
+        for (const [i, e] of events.entries()) {
+          if (own[i]) continue;
+          ports.onRefused?.('install_ingest');
+          ctx.log.warn({ eventId: e.id }, 'event naming another tenant or install refused');
+        }
+        const outcome = await withTx(ports.pool, (tx) => commitBatch(tx, ctx, install, events, own), {
+          retryOn: retryGraphConflict,
+        });
+        if (outcome.changes.length > 0) ports.onCommitted?.(install, outcome.changes);
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
-        if (dropped !== null) ports.onDropped?.(install, dropped);
-        if (effects > 0) ports.onEffects?.();
-        if (stored) driver?.afterStored?.(driverCtx(ctx, install), msg.event);
-        return { stored };
+        for (const drop of outcome.drops) ports.onDropped?.(install, drop);
+        if (outcome.effects > 0) ports.onEffects?.();
+        const driver = ports.drivers.get(install.connector_id);
+        for (const [i, e] of events.entries()) if (outcome.stored[i]) driver?.afterStored?.(driverCtx(ctx, install), e);
+        return { stored: outcome.stored };
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */

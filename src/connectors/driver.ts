@@ -48,11 +48,12 @@ export interface ConnectorDriver {
   /** Extra local steps inside the uninstall transaction (e.g. releasing a workspace claim). */
   uninstallLocally?(tx: Queryable, ctx: DriverContext): Promise<void>;
   /**
-   * The self-emit filters, inside the ingest transaction: null keeps the event, a
+   * The self-emit filters for a batch of the install's events (group commit), inside the
+   * ingest transaction, one verdict per event in order: null keeps the event, a
    * `SelfEmitDrop` drops it (it is then not stored); the drop is atomic with the
    * transaction, and the install actor counts it once that committed (INTERFACE §8.20).
    */
-  ingest?(tx: Queryable, ctx: DriverContext, event: IngestEvent): Promise<SelfEmitDrop | null>;
+  ingest?(tx: Queryable, ctx: DriverContext, events: readonly IngestEvent[]): Promise<Array<SelfEmitDrop | null>>;
   /**
    * The durable side effects a kept inbound event triggers (PR summary comment, slash
    * reply, index sync; INTERFACE §9.4). Pure: called inside the ingest transaction, which

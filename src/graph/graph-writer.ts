@@ -1,29 +1,50 @@
 /**
- * Writes nodes and edges for one event inside the ingest transaction, and collects what
- * changed for the change feed (INTERFACE §7).
+ * Writes nodes and edges for a batch of events inside the ingest transaction (group
+ * commit, ARCHITECTURE "Inbound" 2), and collects what changed for the change feed
+ * (INTERFACE §7). Projections call `node` and `edge` per event; nothing reaches Postgres
+ * until `flush`, which locks every node and edge the batch names with one statement per
+ * table, applies the writes in memory in event order, and writes the result back with one
+ * statement per table and direction (graph-rows.ts).
  *
- * - Node identity is `(tenant, kind, external_id)` (INTERFACE §8.15); each write locks the
- *   row, merges props by version (merge-props.ts) and makes this install the node's
- *   `install_id` (the last writer). Another install of the same tenant may write the same
- *   node concurrently (one GitHub user seen by two installations): the row lock orders
- *   them, and a deadlock between two such transactions is retried whole by `withTx`.
+ * - Node identity is `(tenant, kind, external_id)` (INTERFACE §8.15); a write merges props
+ *   by version (merge-props.ts) and makes this install the node's `install_id` (the last
+ *   writer). Another install of the same tenant may write the same node concurrently (one
+ *   GitHub user seen by two installations): row locks order them; a row the other one
+ *   created first makes `flush` throw `GraphWriteConflict`, and the whole transaction is
+ *   retried (`retryGraphConflict`), now finding the row.
  * - A node named only as an edge end (a thread parent not yet seen) is created with the
  *   props its identity gives; its own event fills in the rest whenever it arrives.
  * - Edges are added once; a versioned edge (`reacted`) keeps the state of its newest event,
  *   and a removal is a tombstone, so an add that arrives after a newer removal loses.
  * - A change is a node whose props or install changed, or an edge added or removed (both
- *   ends changed). `op` is `deleted` for a node marked deleted, else `upserted`.
+ *   ends changed), attributed to the event that made it. `op` is `deleted` for a node
+ *   marked deleted, else `upserted`.
+ * - `moveNode` and `dropOtherEdges` (rare: a transferred issue) write at once, after
+ *   flushing what is pending, so they see and leave the tables current.
  */
+import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import { sanitizeJson, sanitizeText } from '../store/sanitize.js';
 import type { GraphChange } from './change.js';
+import {
+  insertEdges,
+  insertNodes,
+  lockEdges,
+  lockNodes,
+  updateEdges,
+  updateNodes,
+  type NodeRowWrite,
+  type Owner,
+  type StoredEdge,
+} from './graph-rows.js';
 import type { EdgeType, NodeKind } from './kinds.js';
 import { mergeProps, type PropVersions, type Props } from './merge-props.js';
 import { searchText } from './search-text.js';
 import { IDENTITY_VERSION, type Version } from './version.js';
 
+/** A node named by a projection; `id` is known once the batch is flushed. */
 export interface NodeRef {
   id: string;
   kind: NodeKind;
@@ -47,133 +68,120 @@ export interface EdgeOptions {
   removed?: boolean;
 }
 
-interface NodeRow {
-  node_id: string;
-  install_id: string;
-  props: Props;
-  prop_versions: PropVersions;
+/** A node or edge another transaction created between our lock and our insert. */
+export class GraphWriteConflict extends Error {
+  constructor(what: string) {
+    super(`graph ${what} was created concurrently; the transaction is retried`);
+    this.name = 'GraphWriteConflict';
+  }
 }
 
-interface EdgeRow {
+/** `withTx` option: retry the whole transaction on a graph write conflict. */
+export const retryGraphConflict = (err: unknown): boolean => err instanceof GraphWriteConflict;
+
+interface NodeOp {
+  event: number;
+  ref: NodeRef;
+  key: string;
+  kind: NodeKind;
+  ext: string;
+  identity: Props;
   props: Props;
-  version: string;
+  version: Version;
+}
+
+interface EdgeOp {
+  event: number;
+  type: EdgeType;
+  from: NodeRef;
+  to: NodeRef;
+  key: string;
+  props: Props;
+  version: Version;
   removed: boolean;
 }
 
-/** A row created concurrently between our SELECT and INSERT is simply read again. */
-const MAX_ATTEMPTS = 3;
+interface NodeState {
+  ref: NodeRef;
+  ext: string;
+  installId: string;
+  props: Props;
+  versions: PropVersions;
+  stored: boolean;
+  write: 'none' | 'versions' | 'touched';
+}
+
+interface EdgeState extends StoredEdge {
+  stored: boolean;
+  dirty: boolean;
+  fromRef: NodeRef;
+  toRef: NodeRef;
+}
 
 export class GraphWriter {
-  private readonly refs = new Map<string, NodeRef>();
+  private event = 0;
+  private refs = new Map<string, NodeRef>();
+  private nodeOps: NodeOp[] = [];
+  private edgeOps: EdgeOp[] = [];
+  private readonly changed: Array<Map<string, GraphChange>> = [new Map()];
   private readonly deleted = new Map<string, boolean>();
-  private readonly changed = new Map<string, GraphChange>();
+  private readonly owner: Owner;
 
   constructor(
     private readonly tx: Queryable,
-    private readonly install: Install,
-  ) {}
+    install: Install,
+  ) {
+    this.owner = { tenantId: install.tenant_id, installId: install.install_id, connectorId: install.connector_id };
+  }
+
+  /** Writes after this belong to the next event of the batch (change attribution). */
+  nextEvent(): void {
+    this.event++;
+    this.changed.push(new Map());
+  }
 
   /**
    * Creates or updates a node: `props` are set at `version`; `identity` props (facts the
    * external id already states, such as a message's channel and ts) at the lowest version,
    * so they never outrank an event and any event can repeat them.
    */
-  async node(kind: NodeKind, externalId: string, w: NodeWrite = {}): Promise<NodeRef> {
+  node(kind: NodeKind, externalId: string, w: NodeWrite = {}): Promise<NodeRef> {
     const ext = sanitizeText(externalId);
-    const cacheKey = `${kind}\u0000${ext}`;
-    const props = sanitizeJson(w.props ?? {});
-    const version = w.version ?? IDENTITY_VERSION;
-    const identity = sanitizeJson(w.identity ?? {});
-    const cached = this.refs.get(cacheKey);
-    // Named again by one event with nothing new to say: the first write covered it.
-    if (cached && Object.values(props).every((v) => v === undefined)) return cached;
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { rows } = await this.tx.query<NodeRow>(
-        `SELECT node_id, install_id, props, prop_versions FROM graph_nodes
-         WHERE tenant_id = $1 AND kind = $2 AND external_id = $3 FOR UPDATE`,
-        [this.install.tenant_id, kind, ext],
-      );
-      const row = rows[0];
-      if (!row) {
-        const m = mergeTwice({}, {}, identity, props, version);
-        const ins = await this.tx.query<{ node_id: string }>(
-          `INSERT INTO graph_nodes (tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)
-           ON CONFLICT (tenant_id, kind, external_id) DO NOTHING
-           RETURNING node_id`,
-          [
-            this.install.tenant_id,
-            kind,
-            ext,
-            this.install.connector_id,
-            this.install.install_id,
-            JSON.stringify(m.props),
-            JSON.stringify(m.versions),
-            searchText(m.props),
-          ],
-        );
-        if (!ins.rows[0]) continue;
-        return this.remember(cacheKey, { id: ins.rows[0].node_id, kind }, m.props, true);
-      }
-      const m = mergeTwice(row.props, row.prop_versions, identity, props, version);
-      const moved = m.changed || row.install_id !== this.install.install_id;
-      if (moved || m.versionsChanged) {
-        await this.tx.query(
-          `UPDATE graph_nodes
-           SET props = $2::jsonb, prop_versions = $3::jsonb, search_text = $4, install_id = $5, connector_id = $6,
-               updated_at = CASE WHEN $7 THEN now() ELSE updated_at END
-           WHERE node_id = $1`,
-          [
-            row.node_id,
-            JSON.stringify(m.props),
-            JSON.stringify(m.versions),
-            searchText(m.props),
-            this.install.install_id,
-            this.install.connector_id,
-            moved,
-          ],
-        );
-      }
-      return this.remember(cacheKey, { id: row.node_id, kind }, m.props, moved);
+    const key = `${kind}\u0000${ext}`;
+    let ref = this.refs.get(key);
+    if (!ref) {
+      ref = { id: '', kind };
+      this.refs.set(key, ref);
     }
-    throw new Error(`graph node ${kind} kept conflicting on insert`);
+    const props = sanitizeJson(w.props ?? {});
+    const identity = sanitizeJson(w.identity ?? {});
+    const version = w.version ?? IDENTITY_VERSION;
+    this.nodeOps.push({ event: this.event, ref, key, kind, ext, identity, props, version });
+    return Promise.resolve(ref);
   }
 
-  async edge(type: EdgeType, from: NodeRef, to: NodeRef, opts: EdgeOptions = {}): Promise<void> {
-    const key = sanitizeText(opts.key ?? '');
-    const props = sanitizeJson(opts.props ?? {});
-    const version = opts.version ?? '';
-    const removed = opts.removed ?? false;
-    const where = [this.install.tenant_id, from.id, type, to.id, key];
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { rows } = await this.tx.query<EdgeRow>(
-        `SELECT props, version, removed FROM graph_edges
-         WHERE tenant_id = $1 AND from_node = $2 AND type = $3 AND to_node = $4 AND key = $5 FOR UPDATE`,
-        where,
-      );
-      const row = rows[0];
-      if (!row) {
-        const ins = await this.tx.query(
-          `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)
-           ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-          [...where, JSON.stringify(props), version, removed],
-        );
-        if ((ins.rowCount ?? 0) === 0) continue;
-        if (!removed) this.edgeChanged(from, to);
-        return;
-      }
-      // Not older than what is stored: the stored state stands (and a replay is a no-op).
-      if (row.version >= version) return;
-      await this.tx.query(
-        `UPDATE graph_edges SET props = $6::jsonb, version = $7, removed = $8, updated_at = now()
-         WHERE tenant_id = $1 AND from_node = $2 AND type = $3 AND to_node = $4 AND key = $5`,
-        [...where, JSON.stringify(props), version, removed],
-      );
-      if (row.removed !== removed || (!removed && !isDeepStrictEqual(row.props, props))) this.edgeChanged(from, to);
-      return;
-    }
-    throw new Error(`graph edge ${type} kept conflicting on insert`);
+  edge(type: EdgeType, from: NodeRef, to: NodeRef, opts: EdgeOptions = {}): Promise<void> {
+    this.edgeOps.push({
+      event: this.event,
+      type,
+      from,
+      to,
+      key: sanitizeText(opts.key ?? ''),
+      props: sanitizeJson(opts.props ?? {}),
+      version: opts.version ?? '',
+      removed: opts.removed ?? false,
+    });
+    return Promise.resolve();
+  }
+
+  /** Writes every pending node and edge. */
+  async flush(): Promise<void> {
+    const nodeOps = this.nodeOps;
+    const edgeOps = this.edgeOps;
+    this.nodeOps = [];
+    this.edgeOps = [];
+    if (nodeOps.length > 0) await this.flushNodes(nodeOps);
+    if (edgeOps.length > 0) await this.flushEdges(edgeOps);
   }
 
   /**
@@ -183,26 +191,29 @@ export class GraphWriter {
    * (a replay, or never seen): nothing to do.
    */
   async moveNode(kind: NodeKind, fromExt: string, toExt: string): Promise<void> {
+    await this.flush();
     const [from, to] = [sanitizeText(fromExt), sanitizeText(toExt)];
     if (from === to) return;
+    const { tenantId, installId, connectorId } = this.owner;
     const { rows } = await this.tx.query<{ node_id: string; external_id: string }>(
       `SELECT node_id, external_id FROM graph_nodes
        WHERE tenant_id = $1 AND kind = $2 AND external_id = ANY($3::text[]) ORDER BY external_id FOR UPDATE`,
-      [this.install.tenant_id, kind, [from, to]],
+      [tenantId, kind, [from, to]],
     );
     const old = rows.find((r) => r.external_id === from);
     const target = rows.find((r) => r.external_id === to);
     if (!old) return;
-    this.refs.delete(`${kind}\u0000${from}`);
+    // Later writes of the batch name these nodes afresh.
+    this.refs = new Map();
     if (!target) {
       await this.tx.query(
         `UPDATE graph_nodes SET external_id = $2, install_id = $3, connector_id = $4, updated_at = now() WHERE node_id = $1`,
-        [old.node_id, to, this.install.install_id, this.install.connector_id],
+        [old.node_id, to, installId, connectorId],
       );
       this.mark({ id: old.node_id, kind });
       return;
     }
-    const args = [this.install.tenant_id, old.node_id, target.node_id];
+    const args = [tenantId, old.node_id, target.node_id];
     await this.tx.query(
       `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
        SELECT tenant_id, CASE WHEN from_node = $2 THEN $3 ELSE from_node END, type,
@@ -223,36 +234,124 @@ export class GraphWriter {
 
   /** Removes `from`'s edges of `type` to any node but `keep` (a transferred issue's old repository). */
   async dropOtherEdges(type: EdgeType, from: NodeRef, keep: NodeRef): Promise<void> {
+    await this.flush();
     const { rowCount } = await this.tx.query(
       `DELETE FROM graph_edges WHERE tenant_id = $1 AND from_node = $2 AND type = $3 AND to_node <> $4`,
-      [this.install.tenant_id, from.id, type, keep.id],
+      [this.owner.tenantId, from.id, type, keep.id],
     );
     if ((rowCount ?? 0) > 0) this.mark(from);
   }
 
-  /** What this event changed, one notice per node, in the order nodes were first changed. */
+  /** What the batch changed, event by event, one notice per node and event, in first-change order. */
   changes(): GraphChange[] {
-    return [...this.changed.values()];
+    return this.changed.flatMap((m) => [...m.values()]);
   }
 
-  private remember(cacheKey: string, ref: NodeRef, props: Props, moved: boolean): NodeRef {
-    this.refs.set(cacheKey, ref);
-    this.deleted.set(ref.id, props.deleted === true);
-    if (moved) this.mark(ref);
-    return ref;
+  private async flushNodes(ops: NodeOp[]): Promise<void> {
+    const keys = new Map<string, NodeOp>();
+    for (const op of ops) if (!keys.has(op.key)) keys.set(op.key, op);
+    const stored = await lockNodes(
+      this.tx,
+      this.owner.tenantId,
+      [...keys.values()].map((op) => ({ kind: op.kind, externalId: op.ext })),
+    );
+    const states = new Map<string, NodeState>();
+    for (const row of stored) {
+      const key = `${row.kind}\u0000${row.externalId}`;
+      const ref = keys.get(key)?.ref ?? { id: row.nodeId, kind: row.kind as NodeKind };
+      ref.id = row.nodeId;
+      states.set(key, { ref, ext: row.externalId, ...row, stored: true, write: 'none' });
+    }
+    for (const op of ops) {
+      let s = states.get(op.key);
+      if (!s) {
+        op.ref.id = randomUUID();
+        s = { ref: op.ref, ext: op.ext, installId: '', props: {}, versions: {}, stored: false, write: 'touched' };
+        states.set(op.key, s);
+      }
+      const m = mergeTwice(s.props, s.versions, op.identity, op.props, op.version);
+      const moved = m.changed || s.installId !== this.owner.installId;
+      s.props = m.props;
+      s.versions = m.versions;
+      s.installId = this.owner.installId;
+      if (moved) s.write = 'touched';
+      else if (m.versionsChanged && s.write === 'none') s.write = 'versions';
+      this.deleted.set(s.ref.id, s.props.deleted === true);
+      if (moved) this.mark(s.ref, op.event);
+    }
+    const row = (s: NodeState): NodeRowWrite => ({
+      nodeId: s.ref.id,
+      kind: s.ref.kind,
+      externalId: s.ext,
+      props: s.props,
+      versions: s.versions,
+      searchText: searchText(s.props),
+      touched: s.write === 'touched',
+    });
+    const all = [...states.values()];
+    const fresh = all.filter((s) => !s.stored).map(row);
+    if ((await insertNodes(this.tx, this.owner, fresh)) < fresh.length) throw new GraphWriteConflict('node');
+    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write !== 'none').map(row));
   }
 
-  private edgeChanged(from: NodeRef, to: NodeRef): void {
-    this.mark(from);
-    this.mark(to);
+  private async flushEdges(ops: EdgeOp[]): Promise<void> {
+    const keyOf = (op: EdgeOp) => `${op.from.id}\u0000${op.type}\u0000${op.to.id}\u0000${op.key}`;
+    const wanted = new Map<string, EdgeOp>();
+    for (const op of ops) if (!wanted.has(keyOf(op))) wanted.set(keyOf(op), op);
+    const lookup = [...wanted.values()].map((op) => ({ from: op.from.id, type: op.type, to: op.to.id, key: op.key }));
+    const states = new Map<string, EdgeState>();
+    for (const row of await lockEdges(this.tx, this.owner.tenantId, lookup)) {
+      const key = `${row.from}\u0000${row.type}\u0000${row.to}\u0000${row.key}`;
+      const op = wanted.get(key)!;
+      states.set(key, { ...row, stored: true, dirty: false, fromRef: op.from, toRef: op.to });
+    }
+    for (const op of ops) {
+      const key = keyOf(op);
+      const s = states.get(key);
+      const next = { props: op.props, version: op.version, removed: op.removed };
+      if (!s) {
+        states.set(key, {
+          from: op.from.id,
+          type: op.type,
+          to: op.to.id,
+          key: op.key,
+          ...next,
+          stored: false,
+          dirty: true,
+          fromRef: op.from,
+          toRef: op.to,
+        });
+        if (!op.removed) this.edgeChanged(op, op.event);
+        continue;
+      }
+      // Not newer than what is stored: the stored state stands (and a replay is a no-op).
+      if (s.version >= op.version) continue;
+      const changed = s.removed !== op.removed || (!op.removed && !isDeepStrictEqual(s.props, op.props));
+      Object.assign(s, next, { dirty: true });
+      if (changed) this.edgeChanged(op, op.event);
+    }
+    const all = [...states.values()];
+    const fresh = all.filter((s) => !s.stored);
+    if ((await insertEdges(this.tx, this.owner.tenantId, fresh)) < fresh.length) throw new GraphWriteConflict('edge');
+    await updateEdges(
+      this.tx,
+      this.owner.tenantId,
+      all.filter((s) => s.stored && s.dirty),
+    );
   }
 
-  private mark(ref: NodeRef): void {
+  private edgeChanged(op: EdgeOp, event: number): void {
+    this.mark(op.from, event);
+    this.mark(op.to, event);
+  }
+
+  private mark(ref: NodeRef, event = this.event): void {
     const op = this.deleted.get(ref.id) ? 'deleted' : 'upserted';
     // A node changed again later in the event keeps its first position and takes its latest op.
-    const prev = this.changed.get(ref.id);
+    const changes = this.changed[event]!;
+    const prev = changes.get(ref.id);
     if (prev) prev.op = op;
-    else this.changed.set(ref.id, { node_id: ref.id, kind: ref.kind, op });
+    else changes.set(ref.id, { node_id: ref.id, kind: ref.kind, op });
   }
 }
 

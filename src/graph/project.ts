@@ -19,30 +19,49 @@ import { GraphWriter, type ProjectOutcome } from './graph-writer.js';
 import { projectChat } from './project-chat.js';
 import { projectCodehost } from './project-codehost.js';
 
+/** One event: `projectEvents` of a batch of one. */
 export async function projectEvent(
   tx: Queryable,
   install: Install,
   event: IngestEvent,
   log?: Logger,
 ): Promise<GraphChange[]> {
+  return projectEvents(tx, install, [event], log);
+}
+
+/**
+ * A batch of one install's events, in order, written with one statement per table
+ * (graph-writer.ts). Returns what changed, event by event.
+ */
+export async function projectEvents(
+  tx: Queryable,
+  install: Install,
+  events: readonly IngestEvent[],
+  log?: Logger,
+): Promise<GraphChange[]> {
   const w = new GraphWriter(tx, install);
-  let outcome: ProjectOutcome;
+  for (const [i, event] of events.entries()) {
+    if (i > 0) w.nextEvent();
+    const outcome = await projectOne(w, install, event);
+    if (outcome === 'invalid' || outcome === 'unknown') {
+      log?.warn(
+        { installId: install.install_id, eventId: event.id, kind: event.kind },
+        outcome === 'invalid'
+          ? 'event payload does not fit its kind; kept in the log, not in the graph'
+          : 'no graph projection for this event kind; kept in the log only',
+      );
+    }
+  }
+  await w.flush();
+  return w.changes();
+}
+
+function projectOne(w: GraphWriter, install: Install, event: IngestEvent): Promise<ProjectOutcome> {
   switch (install.connector_id) {
     case 'chatapp':
       // The team id of a chat install is its external id (INTERFACE §3).
-      outcome = await projectChat(w, install.external_id, event);
-      break;
+      return projectChat(w, install.external_id, event);
     case 'codehost':
-      outcome = await projectCodehost(w, event);
-      break;
+      return projectCodehost(w, event);
   }
-  if (outcome === 'invalid' || outcome === 'unknown') {
-    log?.warn(
-      { installId: install.install_id, eventId: event.id, kind: event.kind },
-      outcome === 'invalid'
-        ? 'event payload does not fit its kind; kept in the log, not in the graph'
-        : 'no graph projection for this event kind; kept in the log only',
-    );
-  }
-  return w.changes();
 }

@@ -1,8 +1,15 @@
 /**
  * The durable inbound path, consumer side (ARCHITECTURE.md "Inbound", step 2): the shard
- * owner pulls its slice of the ingest stream and hands each event to `deliver` (the install
- * actor, which commits it to Postgres); the message is acked only after that resolved.
+ * owner pulls its slice of the ingest stream and hands an install's events to `deliver`
+ * (the install actor, which commits them to Postgres in one transaction); the messages are
+ * acked only after that resolved.
  *
+ * - Group commit: what has arrived for an install while its previous batch committed is
+ *   delivered as the next batch (up to `maxBatch`), so a busy install commits many events
+ *   per transaction while a quiet one still commits each event at once; pulling goes on
+ *   while batches commit.
+ * - A poison event does not fail its neighbours: a failed batch is delivered again one
+ *   event at a time, and only the failing event is retried (or dead-lettered).
  * - Order: events of one install are delivered one after another in stream order, also
  *   across failures (see ingest-lanes.ts) and across a previous owner's crash (events it
  *   left unsettled block their lanes until they come back, see ingest-unsettled.ts);
@@ -11,27 +18,21 @@
  *   goes to the dead-letter port and is acked so the install's later events flow. The
  *   server-side max_deliver stays unlimited so an event whose handler crashed the process
  *   every time is still dead-lettered (on its next delivery) instead of stuck unacked.
- * - Acks are confirmed (ackAck, one round trip per event, on the lane's path only), so a
- *   blob is deleted only once its message is surely gone.
+ * - The ack of an event with a blob is confirmed (ackAck), so the blob is deleted only once
+ *   its message is surely gone; other acks are not waited for (a lost one only replays).
  * - nats-server 2.9 may redeliver an acked event after a server crash, and any crash
  *   between commit and ack replays: `deliver` must be idempotent (ON CONFLICT DO NOTHING).
  */
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
-import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
 import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
+import { IngestSettler, type IngestDeliveryMeta, type Ready, type Tracked } from './ingest-settle.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
-import { untoken, type Names } from './names.js';
-import { SEAL_HEADER, type Seal } from './seal.js';
-
-export interface IngestDeliveryMeta {
-  deliveryCount: number;
-  streamSeq: number;
-  /** When the stream stored the message (epoch ms): the start of event-to-committed latency. */
-  storedAtMs: number;
-}
+import { installIdOfIngestSubject, type Names } from './names.js';
+import { errorText } from './error-text.js';
+import type { Seal } from './seal.js';
 
 export interface ShardIngestConsumerOptions {
   js: JetStreamClient;
@@ -41,7 +42,10 @@ export interface ShardIngestConsumerOptions {
   log: Logger;
   blobs: BlobPort;
   deadLetters: DeadLetterPort;
-  deliver: (ev: IngestEvent, meta: IngestDeliveryMeta) => Promise<void>;
+  /** Commit events of one install, in order, all or none. */
+  deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
+  /** Most events in one delivery. Default 256. */
+  maxBatch?: number;
   maxDeliver?: number;
   /**
    * Server-side ack wait: how long events a dead owner held stay out before the next owner
@@ -57,35 +61,29 @@ export interface ShardIngestConsumerOptions {
   onRefused?: (installId: string | null) => void;
 }
 
-interface Tracked {
-  /** The newest delivery of this stream sequence: acks go to it. */
-  msg: JsMsg;
-  lane: string;
-  installId: string | null;
-}
-
-const NAK_MAX_MS = 60_000;
-const ACK_CONFIRM_TIMEOUT_MS = 5_000;
-
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
   private readonly log: Logger;
   private readonly lanes: InstallLanes;
+  private readonly settler: IngestSettler;
   /** Every event in our hands (queued, held or delivering), by stream sequence. */
   private readonly tracked = new Map<number, Tracked>();
   private readonly headRuns = new Set<Promise<void>>();
+  /** Events of each lane waiting for its next batch, in stream order; a lane here has a drain queued. */
+  private readonly pending = new Map<string, Tracked[]>();
   private messages: ConsumerMessages | null = null;
   private pump: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
   private stopped: Promise<void> | null = null;
-  private readonly counts = { delivered: 0, redeliveries: 0, deadLettered: 0, lastAckLatencyMs: 0 };
+  private readonly counts = { delivered: 0, redeliveries: 0, deadLettered: 0 };
 
   constructor(opts: ShardIngestConsumerOptions) {
     this.o = {
       maxDeliver: 8,
       ackWaitMs: 10_000,
-      maxAckPending: 512,
+      maxAckPending: 2048,
+      maxBatch: 256,
       nakBaseMs: 1_000,
       seal: null,
       onRefused: () => undefined,
@@ -93,6 +91,18 @@ export class ShardIngestConsumer {
     };
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes((err) => this.log.error({ err }, 'ingest lane task failed'));
+    this.settler = new IngestSettler({
+      log: this.log,
+      lanes: this.lanes,
+      tracked: this.tracked,
+      counts: this.counts,
+      blobs: this.o.blobs,
+      deadLetters: this.o.deadLetters,
+      nakBaseMs: this.o.nakBaseMs,
+      maxDeliver: this.o.maxDeliver,
+      seal: this.o.seal,
+      onRefused: this.o.onRefused,
+    });
   }
 
   async start(): Promise<void> {
@@ -102,10 +112,10 @@ export class ShardIngestConsumer {
     // wait, so newer events of their installs must wait for them.
     const due = Date.now() + ackWaitMs;
     for (const u of await findUnsettled(this.o.jsm, names, shard, this.log)) {
-      this.lanes.block(installIdOf(u.subject) ?? `?${u.seq}`, u.seq, due);
+      this.lanes.block(installIdOfIngestSubject(u.subject) ?? `?${u.seq}`, u.seq, due);
     }
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(shard));
-    const messages = await consumer.consume({ max_messages: Math.min(100, maxAckPending) });
+    const messages = await consumer.consume({ max_messages: Math.min(1000, maxAckPending) });
     this.messages = messages;
     this.pump = (async () => {
       try {
@@ -141,6 +151,7 @@ export class ShardIngestConsumer {
       await this.pump;
       this.lanes.releaseAll();
       await Promise.allSettled([...this.lanes.tails(), ...this.headRuns]);
+      await Promise.allSettled(this.settler.pendingAcks());
       if (this.timer) clearInterval(this.timer);
     })();
     return this.stopped;
@@ -151,7 +162,6 @@ export class ShardIngestConsumer {
     delivered: number;
     redeliveries: number;
     deadLettered: number;
-    lastAckLatencyMs: number;
   } {
     return { inFlight: this.tracked.size, ...this.counts };
   }
@@ -164,142 +174,113 @@ export class ShardIngestConsumer {
       known.msg = m;
       return;
     }
-    const installId = installIdOf(m.subject);
+    const installId = installIdOfIngestSubject(m.subject);
     const t: Tracked = { msg: m, installId, lane: installId ?? `?${m.seq}` };
     this.tracked.set(m.seq, t);
-    if (this.stopping) return this.handBack(t);
+    if (this.stopping) return this.settler.handBack(t);
     if (this.lanes.isHead(t.lane, m.seq)) {
       // A blocking event skips the queue (it waits for it) but not an earlier blocking one.
       const p = this.lanes
         .waitTurn(t.lane, m.seq, () => this.stopping)
-        .then(() => (this.stopping ? this.handBack(t) : this.run(t)))
+        .then(() => (this.stopping ? this.settler.handBack(t) : this.runBatch([t])))
         .catch((err) => this.log.error({ err, seq: m.seq }, 'ingest delivery crashed'))
         .finally(() => this.headRuns.delete(p));
       this.headRuns.add(p);
       return;
     }
-    void this.lanes.enqueue(t.lane, async () => {
-      await this.lanes.waitTurn(t.lane, m.seq, () => this.stopping);
-      if (this.stopping) return this.handBack(t);
-      await this.run(t);
-    });
-  }
-
-  /** Deliver one event and settle its message: ack, nak (retry later) or dead-letter. */
-  private async run(t: Tracked): Promise<void> {
-    const { seq } = t.msg;
-    const dc = t.msg.info.deliveryCount;
-    let ev: IngestEvent;
-    let blobRef: string | null;
-    if (this.o.seal && !this.o.seal.verify(t.msg.data, t.msg.headers?.get(SEAL_HEADER))) return this.refuse(t);
-    try {
-      const env = decodeEnvelope(t.msg.data);
-      if (dc > this.o.maxDeliver)
-        return this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
-      ({ event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs));
-      if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
-    } catch (err) {
-      if (err instanceof UndecodableMessage) return this.deadLetter(t, err.message);
-      return this.retryLater(t, err);
+    const queued = this.pending.get(t.lane);
+    if (queued) {
+      queued.push(t);
+      return;
     }
-    try {
-      await this.o.deliver(ev, {
-        deliveryCount: dc,
-        streamSeq: seq,
-        storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6),
-      });
-    } catch (err) {
-      if (dc >= this.o.maxDeliver) return this.deadLetter(t, errorText(err));
-      return this.retryLater(t, err);
-    }
-    this.counts.delivered++;
-    const acked = await this.ack(t);
-    if (acked && blobRef !== null) {
-      await this.o.blobs
-        .delete(blobRef)
-        .catch((err) => this.log.warn({ err, seq }, 'blob of an acked event not deleted'));
-    }
+    this.pending.set(t.lane, [t]);
+    void this.lanes.enqueue(t.lane, () => this.drain(t.lane));
   }
 
-  private retryLater(t: Tracked, err: unknown): void {
-    const dc = t.msg.info.deliveryCount;
-    const ceiling = Math.min(NAK_MAX_MS, this.o.nakBaseMs * 2 ** (dc - 1));
-    const delay = Math.round(ceiling * (0.8 + Math.random() * 0.2));
-    // Block the lane before the nak leaves, so the redelivery finds itself the head.
-    this.lanes.block(t.lane, t.msg.seq, Date.now() + delay);
-    this.tracked.delete(t.msg.seq);
-    t.msg.nak(delay);
-    this.log.warn(
-      { err, seq: t.msg.seq, installId: t.installId, deliveryCount: dc, retryInMs: delay },
-      'ingest delivery failed; retrying',
-    );
-  }
-
-  private async deadLetter(t: Tracked, error: string): Promise<void> {
-    const m = t.msg;
-    try {
-      await this.o.deadLetters.record({
-        stream: m.info.stream,
-        streamSeq: m.seq,
-        subject: m.subject,
-        msgId: m.headers?.get('Nats-Msg-Id') || null,
-        installId: t.installId,
-        deliveries: m.info.deliveryCount,
-        error,
-        payload: m.data,
-      });
-    } catch (err) {
-      this.log.error({ err, seq: m.seq }, 'dead-letter store failed; the event stays in the stream');
-      return this.retryLater(t, err);
-    }
-    this.counts.deadLettered++;
-    this.log.error(
-      { seq: m.seq, installId: t.installId, deliveries: m.info.deliveryCount, error },
-      'ingest event dead-lettered; replay it from the dead-letter store',
-    );
-    await this.ack(t);
-  }
-
-  /**
-   * INTERFACE §9.4: a message this deployment did not seal was published by something
-   * that is not one of its nodes (webhook signatures skipped). It is terminated, never
-   * stored nor dead-lettered (a replay would launder it), and counted.
-   */
-  private refuse(t: Tracked): void {
-    this.tracked.delete(t.msg.seq);
-    this.lanes.unblock(t.lane, t.msg.seq);
-    t.msg.term('not sealed by this deployment');
-    this.o.onRefused(t.installId);
-    this.log.warn(
-      { seq: t.msg.seq, subject: t.msg.subject },
-      'ingest message without a valid seal refused: something other than this deployment publishes on its subjects',
-    );
-  }
-
-  /** Confirmed ack; unblocks the lane either way (an unconfirmed ack may replay, which is safe). */
-  private async ack(t: Tracked): Promise<boolean> {
-    const started = performance.now();
-    try {
-      await t.msg.ackAck({ timeout: ACK_CONFIRM_TIMEOUT_MS });
-      this.counts.lastAckLatencyMs = performance.now() - started;
-      return true;
-    } catch (err) {
-      this.log.warn({ err, seq: t.msg.seq }, 'ack not confirmed; the event may be delivered again');
-      return false;
-    } finally {
-      this.tracked.delete(t.msg.seq);
-      this.lanes.unblock(t.lane, t.msg.seq);
+  /** Deliver the lane's pending events batch after batch until none are left. */
+  private async drain(lane: string): Promise<void> {
+    for (;;) {
+      const queue = this.pending.get(lane);
+      if (!queue || queue.length === 0) {
+        this.pending.delete(lane);
+        return;
+      }
+      await this.lanes.waitTurn(lane, queue[0]!.msg.seq, () => this.stopping);
+      if (this.stopping) {
+        this.pending.delete(lane);
+        for (const t of queue) this.settler.handBack(t);
+        return;
+      }
+      // Up to the lane's first blocking event: what follows it waits for its redelivery.
+      const block = this.lanes.firstBlock(lane);
+      let n = 0;
+      while (n < queue.length && n < this.o.maxBatch && (block === null || queue[n]!.msg.seq < block)) n++;
+      await this.runBatch(queue.splice(0, Math.max(1, n)));
     }
   }
 
   /**
-   * On stop: return an undelivered event to the stream for the next owner at once. The
-   * order survives the handover because the next owner blocks every unsettled event of
-   * the shard before it pulls (see `start`), this one and any failed head before it.
+   * Deliver events of one lane in one go and settle their messages: ack, nak (retry later)
+   * or dead-letter. An event that cannot be prepared (its blob unreadable) is retried and
+   * blocks the lane, so the events after it go back to wait for it.
    */
-  private handBack(t: Tracked): void {
-    this.tracked.delete(t.msg.seq);
-    t.msg.nak();
+  private async runBatch(batch: Tracked[]): Promise<void> {
+    const ready: Ready[] = [];
+    for (const [i, t] of batch.entries()) {
+      const r = await this.settler.admit(t);
+      if (r === 'settled') continue;
+      if (r === 'retry') {
+        this.putBack(batch.slice(i + 1));
+        break;
+      }
+      ready.push(r);
+    }
+    if (ready.length === 0) return;
+    try {
+      await this.o.deliver(
+        ready.map((r) => r.ev),
+        ready.map((r) => r.meta),
+      );
+    } catch (err) {
+      if (ready.length > 1) return this.isolate(ready, err);
+      const only = ready[0]!;
+      if (only.meta.deliveryCount >= this.o.maxDeliver) return this.settler.deadLetter(only.t, errorText(err));
+      return this.settler.retryLater(only.t, err);
+    }
+    this.counts.delivered += ready.length;
+    for (const r of ready) this.settler.settle(r.t, r.blobRef);
+  }
+
+  /** A failed batch, one event at a time: only a poison event is retried, its neighbours commit. */
+  private async isolate(ready: Ready[], err: unknown): Promise<void> {
+    this.log.warn({ err, events: ready.length }, 'ingest batch failed; delivering its events one at a time');
+    for (const [i, r] of ready.entries()) {
+      try {
+        await this.o.deliver([r.ev], [r.meta]);
+      } catch (e) {
+        if (r.meta.deliveryCount >= this.o.maxDeliver) {
+          await this.settler.deadLetter(r.t, errorText(e));
+          continue;
+        }
+        this.settler.retryLater(r.t, e);
+        this.putBack(ready.slice(i + 1).map((x) => x.t));
+        return;
+      }
+      this.counts.delivered++;
+      this.settler.settle(r.t, r.blobRef);
+    }
+  }
+
+  /** Events that must wait behind a retried one: back to the front of their lane's queue. */
+  private putBack(ts: Tracked[]): void {
+    if (ts.length === 0) return;
+    const queue = this.pending.get(ts[0]!.lane);
+    if (queue) queue.unshift(...ts);
+    else {
+      // A head run (no drain queued for the lane): queue a drain for them.
+      this.pending.set(ts[0]!.lane, [...ts]);
+      void this.lanes.enqueue(ts[0]!.lane, () => this.drain(ts[0]!.lane));
+    }
   }
 
   private keepAlive(): void {
@@ -309,26 +290,4 @@ export class ShardIngestConsumer {
       this.lanes.unblock(key, seq);
     }
   }
-}
-
-/** Install id from `<ns>.ingest.<shard>.<connector>.<install>`; null if malformed. */
-function installIdOf(subject: string): string | null {
-  const parts = subject.split('.');
-  const last = parts[parts.length - 1];
-  return parts.length === 5 && last ? untoken(last) : null;
-}
-
-/**
- * INTERFACE §9.4: a dead letter keeps the real cause. Kernel and boundary wrappers
- * ("Internal: internal error") say nothing, so the cause chain is followed to what threw.
- */
-export function errorText(err: unknown): string {
-  const parts: string[] = [];
-  let e: unknown = err;
-  for (let depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    if (text !== 'Internal: internal error') parts.push(text);
-    e = e instanceof Error ? e.cause : undefined;
-  }
-  return parts.length > 0 ? parts.join(' <- caused by ') : 'Internal: internal error';
 }

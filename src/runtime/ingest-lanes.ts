@@ -59,6 +59,13 @@ export class InstallLanes {
     }
   }
 
+  /** The lane's earliest blocking event, or null: a batch must stop before it. */
+  firstBlock(key: string): number | null {
+    let first: number | null = null;
+    for (const b of this.lanes.get(key)?.blocks.values() ?? []) if (first === null || b.seq < first) first = b.seq;
+    return first;
+  }
+
   block(key: string, seq: number, redeliverAt: number): void {
     const lane = this.lane(key);
     // The same event failing again keeps its waiters.

@@ -14,6 +14,8 @@ import type { ShardManager } from './shard-manager.js';
 export interface RuntimeMetrics {
   /** Time the install actor took to commit one event (handler only). */
   ingestCommit: Histogram;
+  /** Events per ingest transaction (group commit). */
+  ingestBatchSize: Histogram;
   /** From the stream storing an event to its Postgres commit. */
   eventToCommit: Histogram;
   /** Edge side: publish to JetStream ack, per connector. */
@@ -128,8 +130,14 @@ export function registerRuntimeMetrics(
   return {
     ingestCommit: new Histogram({
       name: 'connector_service_ingest_commit_seconds',
-      help: 'Install actor ingest handler time',
+      help: 'Install actor ingest handler time, one batch of events per transaction',
       buckets,
+      registers,
+    }),
+    ingestBatchSize: new Histogram({
+      name: 'connector_service_ingest_batch_events',
+      help: 'Events committed per ingest transaction (group commit)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers,
     }),
     eventToCommit: new Histogram({

@@ -159,3 +159,10 @@ export function natsDescription(ns: string, name: string): string {
   const what = describeNames().find((r) => r.name === generic)?.what ?? 'state';
   return `connector-service ${ns}: ${what}`;
 }
+
+/** Install id from `<ns>.ingest.<shard>.<connector>.<install>`; null if malformed. */
+export function installIdOfIngestSubject(subject: string): string | null {
+  const parts = subject.split('.');
+  const last = parts[parts.length - 1];
+  return parts.length === 5 && last ? untoken(last) : null;
+}

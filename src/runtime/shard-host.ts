@@ -8,7 +8,8 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
-import { ShardIngestConsumer, type IngestDeliveryMeta } from './ingest-consumer.js';
+import { ShardIngestConsumer } from './ingest-consumer.js';
+import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
 import type { Seal } from './seal.js';
@@ -23,7 +24,8 @@ export interface ShardHostOptions {
   blobs: BlobPort;
   deadLetters: DeadLetterPort;
   dispatch(req: ActorRequest): Promise<unknown>;
-  deliver(event: IngestEvent, meta: IngestDeliveryMeta): Promise<void>;
+  /** Commit events of one install, in order, all or none (group commit). */
+  deliver(events: IngestEvent[], meta: IngestDeliveryMeta[]): Promise<void>;
   /** Passivate every activation of the shard (after its subscription and consumer stopped). */
   passivate(shard: number): Promise<void>;
   /** After the shard's work started: resume actors that run without requests (backfill walkers). */
@@ -65,7 +67,7 @@ export class ShardHost implements ShardListener {
       log,
       blobs: this.o.blobs,
       deadLetters: this.o.deadLetters,
-      deliver: (ev, meta) => this.o.deliver(ev, meta),
+      deliver: (events, meta) => this.o.deliver(events, meta),
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
     });

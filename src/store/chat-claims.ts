@@ -96,21 +96,23 @@ export async function listUnfinishedBackfills(q: Queryable): Promise<string[]> {
 }
 
 /**
- * Tier 2 of the self-emit filter (spec §6.3, INTERFACE §8.20): did this install post the
- * message at `ts` in `channelId`? Chat emitted rows keep the channel id in repo_full_name
- * and 0 as the number, so this is one probe of the five-field unique index.
+ * Tier 2 of the self-emit filter (spec §6.3, INTERFACE §8.20), for a batch: which of these
+ * `(channel, ts)` messages did this install post (as `channel\u0000ts`)? Chat emitted rows
+ * keep the channel id in repo_full_name and 0 as the number, so each is one probe of the
+ * five-field unique index.
  */
-export async function emittedMessageExists(
+export async function emittedMessagesAmong(
   q: Queryable,
   installId: string,
-  channelId: string,
-  ts: string,
-): Promise<boolean> {
-  if (!isUuid(installId)) return false;
-  const { rows } = await q.query(
-    `SELECT 1 FROM emitted_events
-     WHERE install_id = $1 AND kind = 'chatapp.message' AND repo_full_name = $2 AND issue_or_pr_number = 0 AND provider_id = $3`,
-    [installId, sanitizeText(channelId), sanitizeText(ts)],
+  posts: ReadonlyArray<{ channelId: string; ts: string }>,
+): Promise<Set<string>> {
+  if (!isUuid(installId) || posts.length === 0) return new Set();
+  const { rows } = await q.query<{ channel_id: string; ts: string }>(
+    `SELECT e.repo_full_name AS channel_id, e.provider_id AS ts
+     FROM emitted_events e JOIN unnest($2::text[], $3::text[]) AS p(channel_id, ts)
+       ON e.repo_full_name = p.channel_id AND e.provider_id = p.ts
+     WHERE e.install_id = $1 AND e.kind = 'chatapp.message' AND e.issue_or_pr_number = 0`,
+    [installId, posts.map((p) => sanitizeText(p.channelId)), posts.map((p) => sanitizeText(p.ts))],
   );
-  return rows.length > 0;
+  return new Set(rows.map((r) => `${r.channel_id}\u0000${r.ts}`));
 }

@@ -13,16 +13,16 @@ export const COMMENT_EMIT_KINDS = [
 ] as const;
 
 /**
- * spec §6.3 Tier 2: did this install write the comment with this id? Only comment kinds
- * count: a status id that happens to equal a comment id is not an echo.
+ * spec §6.3 Tier 2, for a batch of comment ids (group commit): the ones this install wrote.
+ * Only comment kinds count: a status id that happens to equal a comment id is not an echo.
  */
-export async function wasCommentEmittedBy(q: Queryable, installId: string, commentId: string): Promise<boolean> {
-  if (!isUuid(installId)) return false;
-  const { rows } = await q.query(
-    'SELECT 1 FROM emitted_events WHERE install_id = $1 AND provider_id = $2 AND kind = ANY($3::text[]) LIMIT 1',
-    [installId, sanitizeText(commentId), COMMENT_EMIT_KINDS],
+export async function commentsEmittedBy(q: Queryable, installId: string, commentIds: string[]): Promise<Set<string>> {
+  if (!isUuid(installId) || commentIds.length === 0) return new Set();
+  const { rows } = await q.query<{ provider_id: string }>(
+    'SELECT DISTINCT provider_id FROM emitted_events WHERE install_id = $1 AND provider_id = ANY($2::text[]) AND kind = ANY($3::text[])',
+    [installId, commentIds.map(sanitizeText), COMMENT_EMIT_KINDS],
   );
-  return rows.length > 0;
+  return new Set(rows.map((r) => r.provider_id));
 }
 
 /** The newest PR summary comment this install wrote on the PR, or null. */

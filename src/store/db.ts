@@ -63,6 +63,8 @@ export interface TxOptions {
   isolation?: Isolation;
   /** Total tries when Postgres reports a serialization failure or deadlock. */
   maxAttempts?: number;
+  /** Other failures worth trying the whole transaction again for (e.g. a row created concurrently). */
+  retryOn?: (err: unknown) => boolean;
 }
 
 const BEGIN: Record<Isolation, string> = {
@@ -97,7 +99,8 @@ export async function withTx<T>(pool: Pool, fn: (client: PoolClient) => Promise<
       } catch (rollbackErr) {
         broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
       }
-      if (attempt >= maxAttempts || !RETRYABLE_SQLSTATE.has(pgErrorCode(err) ?? '')) throw err;
+      if (attempt >= maxAttempts) throw err;
+      if (!RETRYABLE_SQLSTATE.has(pgErrorCode(err) ?? '') && !opts.retryOn?.(err)) throw err;
     } finally {
       client.release(broken);
     }

@@ -66,6 +66,36 @@ export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> 
   return (rowCount ?? 0) > 0;
 }
 
+/**
+ * Group commit (ARCHITECTURE "Inbound" 2): inserts a batch of one install's events with
+ * one statement, in order. Returns, per event, whether it was new; an event id repeated
+ * inside the batch counts as new once, at its first place.
+ */
+export async function insertEvents(q: Queryable, events: readonly NewEvent[]): Promise<boolean[]> {
+  if (events.length === 0) return [];
+  const ids = events.map((ev) => sanitizeText(ev.id));
+  const { rows } = await q.query<{ install_id: string; id: string }>(
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
+     SELECT v.install_id, v.id, v.tenant_id, v.connector_id, v.kind, v.occurred_at, v.payload
+     FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
+          WITH ORDINALITY AS v(install_id, id, tenant_id, connector_id, kind, occurred_at, payload, ord)
+     ORDER BY v.ord
+     ON CONFLICT (install_id, id) DO NOTHING
+     RETURNING install_id, id`,
+    [
+      events.map((ev) => ev.install_id),
+      ids,
+      events.map((ev) => ev.tenant_id),
+      events.map((ev) => sanitizeText(ev.connector_id)),
+      events.map((ev) => sanitizeText(ev.kind)),
+      events.map((ev) => occurredAt(ev.occurred_at)),
+      events.map((ev) => JSON.stringify(sanitizeJson(ev.payload) ?? null)),
+    ],
+  );
+  const inserted = new Set(rows.map((r) => `${r.install_id}\u0000${r.id}`));
+  return events.map((ev, i) => inserted.delete(`${ev.install_id}\u0000${ids[i]}`));
+}
+
 function occurredAt(v: Date | string | null | undefined): string | null {
   if (v === null || v === undefined) return null;
   const d = typeof v === 'string' ? new Date(v) : v;

@@ -16,6 +16,7 @@ import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-st
 import { type IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
+import { eachEvent } from '../support/each-event.js';
 
 const ACK_WAIT_MS = 1_500;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -121,7 +122,7 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
       ackWaitMs: ACK_WAIT_MS,
       blobs: noBlobs,
       deadLetters: { record: async () => undefined },
-      deliver: async (ev) => void got.push({ id: ev.id, at: Date.now() - t0 }),
+      deliver: eachEvent(async (ev) => void got.push({ id: ev.id, at: Date.now() - t0 })),
     });
     await successor.start();
     const until = Date.now() + 15_000;

@@ -80,10 +80,10 @@ function event(inst: Install, id: string, kind: string, payload: unknown): Inges
 
 /** Straight to the install actor: answers once the transaction committed and notices went out. */
 async function ingest(ev: IngestEvent): Promise<{ stored: boolean }> {
-  const r = await router.ask(installKey(ev.installId), { type: 'ingest', event: ev }, { timeoutMs: 10_000 });
+  const r = await router.ask(installKey(ev.installId), { type: 'ingest', events: [ev] }, { timeoutMs: 10_000 });
   // A notice published before the actor's reply is delivered to us before this PONG.
   await sub.flush();
-  return r;
+  return { stored: r.stored[0]! };
 }
 
 describe('graph change feed on a real node', () => {

@@ -84,7 +84,7 @@ describe('the shipped NATS account', () => {
       blobs,
       deadLetters: { record: async () => undefined },
       dispatch: async (req) => ({ echoed: req.msg.type }),
-      deliver: async (ev) => void delivered.push(ev),
+      deliver: async (events) => void delivered.push(...events),
       passivate: async () => undefined,
       seal,
     });

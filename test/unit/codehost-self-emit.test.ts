@@ -23,7 +23,8 @@ function db(emitted: Set<string>, failLookup = false) {
       statements.push(text.split(/\s+/).slice(0, 3).join(' '));
       if (text.includes('emitted_events')) {
         if (failLookup) throw Object.assign(new Error('relation does not exist'), { code: '42P01' });
-        return { rows: emitted.has(String(params?.[1])) ? [{ '?column?': 1 }] : [], rowCount: 0 };
+        const ids = (params?.[1] as string[]).filter((id) => emitted.has(id));
+        return { rows: ids.map((provider_id) => ({ provider_id })), rowCount: ids.length };
       }
       return { rows: [], rowCount: 0 };
     },
@@ -63,24 +64,30 @@ describe('Tier 1', () => {
 });
 
 describe('Tier 2', () => {
-  it('drops an event whose comment.id this install emitted, under a savepoint', async () => {
+  it('drops the events whose comment.id this install emitted, one lookup under a savepoint', async () => {
     const p = example('issue_comment', 'created');
     const { q, statements } = db(new Set([String(p.comment.id)]));
-    expect(await tier2Drops(q, INSTALL, p, log)).toBe(true);
-    expect(statements).toEqual(['SAVEPOINT codehost_tier2', 'SELECT 1 FROM', 'RELEASE SAVEPOINT codehost_tier2']);
-    expect(await tier2Drops(db(new Set(['1'])).q, INSTALL, p, log)).toBe(false);
+    const other = example('issue_comment', 'created');
+    other.comment.id = 1;
+    expect(await tier2Drops(q, INSTALL, [p, other], log)).toEqual([true, false]);
+    expect(statements).toEqual([
+      'SAVEPOINT codehost_tier2',
+      'SELECT DISTINCT provider_id',
+      'RELEASE SAVEPOINT codehost_tier2',
+    ]);
+    expect(await tier2Drops(db(new Set(['1'])).q, INSTALL, [p], log)).toEqual([false]);
   });
 
   it('keeps the event when the lookup fails, and rolls back to the savepoint so the transaction goes on', async () => {
     const p = example('pull_request_review_comment', 'created');
     const { q, statements } = db(new Set([String(p.comment.id)]), true);
-    expect(await tier2Drops(q, INSTALL, p, log)).toBe(false);
-    expect(statements).toEqual(['SAVEPOINT codehost_tier2', 'SELECT 1 FROM', 'ROLLBACK TO SAVEPOINT']);
+    expect(await tier2Drops(q, INSTALL, [p], log)).toEqual([false]);
+    expect(statements).toEqual(['SAVEPOINT codehost_tier2', 'SELECT DISTINCT provider_id', 'ROLLBACK TO SAVEPOINT']);
   });
 
   it('does not look anything up for events without a comment', async () => {
     const { q, statements } = db(new Set());
-    expect(await tier2Drops(q, INSTALL, example('pull_request', 'opened'), log)).toBe(false);
+    expect(await tier2Drops(q, INSTALL, [example('pull_request', 'opened')], log)).toEqual([false]);
     expect(statements).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { isRepoFullName } from '../../src/connectors/codehost/repo-full-name.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../src/edge/json-depth.js';
 import { Internal } from '../../src/errors.js';
-import { errorText } from '../../src/runtime/ingest-consumer.js';
+import { errorText } from '../../src/runtime/error-text.js';
 
 const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
 

@@ -14,7 +14,7 @@ import type { Queryable } from '../../store/db.js';
 import { recordEmitted } from '../../store/emitted.js';
 import type { BotCredentials } from './bot-token.js';
 import { parseEmit, performEmit, type EmitPermits } from './emit.js';
-import { selfEmitVerdict } from './self-emit-filter.js';
+import { selfEmitVerdicts } from './self-emit-filter.js';
 import { namedIds, type NamedIds } from './named-ids.js';
 import { slackClient } from './slack-client.js';
 import { DEAD_TOKEN_ERRORS, isDeadToken, toSlackAppError } from './slack-errors.js';
@@ -170,23 +170,29 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
       });
     },
 
-    async ingest(tx, ctx, event) {
-      if (!CHAT_KINDS.has(event.kind) || typeof event.payload !== 'object' || event.payload === null) return null;
+    async ingest(tx, ctx, events) {
+      const filtered = events.map((e) => CHAT_KINDS.has(e.kind) && typeof e.payload === 'object' && e.payload !== null);
+      if (!filtered.some(Boolean)) return events.map(() => null);
       const bot = await identityOf(tx, ctx.install.install_id);
       if (!bot) {
-        ctx.log.warn({ eventId: event.id }, 'no bot identity for this install; the self-emit filter cannot run');
-        return null;
+        ctx.log.warn({ events: events.length }, 'no bot identity for this install; the self-emit filter cannot run');
+        return events.map(() => null);
       }
-      const verdict = await selfEmitVerdict(
+      const asked = events.filter((_, i) => filtered[i]);
+      const verdicts = await selfEmitVerdicts(
         tx,
         ctx.install.install_id,
         bot,
-        event.kind,
-        event.payload as Record<string, unknown>,
+        asked.map((e) => ({ kind: e.kind, payload: e.payload as Record<string, unknown> })),
       );
-      if (verdict === 'keep') return null;
-      ctx.log.debug({ eventId: event.id, verdict }, 'self-emit filter dropped our own write');
-      return { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };
+      let next = 0;
+      return events.map((e, i) => {
+        if (!filtered[i]) return null;
+        const verdict = verdicts[next++]!;
+        if (verdict === 'keep') return null;
+        ctx.log.debug({ eventId: e.id, verdict }, 'self-emit filter dropped our own write');
+        return { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };
+      });
     },
   };
 }

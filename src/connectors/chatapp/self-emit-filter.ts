@@ -6,7 +6,7 @@
  * posted (a mirror or re-attribution that lost the author fields).
  */
 import type { Queryable } from '../../store/db.js';
-import { emittedMessageExists, type BotIdentity } from '../../store/chat-claims.js';
+import { emittedMessagesAmong, type BotIdentity } from '../../store/chat-claims.js';
 
 export type Verdict = 'keep' | 'own_author' | 'own_post';
 
@@ -31,20 +31,31 @@ export function authoredByBot(
 const MESSAGE_KINDS = new Set(['message', 'message_changed', 'message_deleted']);
 
 /**
- * Both tiers. Tier 2 applies to messages, edits and deletes (all name the posted ts);
- * never to reactions, whose provider id a user's identical reaction would share.
+ * Both tiers, for a batch of events (group commit: Tier 2 is one lookup for all of them).
+ * Tier 2 applies to messages, edits and deletes (all name the posted ts); never to
+ * reactions, whose provider id a user's identical reaction would share.
  */
-export async function selfEmitVerdict(
+export async function selfEmitVerdicts(
   tx: Queryable,
   installId: string,
   bot: BotIdentity,
-  kind: string,
-  payload: Payload,
-): Promise<Verdict> {
-  if (authoredByBot(kind, payload, bot)) return 'own_author';
-  if (!MESSAGE_KINDS.has(kind)) return 'keep';
-  const channel = str(payload.channel_id);
-  const ts = str(payload.ts);
-  if (channel !== null && ts !== null && (await emittedMessageExists(tx, installId, channel, ts))) return 'own_post';
-  return 'keep';
+  events: ReadonlyArray<{ kind: string; payload: Payload }>,
+): Promise<Verdict[]> {
+  const posted = (e: { kind: string; payload: Payload }) => {
+    const channelId = str(e.payload.channel_id);
+    const ts = str(e.payload.ts);
+    return MESSAGE_KINDS.has(e.kind) && channelId !== null && ts !== null ? { channelId, ts } : null;
+  };
+  const own = events.map((e) => authoredByBot(e.kind, e.payload, bot));
+  const probes = events.map((e, i) => (own[i] ? null : posted(e)));
+  const found = await emittedMessagesAmong(
+    tx,
+    installId,
+    probes.filter((p) => p !== null),
+  );
+  return events.map((_, i): Verdict => {
+    if (own[i]) return 'own_author';
+    const p = probes[i];
+    return p && found.has(`${p.channelId}\u0000${p.ts}`) ? 'own_post' : 'keep';
+  });
 }

@@ -54,16 +54,25 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       }
     },
 
-    async ingest(tx, ctx, event) {
-      // spec §6.3, INTERFACE §8.20: dropped events are not stored.
-      let drop: SelfEmitDrop | null = null;
-      const reason = tier1DropReason(event.kind, event.payload);
-      if (reason !== null) drop = { tier: 1, reason };
-      else if (await tier2Drops(tx, ctx.install.install_id, event.payload, ctx.log))
-        drop = { tier: 2, reason: 'emitted_by_this_install' };
-      if (drop !== null)
-        ctx.log.debug({ eventId: event.id, kind: event.kind, reason: drop.reason }, 'self-emit echo dropped');
-      return drop;
+    async ingest(tx, ctx, events) {
+      // spec §6.3, INTERFACE §8.20: dropped events are not stored; one Tier-2 lookup for the batch.
+      const tier1 = events.map((e) => tier1DropReason(e.kind, e.payload));
+      const survivors = events.filter((_, i) => tier1[i] === null);
+      const tier2 = await tier2Drops(
+        tx,
+        ctx.install.install_id,
+        survivors.map((e) => e.payload),
+        ctx.log,
+      );
+      let next = 0;
+      return events.map((e, i): SelfEmitDrop | null => {
+        const reason = tier1[i];
+        const drop: SelfEmitDrop | null =
+          reason != null ? { tier: 1, reason } : tier2[next++] ? { tier: 2, reason: 'emitted_by_this_install' } : null;
+        if (drop !== null)
+          ctx.log.debug({ eventId: e.id, kind: e.kind, reason: drop.reason }, 'self-emit echo dropped');
+        return drop;
+      });
     },
 
     effectsOf: (_install, event) => {

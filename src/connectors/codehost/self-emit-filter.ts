@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../../log.js';
 import type { Queryable } from '../../store/db.js';
-import { wasCommentEmittedBy } from '../../store/codehost-emitted.js';
+import { commentsEmittedBy } from '../../store/codehost-emitted.js';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from './sentinels.js';
 
 export type DropReason = 'bot_issue_comment' | 'service_sentinel' | 'emitted_by_this_install';
@@ -31,24 +31,33 @@ export function tier1DropReason(kind: string, payload: unknown): DropReason | nu
 }
 
 /**
- * Tier 2: whether the event's `comment.id` is a comment this install wrote. It catches a
- * comment re-attributed to a user and a mirror tool that stripped the sentinel.
+ * Tier 2, for a batch of payloads (group commit: one lookup): whether each event's
+ * `comment.id` is a comment this install wrote. It catches a comment re-attributed to a
+ * user and a mirror tool that stripped the sentinel.
  */
-export async function tier2Drops(tx: Queryable, installId: string, payload: unknown, log: Logger): Promise<boolean> {
-  const id = commentOf(payload)?.id;
-  if (typeof id !== 'number' && typeof id !== 'string') return false;
+export async function tier2Drops(
+  tx: Queryable,
+  installId: string,
+  payloads: readonly unknown[],
+  log: Logger,
+): Promise<boolean[]> {
+  const ids = payloads.map((p) => {
+    const id = commentOf(p)?.id;
+    return typeof id === 'number' || typeof id === 'string' ? String(id) : null;
+  });
+  const asked = ids.filter((id) => id !== null);
+  if (asked.length === 0) return ids.map(() => false);
   try {
     await tx.query('SAVEPOINT codehost_tier2');
-    const hit = await wasCommentEmittedBy(tx, installId, String(id));
+    const hits = await commentsEmittedBy(tx, installId, asked);
     await tx.query('RELEASE SAVEPOINT codehost_tier2');
-    return hit;
+    return ids.map((id) => id !== null && hits.has(id));
   } catch (err) {
-    // A failed statement aborts the transaction until it is rolled back to the savepoint.
     await tx.query('ROLLBACK TO SAVEPOINT codehost_tier2').catch(() => undefined);
     log.warn(
-      { err, commentId: String(id) },
-      'Tier-2 self-emit lookup failed; keeping the event (spec §6.3: best-effort)',
+      { err, comments: asked.length },
+      'Tier-2 self-emit lookup failed; keeping the events (spec §6.3: best-effort)',
     );
-    return false;
+    return ids.map(() => false);
   }
 }

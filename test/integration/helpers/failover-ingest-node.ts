@@ -35,12 +35,14 @@ const consumer = new ShardIngestConsumer({
     delete: async () => undefined,
   },
   deadLetters: { record: () => Promise.reject(new Error('no dead letters here')) },
-  deliver: async (ev) => {
-    if (ev.id === hangOn) {
-      emit({ type: 'hanging', installId: ev.installId, id: ev.id });
+  // A batch commits all or nothing: one holding the hanging event commits none of its events.
+  deliver: async (events) => {
+    const hung = events.find((ev) => ev.id === hangOn);
+    if (hung) {
+      emit({ type: 'hanging', installId: hung.installId, id: hung.id });
       return new Promise<void>(() => undefined);
     }
-    emit({ type: 'delivered', installId: ev.installId, id: ev.id });
+    for (const ev of events) emit({ type: 'delivered', installId: ev.installId, id: ev.id });
   },
 });
 await consumer.start();

@@ -1,0 +1,185 @@
+/**
+ * The graph tables read and written a batch at a time (ARCHITECTURE "Inbound" 2, group
+ * commit): one statement per table and direction, whatever the number of events. The
+ * graph writer (graph-writer.ts) decides what to write; this file only moves rows.
+ *
+ * Rows are locked (`FOR UPDATE`) in a stable order so two transactions writing the same
+ * nodes (two installs of one tenant) queue rather than deadlock; a deadlock that happens
+ * anyway is retried whole by `withTx`.
+ */
+import type { Queryable } from '../store/db.js';
+import type { Props, PropVersions } from './merge-props.js';
+
+export interface NodeKey {
+  kind: string;
+  externalId: string;
+}
+
+export interface StoredNode extends NodeKey {
+  nodeId: string;
+  installId: string;
+  props: Props;
+  versions: PropVersions;
+}
+
+export interface NodeRowWrite extends NodeKey {
+  nodeId: string;
+  props: Props;
+  versions: PropVersions;
+  searchText: string;
+  /** Whether `updated_at` moves (props or owning install changed, not only versions). */
+  touched: boolean;
+}
+
+export interface EdgeKey {
+  from: string;
+  type: string;
+  to: string;
+  key: string;
+}
+
+export interface StoredEdge extends EdgeKey {
+  props: Props;
+  version: string;
+  removed: boolean;
+}
+
+export interface Owner {
+  tenantId: string;
+  installId: string;
+  connectorId: string;
+}
+
+export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly NodeKey[]): Promise<StoredNode[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await tx.query<{
+    node_id: string;
+    kind: string;
+    external_id: string;
+    install_id: string;
+    props: Props;
+    prop_versions: PropVersions;
+  }>(
+    `SELECT n.node_id, n.kind, n.external_id, n.install_id, n.props, n.prop_versions
+     FROM graph_nodes n JOIN unnest($2::text[], $3::text[]) AS k(kind, external_id)
+       ON n.kind = k.kind AND n.external_id = k.external_id
+     WHERE n.tenant_id = $1
+     ORDER BY n.node_id FOR UPDATE OF n`,
+    [tenantId, keys.map((k) => k.kind), keys.map((k) => k.externalId)],
+  );
+  return rows.map((r) => ({
+    nodeId: r.node_id,
+    kind: r.kind,
+    externalId: r.external_id,
+    installId: r.install_id,
+    props: r.props,
+    versions: r.prop_versions,
+  }));
+}
+
+/**
+ * Inserts new nodes in the order given (their listing `seq`). Returns how many were
+ * inserted: fewer than asked means another transaction created one of them meanwhile.
+ */
+export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const { rowCount } = await tx.query(
+    `INSERT INTO graph_nodes (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
+     SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
+     FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[], $9::text[])
+          WITH ORDINALITY AS v(node_id, kind, external_id, props, prop_versions, search_text, ord)
+     ORDER BY v.ord
+     ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
+    [owner.tenantId, owner.connectorId, owner.installId, ...nodeColumns(rows)],
+  );
+  return rowCount ?? 0;
+}
+
+export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE graph_nodes g
+     SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
+         install_id = $1, connector_id = $2,
+         updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
+     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::text[], $9::boolean[])
+          AS v(node_id, kind, external_id, props, prop_versions, search_text, touched)
+     WHERE g.node_id = v.node_id`,
+    [owner.installId, owner.connectorId, ...nodeColumns(rows), rows.map((r) => r.touched)],
+  );
+}
+
+function nodeColumns(rows: readonly NodeRowWrite[]): unknown[] {
+  return [
+    rows.map((r) => r.nodeId),
+    rows.map((r) => r.kind),
+    rows.map((r) => r.externalId),
+    rows.map((r) => JSON.stringify(r.props)),
+    rows.map((r) => JSON.stringify(r.versions)),
+    rows.map((r) => r.searchText),
+  ];
+}
+
+export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await tx.query<{
+    from_node: string;
+    type: string;
+    to_node: string;
+    key: string;
+    props: Props;
+    version: string;
+    removed: boolean;
+  }>(
+    `SELECT e.from_node, e.type, e.to_node, e.key, e.props, e.version, e.removed
+     FROM graph_edges e JOIN unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[]) AS k(from_node, type, to_node, key)
+       ON e.from_node = k.from_node AND e.type = k.type AND e.to_node = k.to_node AND e.key = k.key
+     WHERE e.tenant_id = $1
+     ORDER BY e.edge_id FOR UPDATE OF e`,
+    [tenantId, ...edgeKeyColumns(keys)],
+  );
+  return rows.map((r) => ({
+    from: r.from_node,
+    type: r.type,
+    to: r.to_node,
+    key: r.key,
+    props: r.props,
+    version: r.version,
+    removed: r.removed,
+  }));
+}
+
+/** As `insertNodes`: fewer inserted than asked means a concurrent transaction won a row. */
+export async function insertEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const { rowCount } = await tx.query(
+    `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
+     SELECT $1, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
+     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::jsonb[], $7::text[], $8::boolean[])
+          WITH ORDINALITY AS v(from_node, type, to_node, key, props, version, removed, ord)
+     ORDER BY v.ord
+     ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
+    [tenantId, ...edgeKeyColumns(rows), ...edgeStateColumns(rows)],
+  );
+  return rowCount ?? 0;
+}
+
+export async function updateEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
+     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::jsonb[], $7::text[], $8::boolean[])
+          AS v(from_node, type, to_node, key, props, version, removed)
+     WHERE e.tenant_id = $1 AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
+       AND e.key = v.key`,
+    [tenantId, ...edgeKeyColumns(rows), ...edgeStateColumns(rows)],
+  );
+}
+
+function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
+  return [keys.map((k) => k.from), keys.map((k) => k.type), keys.map((k) => k.to), keys.map((k) => k.key)];
+}
+
+function edgeStateColumns(rows: readonly StoredEdge[]): unknown[] {
+  return [rows.map((r) => JSON.stringify(r.props)), rows.map((r) => r.version), rows.map((r) => r.removed)];
+}

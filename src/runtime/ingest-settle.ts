@@ -1,0 +1,205 @@
+/**
+ * How the shard ingest consumer settles the messages in its hands (ingest-consumer.ts):
+ * ack after commit, nak with a growing delay (blocking the install's lane so the events
+ * behind wait for the redelivery), dead-letter, refuse an unsealed message, or hand back
+ * on stop. Every path removes the message from `tracked`, whose members are kept alive
+ * with +WPI meanwhile.
+ */
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Logger } from '../log.js';
+import type { InstallLanes } from './ingest-lanes.js';
+import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
+import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
+import { SEAL_HEADER, type Seal } from './seal.js';
+
+export interface Tracked {
+  /** The newest delivery of this stream sequence: acks go to it. */
+  msg: JsMsg;
+  lane: string;
+  installId: string | null;
+}
+
+export interface IngestDeliveryMeta {
+  deliveryCount: number;
+  streamSeq: number;
+  /** When the stream stored the message (epoch ms): the start of event-to-committed latency. */
+  storedAtMs: number;
+}
+
+export interface Ready {
+  t: Tracked;
+  ev: IngestEvent;
+  blobRef: string | null;
+  meta: IngestDeliveryMeta;
+}
+
+export interface SettleCounts {
+  delivered: number;
+  redeliveries: number;
+  deadLettered: number;
+}
+
+export interface IngestSettlerOptions {
+  log: Logger;
+  lanes: InstallLanes;
+  /** Every event in the consumer's hands, by stream sequence. */
+  tracked: Map<number, Tracked>;
+  counts: SettleCounts;
+  blobs: BlobPort;
+  deadLetters: DeadLetterPort;
+  nakBaseMs: number;
+  maxDeliver: number;
+  seal: Seal | null;
+  onRefused: (installId: string | null) => void;
+}
+
+const NAK_MAX_MS = 60_000;
+const ACK_CONFIRM_TIMEOUT_MS = 5_000;
+
+export class IngestSettler {
+  private readonly log: Logger;
+  private readonly lanes: InstallLanes;
+  private readonly tracked: Map<number, Tracked>;
+  private readonly counts: SettleCounts;
+  private readonly acks = new Set<Promise<void>>();
+
+  constructor(private readonly o: IngestSettlerOptions) {
+    this.log = o.log;
+    this.lanes = o.lanes;
+    this.tracked = o.tracked;
+    this.counts = o.counts;
+  }
+
+  /** Decode, check and resolve one event for delivery; or settle it here (refused, dead-lettered) or retry it. */
+  async admit(t: Tracked): Promise<Ready | 'settled' | 'retry'> {
+    const dc = t.msg.info.deliveryCount;
+    if (this.o.seal && !this.o.seal.verify(t.msg.data, t.msg.headers?.get(SEAL_HEADER))) {
+      this.refuse(t);
+      return 'settled';
+    }
+    try {
+      const env = decodeEnvelope(t.msg.data);
+      if (dc > this.o.maxDeliver) {
+        await this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
+        return 'settled';
+      }
+      const { event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs);
+      if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
+      const meta = { deliveryCount: dc, streamSeq: t.msg.seq, storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6) };
+      return { t, ev, blobRef, meta };
+    } catch (err) {
+      if (err instanceof UndecodableMessage) {
+        await this.deadLetter(t, err.message);
+        return 'settled';
+      }
+      this.retryLater(t, err);
+      return 'retry';
+    }
+  }
+
+  /** Confirmed acks still under way (awaited on stop). */
+  pendingAcks(): Promise<void>[] {
+    return [...this.acks];
+  }
+
+  /**
+   * Committed: the lane may go on at once. An event without a blob is acked without waiting
+   * for confirmation (a lost ack only replays it, which the events table absorbs); one with
+   * a blob has its ack confirmed meanwhile, then the blob goes.
+   */
+  settle(t: Tracked, blobRef: string | null): void {
+    this.lanes.unblock(t.lane, t.msg.seq);
+    if (blobRef === null) {
+      this.tracked.delete(t.msg.seq);
+      t.msg.ack();
+      return;
+    }
+    const p = this.ack(t).then(async (acked) => {
+      if (!acked) return;
+      await this.o.blobs
+        .delete(blobRef)
+        .catch((err) => this.log.warn({ err, seq: t.msg.seq }, 'blob of an acked event not deleted'));
+    });
+    this.acks.add(p);
+    void p.finally(() => this.acks.delete(p));
+  }
+
+  retryLater(t: Tracked, err: unknown): void {
+    const dc = t.msg.info.deliveryCount;
+    const ceiling = Math.min(NAK_MAX_MS, this.o.nakBaseMs * 2 ** (dc - 1));
+    const delay = Math.round(ceiling * (0.8 + Math.random() * 0.2));
+    // Block the lane before the nak leaves, so the redelivery finds itself the head.
+    this.lanes.block(t.lane, t.msg.seq, Date.now() + delay);
+    this.tracked.delete(t.msg.seq);
+    t.msg.nak(delay);
+    this.log.warn(
+      { err, seq: t.msg.seq, installId: t.installId, deliveryCount: dc, retryInMs: delay },
+      'ingest delivery failed; retrying',
+    );
+  }
+
+  async deadLetter(t: Tracked, error: string): Promise<void> {
+    const m = t.msg;
+    try {
+      await this.o.deadLetters.record({
+        stream: m.info.stream,
+        streamSeq: m.seq,
+        subject: m.subject,
+        msgId: m.headers?.get('Nats-Msg-Id') || null,
+        installId: t.installId,
+        deliveries: m.info.deliveryCount,
+        error,
+        payload: m.data,
+      });
+    } catch (err) {
+      this.log.error({ err, seq: m.seq }, 'dead-letter store failed; the event stays in the stream');
+      return this.retryLater(t, err);
+    }
+    this.counts.deadLettered++;
+    this.log.error(
+      { seq: m.seq, installId: t.installId, deliveries: m.info.deliveryCount, error },
+      'ingest event dead-lettered; replay it from the dead-letter store',
+    );
+    await this.ack(t);
+  }
+
+  /**
+   * INTERFACE §9.4: a message this deployment did not seal was published by something
+   * that is not one of its nodes (webhook signatures skipped). It is terminated, never
+   * stored nor dead-lettered (a replay would launder it), and counted.
+   */
+  refuse(t: Tracked): void {
+    this.tracked.delete(t.msg.seq);
+    this.lanes.unblock(t.lane, t.msg.seq);
+    t.msg.term('not sealed by this deployment');
+    this.o.onRefused(t.installId);
+    this.log.warn(
+      { seq: t.msg.seq, subject: t.msg.subject },
+      'ingest message without a valid seal refused: something other than this deployment publishes on its subjects',
+    );
+  }
+
+  /** Confirmed ack; unblocks the lane either way (an unconfirmed ack may replay, which is safe). */
+  async ack(t: Tracked): Promise<boolean> {
+    try {
+      await t.msg.ackAck({ timeout: ACK_CONFIRM_TIMEOUT_MS });
+      return true;
+    } catch (err) {
+      this.log.warn({ err, seq: t.msg.seq }, 'ack not confirmed; the event may be delivered again');
+      return false;
+    } finally {
+      this.tracked.delete(t.msg.seq);
+      this.lanes.unblock(t.lane, t.msg.seq);
+    }
+  }
+
+  /**
+   * On stop: return an undelivered event to the stream for the next owner at once. The
+   * order survives the handover because the next owner blocks every unsettled event of
+   * the shard before it pulls (see `start`), this one and any failed head before it.
+   */
+  handBack(t: Tracked): void {
+    this.tracked.delete(t.msg.seq);
+    t.msg.nak();
+  }
+}
