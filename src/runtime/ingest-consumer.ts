@@ -68,7 +68,6 @@ export class ShardIngestConsumer {
   private readonly settler: IngestSettler;
   /** Every event in our hands (queued, held or delivering), by stream sequence. */
   private readonly tracked = new Map<number, Tracked>();
-  private readonly headRuns = new Set<Promise<void>>();
   /** Events of each lane waiting for its next batch, in stream order; a lane here has a drain queued. */
   private readonly pending = new Map<string, Tracked[]>();
   private messages: ConsumerMessages | null = null;
@@ -150,7 +149,7 @@ export class ShardIngestConsumer {
       await this.messages?.close();
       await this.pump;
       this.lanes.releaseAll();
-      await Promise.allSettled([...this.lanes.tails(), ...this.headRuns]);
+      await Promise.allSettled(this.lanes.tails());
       await Promise.allSettled(this.settler.pendingAcks());
       if (this.timer) clearInterval(this.timer);
     })();
@@ -178,23 +177,30 @@ export class ShardIngestConsumer {
     const t: Tracked = { msg: m, installId, lane: installId ?? `?${m.seq}` };
     this.tracked.set(m.seq, t);
     if (this.stopping) return this.settler.handBack(t);
-    if (this.lanes.isHead(t.lane, m.seq)) {
-      // A blocking event skips the queue (it waits for it) but not an earlier blocking one.
-      const p = this.lanes
-        .waitTurn(t.lane, m.seq, () => this.stopping)
-        .then(() => (this.stopping ? this.settler.handBack(t) : this.runBatch([t])))
-        .catch((err) => this.log.error({ err, seq: m.seq }, 'ingest delivery crashed'))
-        .finally(() => this.headRuns.delete(p));
-      this.headRuns.add(p);
+    this.enqueue([t]);
+    // A blocking event that came back is in hand now, in its place in the queue: the events
+    // behind it need not wait for it any longer, and it commits in a batch with them.
+    if (this.lanes.isHead(t.lane, m.seq)) this.lanes.unblock(t.lane, m.seq);
+  }
+
+  /** Into their lane's queue in stream order (a redelivery goes before later events); a drain runs it. */
+  private enqueue(ts: Tracked[]): void {
+    if (ts.length === 0) return;
+    const lane = ts[0]!.lane;
+    const queue = this.pending.get(lane);
+    if (!queue) {
+      this.pending.set(
+        lane,
+        [...ts].sort((a, b) => a.msg.seq - b.msg.seq),
+      );
+      void this.lanes.enqueue(lane, () => this.drain(lane));
       return;
     }
-    const queued = this.pending.get(t.lane);
-    if (queued) {
-      queued.push(t);
-      return;
+    for (const t of ts) {
+      let i = queue.length;
+      while (i > 0 && queue[i - 1]!.msg.seq > t.msg.seq) i--;
+      queue.splice(i, 0, t);
     }
-    this.pending.set(t.lane, [t]);
-    void this.lanes.enqueue(t.lane, () => this.drain(t.lane));
   }
 
   /** Deliver the lane's pending events batch after batch until none are left. */
@@ -230,7 +236,7 @@ export class ShardIngestConsumer {
       const r = await this.settler.admit(t);
       if (r === 'settled') continue;
       if (r === 'retry') {
-        this.putBack(batch.slice(i + 1));
+        this.enqueue(batch.slice(i + 1));
         break;
       }
       ready.push(r);
@@ -263,23 +269,11 @@ export class ShardIngestConsumer {
           continue;
         }
         this.settler.retryLater(r.t, e);
-        this.putBack(ready.slice(i + 1).map((x) => x.t));
+        this.enqueue(ready.slice(i + 1).map((x) => x.t));
         return;
       }
       this.counts.delivered++;
       this.settler.settle(r.t, r.blobRef);
-    }
-  }
-
-  /** Events that must wait behind a retried one: back to the front of their lane's queue. */
-  private putBack(ts: Tracked[]): void {
-    if (ts.length === 0) return;
-    const queue = this.pending.get(ts[0]!.lane);
-    if (queue) queue.unshift(...ts);
-    else {
-      // A head run (no drain queued for the lane): queue a drain for them.
-      this.pending.set(ts[0]!.lane, [...ts]);
-      void this.lanes.enqueue(ts[0]!.lane, () => this.drain(ts[0]!.lane));
     }
   }
 
