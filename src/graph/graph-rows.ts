@@ -3,9 +3,10 @@
  * commit): one statement per table and direction, whatever the number of events. The
  * graph writer (graph-writer.ts) decides what to write; this file only moves rows.
  *
- * Rows are locked (`FOR UPDATE`) in a stable order so two transactions writing the same
+ * Rows are locked (`FOR UPDATE`) in a stable order, so two transactions writing the same
  * nodes (two installs of one tenant) queue rather than deadlock; a deadlock that happens
- * anyway is retried whole by `withTx`.
+ * anyway is retried whole by `withTx`. Both lookups use the unique keys' indexes once
+ * Postgres has statistics for the tables (autovacuum, on by default, keeps them).
  */
 import type { Queryable } from '../store/db.js';
 import type { Props, PropVersions } from './merge-props.js';
@@ -52,6 +53,9 @@ export interface Owner {
 
 export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly NodeKey[]): Promise<StoredNode[]> {
   if (keys.length === 0) return [];
+  // A join, not a probe per key (LATERAL): on a table Postgres has no statistics for yet
+  // (autovacuum off, or before its first analyze) the planner may pick the listing index for
+  // each probe, scanning the tenant's nodes once per key; a join scans them at most once.
   const { rows } = await tx.query<{
     node_id: string;
     kind: string;
@@ -64,7 +68,7 @@ export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly 
      FROM graph_nodes n JOIN unnest($2::text[], $3::text[]) AS k(kind, external_id)
        ON n.kind = k.kind AND n.external_id = k.external_id
      WHERE n.tenant_id = $1
-     ORDER BY n.node_id FOR UPDATE OF n`,
+     ORDER BY n.kind, n.external_id FOR UPDATE OF n`,
     [tenantId, keys.map((k) => k.kind), keys.map((k) => k.externalId)],
   );
   return rows.map((r) => ({
@@ -109,6 +113,10 @@ export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly No
   );
 }
 
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function nodeColumns(rows: readonly NodeRowWrite[]): unknown[] {
   return [
     rows.map((r) => r.nodeId),
@@ -122,6 +130,9 @@ function nodeColumns(rows: readonly NodeRowWrite[]): unknown[] {
 
 export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
   if (keys.length === 0) return [];
+  const sorted = [...keys].sort(
+    (a, b) => cmp(a.from, b.from) || cmp(a.type, b.type) || cmp(a.to, b.to) || cmp(a.key, b.key),
+  );
   const { rows } = await tx.query<{
     from_node: string;
     type: string;
@@ -132,11 +143,15 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
     removed: boolean;
   }>(
     `SELECT e.from_node, e.type, e.to_node, e.key, e.props, e.version, e.removed
-     FROM graph_edges e JOIN unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[]) AS k(from_node, type, to_node, key)
-       ON e.from_node = k.from_node AND e.type = k.type AND e.to_node = k.to_node AND e.key = k.key
-     WHERE e.tenant_id = $1
-     ORDER BY e.edge_id FOR UPDATE OF e`,
-    [tenantId, ...edgeKeyColumns(keys)],
+     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[]) WITH ORDINALITY AS k(from_node, type, to_node, key, ord)
+     CROSS JOIN LATERAL (
+       SELECT * FROM graph_edges g
+       WHERE g.tenant_id = $1 AND g.from_node = k.from_node AND g.type = k.type AND g.to_node = k.to_node
+         AND g.key = k.key
+       FOR UPDATE
+     ) e
+     ORDER BY k.ord`,
+    [tenantId, ...edgeKeyColumns(sorted)],
   );
   return rows.map((r) => ({
     from: r.from_node,
