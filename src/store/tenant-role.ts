@@ -69,10 +69,17 @@ export async function openTenantRolePool(
   const role = decodeURIComponent(new URL(url).username);
   const pool = make(url);
   try {
-    await pool.query('SELECT 1');
+    // No row (no tenant is set), but the table privilege is checked: a login whose group
+    // missed migration 013's grants stops here too.
+    await pool.query('SELECT 1 FROM tenants LIMIT 0');
     return pool;
   } catch (err) {
     await pool.end().catch(() => undefined);
+    if (pgErrorCode(err) === '42501') {
+      throw new Internal(
+        `${role} may not read the tenant tables: grant connectors_tenant to it, or re-run migration 013's grants (README "Security model")`,
+      );
+    }
     if (!LOGIN_REFUSED.has(pgErrorCode(err) ?? '')) throw err;
     if (await unfencedLogin(systemPool)) {
       warn('the tenant login was refused and DATABASE_URL is outside row-level security: tenant routes share it', role);

@@ -187,13 +187,18 @@ describe('opening the tenant routes pool', () => {
     const warned: string[] = [];
     try {
       const open = openTenantRolePool(url.toString(), poolOf(url.toString()), make, (_m, r) => warned.push(r));
-      await expect(open).rejects.toMatchObject({ code: 'internal' });
+      await expect(open).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('refused') });
+      // A tenant login outside connectors_tenant has no table grants: refused at start too.
+      await owner.query(`CREATE ROLE ${lone}_tenant LOGIN`);
+      const ungranted = openTenantRolePool(url.toString(), poolOf(url.toString()), make, (_m, r) => warned.push(r));
+      await expect(ungranted).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('may not') });
       // The suite's superuser bypasses row-level security anyway: the pool falls back to it.
       const shared = await openTenantRolePool(testDatabaseUrl(), owner, make, (_m, r) => warned.push(r));
       expect((await shared.query('SELECT current_user AS u')).rows[0].u).toBe(new URL(testDatabaseUrl()).username);
       expect(warned).toEqual([`${new URL(testDatabaseUrl()).username}_tenant`]);
     } finally {
       for (const p of made) await p.end().catch(() => undefined);
+      await owner.query(`DROP ROLE IF EXISTS ${lone}_tenant`);
       await owner.query(`DROP ROLE ${lone}`);
     }
   });
