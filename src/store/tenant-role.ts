@@ -77,7 +77,8 @@ export async function openTenantRolePool(
     await pool.end().catch(() => undefined);
     if (pgErrorCode(err) === '42501') {
       throw new Internal(
-        `${role} may not read the tenant tables: grant connectors_tenant to it, or re-run migration 013's grants (README "Security model")`,
+        `${role} may not read the tenant tables: grant connectors_tenant to it, ` +
+          `or re-run migration 013's grants (README "Security model")`,
       );
     }
     if (!LOGIN_REFUSED.has(pgErrorCode(err) ?? '')) throw err;
@@ -86,7 +87,8 @@ export async function openTenantRolePool(
       return make(databaseUrl);
     }
     throw new Internal(
-      `Postgres refused the tenant routes' login ${role} (derived from DATABASE_URL; create it with deploy/postgres/init-roles.sh)`,
+      `Postgres refused the tenant routes' login ${role} ` +
+        '(derived from DATABASE_URL; create it with deploy/postgres/init-roles.sh)',
     );
   }
 }

@@ -63,7 +63,8 @@ async function seedTenant(name: string) {
     externalId: `T${randomBytes(4).toString('hex')}`,
   });
   await owner.query(
-    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload) VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload)
+     VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
     [inst.install_id, t.tenant_id],
   );
   return { ...t, install: inst };
@@ -250,7 +251,8 @@ describe('a node running as the application role', () => {
     expect(((await (await get('/api/v1/graph/nodes', b)).json()) as { nodes: unknown[] }).nodes).toEqual([]);
     // The tenant routes' connections are the tenant login's, not the nodes' own.
     const logins = await owner.query<{ usename: string }>(
-      `SELECT DISTINCT usename FROM pg_stat_activity WHERE application_name = 'connector-service-tenant' AND datname = current_database()`,
+      `SELECT DISTINCT usename FROM pg_stat_activity
+        WHERE application_name = 'connector-service-tenant' AND datname = current_database()`,
     );
     expect(logins.rows).toEqual([{ usename: `${role}_tenant` }]);
   });

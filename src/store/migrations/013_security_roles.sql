@@ -73,7 +73,8 @@ BEGIN
       EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
       EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
       EXECUTE format(
-        'CREATE POLICY tenant_fence ON %I USING (app_tenant_visible(tenant_id)) WITH CHECK (app_tenant_visible(tenant_id))',
+        'CREATE POLICY tenant_fence ON %I USING (app_tenant_visible(tenant_id))'
+        ' WITH CHECK (app_tenant_visible(tenant_id))',
         t
       );
     END IF;
