@@ -126,7 +126,7 @@ describe('the tenant login cannot widen its view (migration 013)', () => {
       await expect(c.query('SET ROLE connectors_app')).rejects.toMatchObject({ code: '42501' });
       await expect(c.query(`SET ROLE ${role}`)).rejects.toMatchObject({ code: '42501' });
       // Tables outside the fence are not granted to it at all.
-      for (const table of ['schema_migrations', 'ingest_blobs', 'codehost_app_installations']) {
+      for (const table of ['schema_migrations', 'codehost_app_installations']) {
         await expect(c.query(`SELECT 1 FROM ${table} LIMIT 1`), table).rejects.toMatchObject({ code: '42501' });
       }
     } finally {
@@ -160,16 +160,11 @@ describe('the tenant login cannot widen its view (migration 013)', () => {
     const blobA = await putBlob(system, Buffer.from('a'), a.tenant_id);
     const blobB = await putBlob(system, Buffer.from('b'), b.tenant_id);
     expect((await getBlob(system, blobB))?.toString()).toBe('b');
-    // Granted for this test only (the tenant login has no use for blobs): the policy alone keeps B's out.
-    await owner.query(`GRANT SELECT ON ingest_blobs TO ${role}_tenant`);
-    try {
-      const refs = await runInTenantScope(a.tenant_id, () =>
-        scoped.query('SELECT ref FROM ingest_blobs WHERE ref = ANY($1)', [[blobA, blobB]]),
-      );
-      expect(refs.rows).toEqual([{ ref: blobA }]);
-    } finally {
-      await owner.query(`REVOKE SELECT ON ingest_blobs FROM ${role}_tenant`);
-    }
+    // The tenant login reads blobs (a dead letter's event may be one); the policy keeps B's out.
+    const refs = await runInTenantScope(a.tenant_id, () =>
+      scoped.query('SELECT ref FROM ingest_blobs WHERE ref = ANY($1)', [[blobA, blobB]]),
+    );
+    expect(refs.rows).toEqual([{ ref: blobA }]);
   });
 });
 
@@ -249,10 +244,35 @@ describe('a node running as the application role', () => {
     const nodes = (await (await get('/api/v1/graph/nodes', a)).json()) as { nodes: unknown[] };
     expect(nodes.nodes.length).toBeGreaterThan(0);
     expect(((await (await get('/api/v1/graph/nodes', b)).json()) as { nodes: unknown[] }).nodes).toEqual([]);
-    // The tenant routes' connections are the tenant login's, not the nodes' own.
+    // A dead letter whose event sits in a blob: listed to its tenant alone, read through the fence.
+    const blob = Buffer.from(JSON.stringify({ type: 'event', event: { id: 'big:1', kind: 'message' } }));
+    const ref = await putBlob(owner, blob, a.tenant_id);
+    await recordDeadLetter(owner, {
+      stream: 'S',
+      streamSeq: 9,
+      subject: 'x',
+      installId: inst.install_id,
+      deliveries: 5,
+      error: 'boom',
+      payload: Buffer.from(JSON.stringify({ type: 'blob-ref', ref })),
+    });
+    const dl = (t: typeof a) =>
+      get('/api/v1/dead-letters', t).then((r) => r.json() as Promise<{ dead_letters: unknown[] }>);
+    expect((await dl(a)).dead_letters).toEqual([
+      expect.objectContaining({
+        tenant_id: a.tenant_id,
+        install_id: inst.install_id,
+        event_id: 'big:1',
+        kind: 'message',
+      }),
+    ]);
+    expect((await dl(b)).dead_letters).toEqual([]);
+    // The tenant routes' connections are the tenant login's, not the nodes' own (other files'
+    // nodes share the database as the superuser, hence the filter on this file's two logins).
     const logins = await owner.query<{ usename: string }>(
       `SELECT DISTINCT usename FROM pg_stat_activity
-        WHERE application_name = 'connector-service-tenant' AND datname = current_database()`,
+        WHERE application_name = 'connector-service-tenant' AND usename = ANY($1)`,
+      [[role, `${role}_tenant`]],
     );
     expect(logins.rows).toEqual([{ usename: `${role}_tenant` }]);
   });

@@ -93,8 +93,8 @@ BEGIN
     ] LOOP
       EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO connectors_tenant', t);
     END LOOP;
-    -- A tenant may read its own dead letters (INTERFACE §9.3); blobs are the ingest path's.
-    GRANT SELECT ON dead_letters TO connectors_tenant;
+    -- A tenant reads its own dead letters (INTERFACE §9.3), with the blobs they point at.
+    GRANT SELECT ON dead_letters, ingest_blobs TO connectors_tenant;
     GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO connectors_tenant;
   END IF;
 END $$;
