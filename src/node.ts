@@ -44,6 +44,7 @@ import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
+import { openTenantRolePool } from './store/tenant-role.js';
 import { tenantScopedPool } from './store/tenant-scope.js';
 import { createPool } from './store/db.js';
 import { migrate } from './store/migrate.js';
@@ -126,10 +127,9 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
 
   // The cross-tenant pool (ingest, fan-out, walkers, actors); tenant routes use `tenantDb`.
   const onIdleError = (err: Error) => log.warn({ err }, 'idle Postgres client lost');
-  const pool = createPool(config.databaseUrl, { scope: 'system', onIdleError });
+  const pool = createPool(config.databaseUrl, { onIdleError });
   // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
   const requestPool = createPool(config.databaseUrl, {
-    scope: 'system',
     max: 10,
     connectionTimeoutMs: REQUEST_WAIT_MS,
     queryTimeoutMs: REQUEST_WAIT_MS,
@@ -328,15 +328,18 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     const auth = createTenantAuth(resolveTenant);
     keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
     undo.push({ name: 'key announcements', fn: async () => keysHeard?.stop() });
-    tenantDb = tenantScopedPool(
-      createPool(config.databaseUrl, {
+    // Tenant routes log in as their own role, which cannot see across tenants (migration 013).
+    const tenantPool = (url: string) =>
+      createPool(url, {
         max: 5,
         applicationName: 'connector-service-tenant',
         connectionTimeoutMs: REQUEST_WAIT_MS,
         queryTimeoutMs: REQUEST_WAIT_MS,
         statementTimeoutMs: REQUEST_WAIT_MS,
         onIdleError,
-      }),
+      });
+    tenantDb = tenantScopedPool(
+      await openTenantRolePool(config.databaseUrl, pool, tenantPool, (msg, role) => log.warn({ role }, msg)),
     );
     undo.push({ name: 'postgres (tenant routes)', fn: async () => tenantDb?.end() });
     edge = await buildEdge({

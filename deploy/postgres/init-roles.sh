@@ -1,22 +1,34 @@
 #!/bin/sh
-# The two database roles of the database fence (README "Security model"), for the
-# official postgres image (/docker-entrypoint-initdb.d, run once on an empty volume) or by
-# hand as a superuser:
+# The database roles of the database fence (README "Security model"), for the official
+# postgres image (/docker-entrypoint-initdb.d, run once on an empty volume) or by hand as a
+# superuser:
 #
-#   connectors        owner of the schema; runs migrations (DATABASE_MIGRATE_URL)
-#   connectors_app    NOLOGIN group the migrations grant table access to (migration 003)
-#   connectors_serve  the nodes' login (DATABASE_URL): a plain member of connectors_app,
-#                     no superuser, no BYPASSRLS, owns nothing, so row-level security binds it
+#   connectors               owner of the schema; runs migrations (DATABASE_MIGRATE_URL)
+#   connectors_app           NOLOGIN group that sees every tenant's rows (migrations 003, 013)
+#   connectors_tenant        NOLOGIN group confined to one tenant per transaction (013)
+#   connectors_serve         the nodes' login (DATABASE_URL): a member of connectors_app, no
+#                            superuser, no BYPASSRLS, owns nothing
+#   connectors_serve_tenant  the tenant routes' login, derived by the node from DATABASE_URL:
+#                            password = sha256 hex of "<connectors_serve password>:tenant"
+#                            (src/store/tenant-role.ts); a member of connectors_tenant only
 #
-# CONNECTORS_SERVE_PASSWORD defaults to POSTGRES_PASSWORD (docker-compose.yml).
+# CONNECTORS_SERVE_PASSWORD defaults to POSTGRES_PASSWORD (docker-compose.yml). Re-running
+# it after a password change updates both logins.
 set -eu
 password="${CONNECTORS_SERVE_PASSWORD:-${POSTGRES_PASSWORD:?}}"
 psql -v ON_ERROR_STOP=1 -v pw="$password" --username "${POSTGRES_USER:-postgres}" \
   --dbname "${POSTGRES_DB:-postgres}" <<'SQL'
 SELECT 'CREATE ROLE connectors_app NOLOGIN'
 WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'connectors_app') \gexec
+SELECT 'CREATE ROLE connectors_tenant NOLOGIN'
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'connectors_tenant') \gexec
 SELECT 'CREATE ROLE connectors_serve LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB'
 WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'connectors_serve') \gexec
+SELECT 'CREATE ROLE connectors_serve_tenant LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEROLE NOCREATEDB'
+WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'connectors_serve_tenant') \gexec
 ALTER ROLE connectors_serve PASSWORD :'pw';
+SELECT format('ALTER ROLE connectors_serve_tenant PASSWORD %L',
+              encode(sha256(convert_to(:'pw' || ':tenant', 'UTF8')), 'hex')) \gexec
 GRANT connectors_app TO connectors_serve;
+GRANT connectors_tenant TO connectors_serve_tenant;
 SQL

@@ -18,7 +18,7 @@ export function masterKeysOf(config: Readonly<Config>): MasterKeys {
 export async function withOwnerPool<T>(config: Readonly<Config>, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
   // Operator commands work across tenants: they run as the schema owner (the migration
   // role) when one is configured, and bring the schema up to date first.
-  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { max: 2, scope: 'system' });
+  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { max: 2 });
   try {
     await migrate(pool);
     return await fn(pool);

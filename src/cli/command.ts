@@ -45,7 +45,7 @@ export async function withPool(
 ): Promise<void> {
   // Operator commands work across tenants: they run as the schema owner (the migration
   // role) when one is configured (README "Security model").
-  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
+  const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
   try {
     await migrate(pool);
     await fn(pool);

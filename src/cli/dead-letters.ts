@@ -22,7 +22,7 @@ type Values = Record<string, string | boolean | undefined>;
 
 /** Dead letters span tenants: the owner connection when configured, cross-tenant scope. */
 const operatorPool = (config: Readonly<Config>) =>
-  createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
+  createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
 
 export const deadLettersListCommand: Command = {
   name: 'dead-letters list',

@@ -9,7 +9,7 @@ export const migrateCommand: Command = {
   options: {},
   async run(_values, env) {
     const config = loadConfig(env, { requireDatabase: true });
-    const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { scope: 'system' });
+    const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
     try {
       print(await migrate(pool));
     } finally {

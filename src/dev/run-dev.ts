@@ -110,7 +110,7 @@ export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Pro
 }
 
 async function demoTenant(url: string, masterKey: string, file: string): Promise<Required<DemoTenant>> {
-  const pool = createPool(url, { scope: 'system' });
+  const pool = createPool(url);
   try {
     await migrate(pool);
     let t: DemoTenant | null = null;

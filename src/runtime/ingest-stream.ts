@@ -176,7 +176,7 @@ export class IngestPublisher {
     let body = encodeIngestMessage(ev);
     let ref: string | null = null;
     if (body.length > this.maxBody) {
-      ref = await this.putBlob(body);
+      ref = await this.putBlob(body, ev.tenantId);
       body = encodeBlobRef(ref);
     }
     const started = performance.now();
@@ -209,9 +209,9 @@ export class IngestPublisher {
     ));
   }
 
-  private async putBlob(body: Uint8Array): Promise<string> {
+  private async putBlob(body: Uint8Array, tenantId: string): Promise<string> {
     try {
-      return await this.blobs.put(body);
+      return await this.blobs.put(body, tenantId);
     } catch (err) {
       if (err instanceof AppError) throw err;
       throw new Unavailable('blob store did not take the event payload; retry', { cause: err });

@@ -88,7 +88,8 @@ export interface IngestEvent {
  * the payload of another message; `get` returns `null` for an unknown ref.
  */
 export interface BlobPort {
-  put(data: Uint8Array): Promise<string>;
+  /** `tenantId`: whose payload it is, so the store can fence it per tenant (migration 013). */
+  put(data: Uint8Array, tenantId?: string): Promise<string>;
   get(ref: string): Promise<Uint8Array | null>;
   delete(ref: string): Promise<void>;
 }

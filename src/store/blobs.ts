@@ -5,8 +5,12 @@
  */
 import { isUuid, type Queryable } from './db.js';
 
-export async function putBlob(q: Queryable, data: Buffer): Promise<string> {
-  const { rows } = await q.query<{ ref: string }>('INSERT INTO ingest_blobs (data) VALUES ($1) RETURNING ref', [data]);
+/** `tenantId` fences the blob to its tenant (migration 013); cross-tenant roles see it regardless. */
+export async function putBlob(q: Queryable, data: Buffer, tenantId?: string): Promise<string> {
+  const { rows } = await q.query<{ ref: string }>(
+    'INSERT INTO ingest_blobs (data, tenant_id) VALUES ($1, $2) RETURNING ref',
+    [data, isUuid(tenantId) ? tenantId : null],
+  );
   return rows[0]!.ref;
 }
 

@@ -28,13 +28,6 @@ export interface PoolOptions {
    * client, so the caller only needs to hear about it (usually: log a warning).
    */
   onIdleError?: (err: Error) => void;
-  /**
-   * `system`: the session may read and write every tenant's rows (row-level security,
-   * migration 012): the cross-tenant paths (ingest, webhook fan-out, walkers, operator
-   * commands). Without it a session sees only the tenant its transaction names
-   * (src/store/tenant-scope.ts), or nothing.
-   */
-  scope?: 'system';
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): Pool {
@@ -49,9 +42,7 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
     application_name: (opts.applicationName ?? 'connector-service').slice(0, 63),
     // Session defaults sent in the startup packet: `RESET` returns to them, and a
     // transaction left open by a bug is ended by the server instead of holding locks.
-    options:
-      `-c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${idleInTxMs}` +
-      (opts.scope === 'system' ? ' -c app.scope=system' : ''),
+    options: `-c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${idleInTxMs}`,
   });
   pool.on('error', (err) => opts.onIdleError?.(err));
   return pool;

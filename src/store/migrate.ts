@@ -47,8 +47,6 @@ export async function migrate(pool: Pool, opts: MigrateOptions = {}): Promise<Mi
   try {
     // Waiting for another node's long migration must not trip the pool's statement timeout.
     await client.query('SET statement_timeout = 0');
-    // Migrations may move any tenant's rows: the owner is bound by FORCEd row-level security too.
-    await client.query("SET app.scope = 'system'");
     await client.query('SELECT pg_advisory_lock($1::bigint)', [LOCK_KEY]);
     try {
       return await applyPending(client, files);

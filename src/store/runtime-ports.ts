@@ -10,7 +10,7 @@ import { countDeadLetters, recordDeadLetter } from './dead-letters.js';
 /** Every put is a new row with a new uuid ref, never content-addressed (BlobPort's contract). */
 export function pgBlobPort(pool: Pool): BlobPort {
   return {
-    put: (data) => putBlob(pool, Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+    put: (data, tenantId) => putBlob(pool, Buffer.from(data.buffer, data.byteOffset, data.byteLength), tenantId),
     get: (ref) => getBlob(pool, ref),
     delete: async (ref) => {
       await deleteBlob(pool, ref);

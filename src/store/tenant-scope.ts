@@ -1,5 +1,5 @@
 /**
- * The tenant half of the database fence (migration 012): inside `runInTenantScope`, every
+ * The tenant half of the database fence (migrations 012, 013): inside `runInTenantScope`, every
  * query of a tenant-scoped pool runs in its own transaction that first sets
  * `app.tenant_id` (`set_config(..., true)`, i.e. `SET LOCAL`), so row-level security shows
  * it only that tenant's rows whatever its WHERE clause says. Outside a scope such a pool
@@ -24,9 +24,10 @@ export function scopedTenant(): string | null {
 }
 
 /**
- * Turns `pool` (a pool of the application role, without `scope: 'system'`) into a
- * tenant-scoped one: its `query` runs as described above. `connect()` is left alone and
- * its clients see no tenant row (nothing set); use `query`.
+ * Turns `pool` (a pool of the tenant login, src/store/tenant-role.ts, which row-level
+ * security confines to the transaction's tenant) into a tenant-scoped one: its `query`
+ * runs as described above. `connect()` is left alone and its clients see no tenant row
+ * (nothing set); use `query`.
  */
 export function tenantScopedPool(pool: pg.Pool): pg.Pool {
   const connect = pool.connect.bind(pool);

@@ -334,8 +334,8 @@ describe('codehost App installations: closed to the application role', () => {
     const url = new URL(testDatabaseUrl());
     url.username = login;
     url.password = '';
-    // The service's cross-tenant session scope (row-level security, migration 012).
-    const app = new pg.Pool({ connectionString: url.toString(), max: 1, options: '-c app.scope=system' });
+    // A member of connectors_app sees every tenant's rows (row-level security, migration 013).
+    const app = new pg.Pool({ connectionString: url.toString(), max: 1 });
     try {
       await expect(app.query('SELECT * FROM codehost_app_installations')).rejects.toMatchObject({ code: '42501' });
       await expect(app.query('UPDATE codehost_app_installations SET account_login = $1', ['x'])).rejects.toMatchObject({

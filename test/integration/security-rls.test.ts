@@ -1,12 +1,14 @@
 /**
- * The database fence (migration 012, README "Security model"), as the application role
- * (a plain login role in `connectors_app`; the suite's own `postgres` is a superuser and
- * bypasses row-level security): a query with no tenant filter, run in a tenant scope,
+ * The database fence (migrations 012, 013, README "Security model"), as the service's two
+ * plain login roles (the suite's own `postgres` is a superuser and bypasses row-level
+ * security): as the tenant login, a query with no tenant filter, run in a tenant scope,
  * sees only that tenant's rows; with no scope it sees nothing; writes for another tenant
- * are refused. Then a whole node runs as that role (migrations as the owner through
- * DATABASE_MIGRATE_URL) and its tenant routes and ingest path work.
+ * are refused; and nothing the login can run (the old `app.scope` setting, SET ROLE)
+ * widens that. The nodes' login sees every tenant, dead letters and blobs included. Then a
+ * whole node runs as these roles (migrations as the owner through DATABASE_MIGRATE_URL)
+ * and its tenant routes and ingest path work.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
@@ -14,9 +16,12 @@ import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
+import { getBlob, putBlob } from '../../src/store/blobs.js';
 import { createPool } from '../../src/store/db.js';
+import { recordDeadLetter } from '../../src/store/dead-letters.js';
 import { createInstall, setBackfill } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
+import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { runInTenantScope, tenantScopedPool } from '../../src/store/tenant-scope.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
@@ -26,11 +31,15 @@ const role = `connectors_rls_${randomBytes(4).toString('hex')}`;
 let appUrl: string;
 let owner: pg.Pool;
 const pools: pg.Pool[] = [];
-const appPool = (opts: Parameters<typeof createPool>[1] = {}) => {
-  const p = createPool(appUrl, { max: 2, ...opts });
+const poolOf = (url: string) => {
+  const p = createPool(url, { max: 1 });
   pools.push(p);
   return p;
 };
+/** The tenant routes' login (src/store/tenant-role.ts). */
+const tenantPool = () => poolOf(tenantRoleUrl(appUrl));
+/** The nodes' own login: ingest, walkers, actors. */
+const systemPool = () => poolOf(appUrl);
 
 beforeAll(async () => {
   appUrl = await ensureAppRole(testDatabaseUrl(), role, randomBytes(12).toString('hex'));
@@ -42,6 +51,7 @@ afterAll(async () => {
   const c = new pg.Client({ connectionString: testDatabaseUrl() });
   await c.connect();
   await c.query(`DROP ROLE IF EXISTS ${role}`);
+  await c.query(`DROP ROLE IF EXISTS ${role}_tenant`);
   await c.end();
 });
 
@@ -53,7 +63,8 @@ async function seedTenant(name: string) {
     externalId: `T${randomBytes(4).toString('hex')}`,
   });
   await owner.query(
-    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload) VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload)
+     VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
     [inst.install_id, t.tenant_id],
   );
   return { ...t, install: inst };
@@ -63,7 +74,7 @@ describe('row-level security as the application role', () => {
   it('an unfiltered query sees only the scoped tenant; no scope sees nothing; foreign writes fail', async () => {
     const a = await seedTenant('rls-a');
     const b = await seedTenant('rls-b');
-    const scoped = tenantScopedPool(appPool());
+    const scoped = tenantScopedPool(tenantPool());
     const superuserCount = (await owner.query('SELECT count(DISTINCT tenant_id)::int AS n FROM installs')).rows[0].n;
     expect(superuserCount).toBeGreaterThanOrEqual(2);
 
@@ -78,7 +89,7 @@ describe('row-level security as the application role', () => {
     expect(own.rows).toEqual([{ install_id: b.install.install_id }]);
 
     // No scope at all: nothing (fails closed), and the scoped pool refuses to run.
-    const plain = appPool();
+    const plain = tenantPool();
     expect((await plain.query('SELECT * FROM installs')).rowCount).toBe(0);
     await expect(scoped.query('SELECT 1')).rejects.toMatchObject({ code: 'internal' });
 
@@ -93,14 +104,99 @@ describe('row-level security as the application role', () => {
     );
     expect(moved.rowCount).toBe(0);
 
-    // The declared cross-tenant scope sees both.
-    const system = appPool({ scope: 'system' });
+    // The nodes' login sees both.
+    const system = systemPool();
     const both = await system.query('SELECT tenant_id FROM installs WHERE tenant_id = ANY($1)', [
       [a.tenant_id, b.tenant_id],
     ]);
     expect(both.rowCount).toBe(2);
     // And the App-installation table stays closed to the role (spec §2.3).
     await expect(system.query('SELECT * FROM codehost_app_installations')).rejects.toMatchObject({ code: '42501' });
+  });
+});
+
+describe('the tenant login cannot widen its view (migration 013)', () => {
+  it('neither the old session setting nor SET ROLE reaches other tenants', async () => {
+    const a = await seedTenant('widen-a');
+    const c = await tenantPool().connect();
+    try {
+      await c.query("SELECT set_config('app.scope', 'system', false)");
+      const all = await c.query('SELECT tenant_id FROM installs WHERE tenant_id = $1', [a.tenant_id]);
+      expect(all.rowCount).toBe(0);
+      await expect(c.query('SET ROLE connectors_app')).rejects.toMatchObject({ code: '42501' });
+      await expect(c.query(`SET ROLE ${role}`)).rejects.toMatchObject({ code: '42501' });
+      // Tables outside the fence are not granted to it at all.
+      for (const table of ['schema_migrations', 'codehost_app_installations']) {
+        await expect(c.query(`SELECT 1 FROM ${table} LIMIT 1`), table).rejects.toMatchObject({ code: '42501' });
+      }
+    } finally {
+      c.release(true);
+    }
+  });
+
+  it('dead letters and blobs are fenced per tenant; the nodes login sees them all', async () => {
+    const a = await seedTenant('dl-a');
+    const b = await seedTenant('dl-b');
+    const system = systemPool();
+    for (const t of [a, b, null]) {
+      await recordDeadLetter(system, {
+        stream: 'S',
+        streamSeq: 1,
+        subject: 'x',
+        installId: t ? t.install.install_id : randomUUID(),
+        deliveries: 5,
+        error: 'boom',
+        payload: new Uint8Array([1]),
+      });
+    }
+    const scoped = tenantScopedPool(tenantPool());
+    const seen = await runInTenantScope(a.tenant_id, () => scoped.query('SELECT DISTINCT tenant_id FROM dead_letters'));
+    expect(seen.rows).toEqual([{ tenant_id: a.tenant_id }]);
+    const everyone = await system.query('SELECT count(*)::int AS n FROM dead_letters WHERE tenant_id = ANY($1)', [
+      [a.tenant_id, b.tenant_id],
+    ]);
+    expect(everyone.rows[0].n).toBe(2);
+
+    const blobA = await putBlob(system, Buffer.from('a'), a.tenant_id);
+    const blobB = await putBlob(system, Buffer.from('b'), b.tenant_id);
+    expect((await getBlob(system, blobB))?.toString()).toBe('b');
+    // The tenant login reads blobs (a dead letter's event may be one); the policy keeps B's out.
+    const refs = await runInTenantScope(a.tenant_id, () =>
+      scoped.query('SELECT ref FROM ingest_blobs WHERE ref = ANY($1)', [[blobA, blobB]]),
+    );
+    expect(refs.rows).toEqual([{ ref: blobA }]);
+  });
+});
+
+describe('opening the tenant routes pool', () => {
+  it('a fenced nodes login without its tenant login refuses; an unfenced one shares its own', async () => {
+    const lone = `connectors_lone_${randomBytes(4).toString('hex')}`;
+    await owner.query(`CREATE ROLE ${lone} LOGIN IN ROLE connectors_app`);
+    const url = new URL(testDatabaseUrl());
+    url.username = lone;
+    const made: pg.Pool[] = [];
+    const make = (u: string) => {
+      const p = createPool(u, { max: 1 });
+      made.push(p);
+      return p;
+    };
+    const warned: string[] = [];
+    try {
+      const open = openTenantRolePool(url.toString(), poolOf(url.toString()), make, (_m, r) => warned.push(r));
+      await expect(open).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('refused') });
+      // A tenant login outside connectors_tenant has no table grants: refused at start too.
+      await owner.query(`CREATE ROLE ${lone}_tenant LOGIN`);
+      const ungranted = openTenantRolePool(url.toString(), poolOf(url.toString()), make, (_m, r) => warned.push(r));
+      await expect(ungranted).rejects.toMatchObject({ code: 'internal', message: expect.stringContaining('may not') });
+      // The suite's superuser bypasses row-level security anyway: the pool falls back to it.
+      const shared = await openTenantRolePool(testDatabaseUrl(), owner, make, (_m, r) => warned.push(r));
+      expect((await shared.query('SELECT current_user AS u')).rows[0].u).toBe(new URL(testDatabaseUrl()).username);
+      expect(warned).toEqual([`${new URL(testDatabaseUrl()).username}_tenant`]);
+    } finally {
+      for (const p of made) await p.end().catch(() => undefined);
+      await owner.query(`DROP ROLE IF EXISTS ${lone}_tenant`);
+      await owner.query(`DROP ROLE ${lone}`);
+    }
   });
 });
 
@@ -148,5 +244,36 @@ describe('a node running as the application role', () => {
     const nodes = (await (await get('/api/v1/graph/nodes', a)).json()) as { nodes: unknown[] };
     expect(nodes.nodes.length).toBeGreaterThan(0);
     expect(((await (await get('/api/v1/graph/nodes', b)).json()) as { nodes: unknown[] }).nodes).toEqual([]);
+    // A dead letter whose event sits in a blob: listed to its tenant alone, read through the fence.
+    const blob = Buffer.from(JSON.stringify({ type: 'event', event: { id: 'big:1', kind: 'message' } }));
+    const ref = await putBlob(owner, blob, a.tenant_id);
+    await recordDeadLetter(owner, {
+      stream: 'S',
+      streamSeq: 9,
+      subject: 'x',
+      installId: inst.install_id,
+      deliveries: 5,
+      error: 'boom',
+      payload: Buffer.from(JSON.stringify({ type: 'blob-ref', ref })),
+    });
+    const dl = (t: typeof a) =>
+      get('/api/v1/dead-letters', t).then((r) => r.json() as Promise<{ dead_letters: unknown[] }>);
+    expect((await dl(a)).dead_letters).toEqual([
+      expect.objectContaining({
+        tenant_id: a.tenant_id,
+        install_id: inst.install_id,
+        event_id: 'big:1',
+        kind: 'message',
+      }),
+    ]);
+    expect((await dl(b)).dead_letters).toEqual([]);
+    // The tenant routes' connections are the tenant login's, not the nodes' own (other files'
+    // nodes share the database as the superuser, hence the filter on this file's two logins).
+    const logins = await owner.query<{ usename: string }>(
+      `SELECT DISTINCT usename FROM pg_stat_activity
+        WHERE application_name = 'connector-service-tenant' AND usename = ANY($1)`,
+      [[role, `${role}_tenant`]],
+    );
+    expect(logins.rows).toEqual([{ usename: `${role}_tenant` }]);
   });
 });

@@ -1,8 +1,10 @@
 /** Pure parts of the security fences: the tenant rate, the NATS seal, the new settings. */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { createTenantRate } from '../../src/edge/tenant-rate.js';
 import { createSeal } from '../../src/runtime/seal.js';
+import { tenantRolePassword, tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 describe('tenant rate (INTERFACE §9.2)', () => {
@@ -81,5 +83,25 @@ describe('security settings', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).setting).toBe(setting);
     expect((caught as Error).message).not.toContain('short');
+  });
+});
+
+describe('the tenant login derived from DATABASE_URL (migration 013)', () => {
+  it('keeps host and database, appends _tenant, and hashes the decoded password one way', () => {
+    const url = new URL(
+      tenantRoleUrl('postgres://connectors_serve:p%40ss%20w%C3%B6rd@db.example:5433/connectors?sslmode=require'),
+    );
+    expect(url.username).toBe('connectors_serve_tenant');
+    expect(url.host).toBe('db.example:5433');
+    expect(url.pathname).toBe('/connectors');
+    expect(url.searchParams.get('sslmode')).toBe('require');
+    // The same value deploy/postgres/init-roles.sh computes with sha256(convert_to(pw || ':tenant')).
+    const expected = createHash('sha256').update('p@ss wörd:tenant', 'utf8').digest('hex');
+    expect(url.password).toBe(expected);
+    expect(tenantRolePassword('p@ss wörd')).toBe(expected);
+    expect(url.password).not.toContain('p%40ss');
+    // Trust or peer auth: no password, none derived.
+    expect(new URL(tenantRoleUrl('postgres://app@127.0.0.1/x')).password).toBe('');
+    expect(() => tenantRoleUrl('postgres://127.0.0.1/x')).toThrow(expect.objectContaining({ code: 'internal' }));
   });
 });

@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
+import { runInTenantScope } from '../../store/tenant-scope.js';
 import type { EdgeContext } from '../context.js';
 import { validInput } from '../params.js';
 
@@ -60,12 +61,15 @@ export function deadLetterRoutes(
     });
     app.get('/api/v1/dead-letters', { schema: LIST_SCHEMA, attachValidation: true }, async (req) => {
       const q = validInput<z.output<typeof ListQuery>>(req, 'querystring');
-      return listDeadLetters(ctx.db, {
+      const filter = {
         tenantId: req.tenantId,
         installId: q.install_id?.toLowerCase(),
         limit: q.limit ?? 50,
         cursor: q.cursor,
-      });
+      };
+      // Read as the tenant login when there is one (migration 013), like the other tenant routes.
+      const db = ctx.tenantDb;
+      return db ? runInTenantScope(req.tenantId, () => listDeadLetters(db, filter)) : listDeadLetters(ctx.db, filter);
     });
     app.post<{ Params: { id: string } }>(
       '/api/v1/dead-letters/:id/replay',
