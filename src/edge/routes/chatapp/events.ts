@@ -41,8 +41,12 @@ export function chatEventsRoute(deps: {
   signingSecret: string;
   intake: IntakeDeps;
   log: Logger;
+  /** Keeps the intake's install cache hearing install changes while this route is mounted. */
+  hearInstallChanges?: () => { stop(): Promise<void> };
 }): FastifyPluginAsync<EdgeContext> {
   return async (app, ctx) => {
+    const hearing = deps.hearInstallChanges?.();
+    if (hearing) app.addHook('onClose', () => hearing.stop());
     // INTERFACE §9.3: at most 1 MiB, read under the node's budget of unverified bytes.
     rawBodyUnderBudget(app, ctx.unverifiedBytes, CHAT_EVENTS_BODY_LIMIT);
 
