@@ -5,7 +5,8 @@
  * - A just-installed workspace gets its next event: "no install" is never cached, and
  *   every committed change to the installs table is announced (Postgres NOTIFY from a
  *   trigger, migration 007) and makes the cache forget everything.
- * - A lookup that raced a change serves its own request but is not kept (generation check).
+ * - A lookup that raced a change serves its own request but is not kept (generation check),
+ *   nor shared with lookups that start after the change.
  * - Nothing is cached while the announcements cannot be heard (listener down or not yet
  *   listening); entries also expire after `ttlMs`, which bounds staleness if the
  *   listener's connection died silently.
@@ -34,6 +35,7 @@ const INSTALLS_CHANGED_CHANNEL = 'installs_changed';
 
 export class ClaimedInstallsCache {
   private readonly entries = new Map<string, { install: Install; expiresAt: number }>();
+  private readonly inFlight = new Map<string, Promise<Install | null>>();
   private generation = 0;
   private live = false;
   private readonly find: FindClaimedInstall;
@@ -53,8 +55,19 @@ export class ClaimedInstallsCache {
     const hit = this.entries.get(teamId);
     if (hit && hit.expiresAt > startedAt) return hit.install;
     const generation = this.generation;
-    // The query is sent after this point, so it sees every change announced so far.
-    const install = await this.find(teamId);
+    // One query per team at a time: a busy workspace's burst after an announcement (or at
+    // start) would otherwise send one per request. A query in flight was sent after the
+    // last announcement (`invalidate` forgets it), so it sees every change announced so far.
+    const flying = this.inFlight.get(teamId);
+    if (flying) return flying;
+    const pending = this.find(teamId);
+    this.inFlight.set(teamId, pending);
+    let install: Install | null;
+    try {
+      install = await pending;
+    } finally {
+      if (this.inFlight.get(teamId) === pending) this.inFlight.delete(teamId);
+    }
     if (this.live && generation === this.generation && install !== null) {
       this.entries.delete(teamId); // re-inserted last: the Map's order is its age
       this.entries.set(teamId, { install, expiresAt: startedAt + this.ttlMs });
@@ -67,6 +80,7 @@ export class ClaimedInstallsCache {
   invalidate(): void {
     this.generation++;
     this.entries.clear();
+    this.inFlight.clear();
   }
 
   /** Whether changes are being heard; caching happens only while they are. */

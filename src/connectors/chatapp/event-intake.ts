@@ -29,7 +29,7 @@ export interface IntakeDeps {
   installs: ClaimedInstallsCache;
   /** Tell the install's actor its row changed (it caches the row). */
   refreshInstall(installId: string): Promise<void>;
-  /** Slack gives 3 s; answer (with a retryable failure) before it gives up. */
+  /** Slack gives 3 s; answer (with a retryable failure) before it gives up. Bounds the whole intake. */
   publishBudgetMs?: number;
 }
 
@@ -39,7 +39,17 @@ const DEFAULT_PUBLISH_BUDGET_MS = 2_500;
 /** Team ids are short (`T…`); a longer one is not Slack's and is not looked up. */
 const MAX_TEAM_ID = 255;
 
-export async function takeEventCallback(deps: IntakeDeps, body: unknown): Promise<IntakeResult> {
+/**
+ * The whole intake of one event, install lookup and publish included, bounded by one
+ * budget (the lesser of `budgetMs` and `publishBudgetMs`): the HTTP route passes what is
+ * left of its own, so a request makes one timer, not two (issue 12 profile).
+ */
+export function takeEventCallback(deps: IntakeDeps, body: unknown, budgetMs?: number): Promise<IntakeResult> {
+  const own = deps.publishBudgetMs ?? DEFAULT_PUBLISH_BUDGET_MS;
+  return withBudget(take(deps, body), budgetMs === undefined ? own : Math.min(budgetMs, own));
+}
+
+async function take(deps: IntakeDeps, body: unknown): Promise<IntakeResult> {
   // Checked by hand: this runs once per Slack event, and the normalisers check the event itself.
   const b = body as { type?: unknown; team_id?: unknown; event?: unknown } | null;
   const teamId = b?.team_id;
@@ -73,10 +83,12 @@ export async function takeEventCallback(deps: IntakeDeps, body: unknown): Promis
   }
   const draft = fromSlackEvent(event);
   if (!draft) return 'ignored';
-  const ack = await withBudget(
-    deps.publish({ installId: install.install_id, tenantId: install.tenant_id, connectorId: 'chatapp', ...draft }),
-    deps.publishBudgetMs ?? DEFAULT_PUBLISH_BUDGET_MS,
-  );
+  const ack = await deps.publish({
+    installId: install.install_id,
+    tenantId: install.tenant_id,
+    connectorId: 'chatapp',
+    ...draft,
+  });
   // A retry inside the stream's duplicate window: stored once, acknowledged all the same.
   return (ack as { duplicate?: unknown } | null)?.duplicate === true ? 'duplicate' : 'published';
 }

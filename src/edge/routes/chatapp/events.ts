@@ -12,7 +12,7 @@ import type { EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
 import { rawBodyUnderBudget } from '../../raw-body.js';
 import type { Logger } from '../../../log.js';
-import { takeEventCallback, withBudget, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
 import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
@@ -88,7 +88,7 @@ export function chatEventsRoute(deps: {
         if (body?.type === 'event_callback') {
           // Slack gives 3 s: whatever is slow (Postgres, NATS), answer 503 before it gives up.
           const left = ROUTE_BUDGET_MS - (performance.now() - started);
-          const result = await withBudget(takeEventCallback(deps.intake, body), Math.max(1, left));
+          const result = await takeEventCallback(deps.intake, body, Math.max(1, left));
           if (header('x-slack-retry-num'))
             deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
         }
