@@ -11,6 +11,7 @@ import { BadRequest, Unauthorized } from '../../../errors.js';
 import type { EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
 import { rawBodyUnderBudget } from '../../raw-body.js';
+import { DOCUMENTATION_ONLY } from '../../openapi.js';
 import type { Logger } from '../../../log.js';
 import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
 import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
@@ -52,7 +53,7 @@ export function chatEventsRoute(deps: {
 
     app.post(
       EVENTS_PATH,
-      { bodyLimit: CHAT_EVENTS_BODY_LIMIT, schema: EVENTS_SCHEMA, attachValidation: true },
+      { bodyLimit: CHAT_EVENTS_BODY_LIMIT, schema: EVENTS_SCHEMA, validatorCompiler: DOCUMENTATION_ONLY },
       async (req) => {
         const started = performance.now();
         const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
