@@ -14,6 +14,14 @@ import { ErrorBody } from './schemas.js';
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
 
+/**
+ * A route's `validatorCompiler` when its request schema only documents (the webhook
+ * receivers check the signature on the raw bytes before anything else, and read their
+ * headers themselves): nothing is validated per request, the schema still reaches the
+ * OpenAPI document (issue 12: zod off the webhook hot path).
+ */
+export const DOCUMENTATION_ONLY = () => () => true;
+
 /** Tenant routes that a tenant's key does not guard: the browser, Slack and GitHub reach them. */
 const NO_BEARER = new Set([
   '/api/v1/connectors/oauth/callback',

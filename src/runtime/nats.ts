@@ -82,6 +82,9 @@ export function natsAuthOptions(a: NonNullable<ConnectNatsOptions['auth']>): Par
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 
+/** See `pendingLimit` in connectNats. */
+const OUTBOUND_FLUSH_BYTES = 512 * 1024;
+
 export async function connectNats({ servers, name, log, auth }: ConnectNatsOptions): Promise<NatsConnection> {
   const list = Array.isArray(servers) ? servers : [servers];
   let outageStart: number | null = null;
@@ -96,6 +99,12 @@ export async function connectNats({ servers, name, log, auth }: ConnectNatsOptio
       // nats.js otherwise captures a stack for every request and publish (about 15% of the
       // edge's CPU per webhook, bench/ingest --cpu-prof); its errors keep their messages.
       noAsyncTraces: true,
+      // The outbound buffer is flushed once per microtask checkpoint, or at once when it
+      // reaches this size (default 32 KiB). The edge hands a turn's publishes over together
+      // (IngestPublisher); at 64 concurrent ~2.5 KB webhooks the default split each turn
+      // into a dozen socket writes, ~6% of the edge's CPU (issue 12, `--cpu-prof`). An
+      // option nats.js reads but does not declare, hence the spread below.
+      ...{ pendingLimit: OUTBOUND_FLUSH_BYTES },
       reconnectDelayHandler: () => {
         outageStart ??= Date.now();
         const grown = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS + (Date.now() - outageStart) / 4);

@@ -12,12 +12,13 @@ import { chatNamesActor, chatNamesKey } from '../actors/chatapp/chat-names.js';
 import { chatWorkspaceBucketActor } from '../actors/chatapp/chat-workspace-bucket.js';
 import type { EdgeContext } from '../edge/context.js';
 import { installKey } from '../actors/install-protocol.js';
-import { listUnfinishedBackfills } from '../store/chat-claims.js';
+import { findClaimedInstall, listUnfinishedBackfills } from '../store/chat-claims.js';
 import type { ModuleFactory } from './module.js';
 import { botCredentials } from '../connectors/chatapp/bot-token.js';
 import { chatDriver } from '../connectors/chatapp/driver.js';
 import type { EmitPermits } from '../connectors/chatapp/emit.js';
 import type { IntakeDeps } from '../connectors/chatapp/event-intake.js';
+import { ClaimedInstallsCache, hearChatInstallChanges } from '../connectors/chatapp/claimed-installs-cache.js';
 import { chatEventsRoute } from '../edge/routes/chatapp/events.js';
 import { chatOAuthRoutes } from '../edge/routes/chatapp/oauth.js';
 import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/socket-mode.js';
@@ -69,18 +70,23 @@ export const chatappModule: ModuleFactory = (deps) => {
     pool: deps.requestPool,
     log,
     publish: (event) => deps.publish(event),
-    dedup: deps.dedup,
+    installs: new ClaimedInstallsCache({ find: (teamId) => findClaimedInstall(deps.requestPool, teamId) }),
     refreshInstall: async (installId) => {
       await deps.actors.ask(installKey(installId), { type: 'refresh' }, { timeoutMs: 5_000, idempotent: true });
     },
   };
+
+  // The intake's install cache trusts only what it hears: while the events transport runs.
+  const hearInstalls = () => hearChatInstallChanges(pool, log, intake.installs);
+  let socketHearing: { stop(): Promise<void> } | null = null;
 
   const plugins: Array<FastifyPluginAsync<EdgeContext>> = [
     chatOAuthRoutes({ config, pool, cipher: deps.cipher, log, startBackfill }),
   ];
   const { transport, signingSecret, appToken } = config.chatapp;
   // spec §5, INTERFACE §8.18: the HTTP events route exists only with HTTP transport.
-  if (transport === 'http' && signingSecret) plugins.push(chatEventsRoute({ signingSecret, intake, log }));
+  if (transport === 'http' && signingSecret)
+    plugins.push(chatEventsRoute({ signingSecret, intake, log, hearInstallChanges: () => hearInstalls() }));
   const socket: SocketModeTransport | null =
     transport === 'socket' && appToken
       ? chatSocketMode({ appToken, apiUrl: config.chatapp.apiUrl, log, intake })
@@ -115,8 +121,19 @@ export const chatappModule: ModuleFactory = (deps) => {
     routes: async (app, ctx) => {
       for (const p of plugins) await app.register(p, ctx);
     },
-    startEdge: socket ? () => socket.start() : undefined,
-    stopEdge: socket ? () => socket.stop() : undefined,
+    startEdge: socket
+      ? () => {
+          socketHearing ??= hearInstalls();
+          return socket.start();
+        }
+      : undefined,
+    stopEdge: socket
+      ? async () => {
+          await socket.stop();
+          await socketHearing?.stop();
+          socketHearing = null;
+        }
+      : undefined,
     /** Walkers of unfinished backfills whose key hashes to the acquired shard resume here. */
     async onShardAcquired(shard) {
       if (!config.chatapp.enabled) return;

@@ -1,5 +1,12 @@
 /** Durable ingest against real JetStream: order, dedup, blobs, retries, dead letters, stop. */
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
@@ -85,7 +92,7 @@ describe('integration: ingest stream and shard consumer', () => {
     return { names, blobs, deadLetters, publisher, consumer, batchConsumer, streamMessages };
   }
 
-  it('ensureIngestStream is idempotent and makes a file-backed work queue with a 2 min window', async () => {
+  it('ensureIngestStream is idempotent and makes a file-backed work queue with a 6 min window', async () => {
     const { names } = await setup();
     await ensureIngestStream(jsm, names);
     const { config } = await jsm.streams.info(names.ingestStream);
@@ -93,8 +100,24 @@ describe('integration: ingest stream and shard consumer', () => {
       retention: 'workqueue',
       storage: 'file',
       subjects: [names.ingestSubjects],
+      duplicate_window: 360e9,
+    });
+  });
+
+  it("an existing stream with an older, shorter window gets the 6 min one (Slack's retries span 5 min)", async () => {
+    const names: Names = makeNames(freshNamespace('ingw'));
+    await jsm.streams.add({
+      name: names.ingestStream,
+      subjects: [names.ingestSubjects],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Workqueue,
       duplicate_window: 120e9,
     });
+    streams.push(names.ingestStream);
+    await ensureIngestStream(jsm, names);
+    const { config } = await jsm.streams.info(names.ingestStream);
+    expect(config.duplicate_window).toBe(360e9);
+    expect(config.duplicate_window).toBeGreaterThanOrEqual(5 * 60e9);
   });
 
   it('delivers each install in order, installs concurrently, and acks (work queue empties)', async () => {

@@ -26,7 +26,8 @@ export interface ChatEventDraft {
   payload: Record<string, unknown>;
 }
 
-const Ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/);
+const TS_PATTERN = /^\d{1,12}\.\d{1,9}$/;
+const Ts = z.string().regex(TS_PATTERN);
 const Id = z.string().min(1).max(255);
 const ChannelTypeSchema = z.enum(['channel', 'group', 'im', 'mpim']);
 
@@ -56,7 +57,8 @@ export type SlackMessage = z.infer<typeof SlackMessage>;
 
 /** Slack `ts` ("1700000000.123456", seconds) as an ISO 8601 UTC string. */
 export function tsToIso(ts: string | undefined | null): string | null {
-  if (!ts || !Ts.safeParse(ts).success) return null;
+  // The pattern itself, not `Ts.safeParse`: this runs for every live event (issue 12).
+  if (!ts || !TS_PATTERN.test(ts)) return null;
   const [s, frac = ''] = ts.split('.');
   const ms = Number(s) * 1000 + Number(`${frac}000`.slice(0, 3));
   const d = new Date(ms);

@@ -11,8 +11,9 @@ import { BadRequest, Unauthorized } from '../../../errors.js';
 import type { EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
 import { rawBodyUnderBudget } from '../../raw-body.js';
+import { DOCUMENTATION_ONLY } from '../../openapi.js';
 import type { Logger } from '../../../log.js';
-import { takeEventCallback, withBudget, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
+import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
 import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
@@ -41,14 +42,18 @@ export function chatEventsRoute(deps: {
   signingSecret: string;
   intake: IntakeDeps;
   log: Logger;
+  /** Keeps the intake's install cache hearing install changes while this route is mounted. */
+  hearInstallChanges?: () => { stop(): Promise<void> };
 }): FastifyPluginAsync<EdgeContext> {
   return async (app, ctx) => {
+    const hearing = deps.hearInstallChanges?.();
+    if (hearing) app.addHook('onClose', () => hearing.stop());
     // INTERFACE §9.3: at most 1 MiB, read under the node's budget of unverified bytes.
     rawBodyUnderBudget(app, ctx.unverifiedBytes, CHAT_EVENTS_BODY_LIMIT);
 
     app.post(
       EVENTS_PATH,
-      { bodyLimit: CHAT_EVENTS_BODY_LIMIT, schema: EVENTS_SCHEMA, attachValidation: true },
+      { bodyLimit: CHAT_EVENTS_BODY_LIMIT, schema: EVENTS_SCHEMA, validatorCompiler: DOCUMENTATION_ONLY },
       async (req) => {
         const started = performance.now();
         const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -84,7 +89,7 @@ export function chatEventsRoute(deps: {
         if (body?.type === 'event_callback') {
           // Slack gives 3 s: whatever is slow (Postgres, NATS), answer 503 before it gives up.
           const left = ROUTE_BUDGET_MS - (performance.now() - started);
-          const result = await withBudget(takeEventCallback(deps.intake, body), Math.max(1, left));
+          const result = await takeEventCallback(deps.intake, body, Math.max(1, left));
           if (header('x-slack-retry-num'))
             deps.log.debug({ retry: header('x-slack-retry-num'), result }, 'Slack retry handled');
         }

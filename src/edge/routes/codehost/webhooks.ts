@@ -21,6 +21,7 @@ import type { Config } from '../../../config.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
 import { rawBodyUnderBudget } from '../../raw-body.js';
+import { DOCUMENTATION_ONLY } from '../../openapi.js';
 import { BadRequest, NotConfigured, Unauthorized } from '../../../errors.js';
 import type { Logger } from '../../../log.js';
 import type { IngestEvent } from '../../../runtime/ports.js';
@@ -92,7 +93,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       {
         bodyLimit: WEBHOOK_BODY_LIMIT,
         schema: WEBHOOK_SCHEMA,
-        attachValidation: true,
+        validatorCompiler: DOCUMENTATION_ONLY,
         onRequest: async () => {
           // spec §8: 501 until enabled and all five settings are present.
           if (!config.codehost.enabled)
@@ -101,7 +102,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       },
       async (req, reply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        if (!(await verifySignature(config.codehost.webhookSecret ?? '', raw, req.headers['x-hub-signature-256']))) {
+        if (!verifySignature(config.codehost.webhookSecret ?? '', raw, req.headers['x-hub-signature-256'])) {
           throw new Unauthorized('X-Hub-Signature-256 is missing or does not match the body');
         }
         const event = header(req.headers['x-github-event']);
