@@ -37,6 +37,7 @@ import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
 import { registerInstallMetrics } from './store/install-metrics.js';
+import { registerEffectMetrics } from './store/effect-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
@@ -173,6 +174,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   const registry = createMetricsRegistry({ defaults: true });
   const stopUpstreamMetrics = observeUpstreamCalls(registry, config);
   registerInstallMetrics(registry, pool);
+  registerEffectMetrics(registry, pool, config.namespace, log);
   const router = new Router({ nc, names: n, shards: config.shards, log, seal });
 
   const deps: ModuleDeps = {

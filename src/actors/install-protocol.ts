@@ -35,7 +35,11 @@ export type InstallWritesProtocol = {
    * spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks, and
    * again by the actor against its own row (INTERFACE §9.4: another tenant's, 404).
    */
-  emit: { msg: { tenantId: string; kind: string; body: Record<string, unknown> }; answer: EmitReceipt };
+  /** `idempotencyKey`: the request's Idempotency-Key (INTERFACE §9.3), the receipt is stored under it. */
+  emit: {
+    msg: { tenantId: string; kind: string; body: Record<string, unknown>; idempotencyKey?: string };
+    answer: EmitReceipt;
+  };
   health: { msg: { tenantId: string }; answer: InstallHealth };
 };
 

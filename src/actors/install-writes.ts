@@ -10,6 +10,7 @@ import { BadConfig, Conflict, ErrorCodes, NotConfigured, NotFound } from '../err
 import type { ConnectorDriver, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import type { InstallWritesProtocol } from './install-protocol.js';
+import { completeIdempotencyKey } from '../store/idempotency-keys.js';
 import { getInstallById, type Install } from '../store/installs.js';
 import type pg from 'pg';
 
@@ -63,9 +64,29 @@ export function installWritesActor(
         if (!msg.kind.startsWith(`${install.connector_id}.`)) {
           throw new BadConfig(`kind ${JSON.stringify(msg.kind)} is not a ${install.connector_id} emit kind`);
         }
-        const dctx = { install, signal: ctx.signal, log: ctx.log };
+        const key = msg.idempotencyKey;
+        const dctx = {
+          install,
+          signal: ctx.signal,
+          log: ctx.log,
+          ...(key === undefined ? {} : { idempotencyKey: key }),
+        };
         const { provider_id } = await driverOf(install).emit(dctx, msg.kind, msg.body);
-        return { provider_id, kind: msg.kind, install_id: install.install_id, emitted_at: new Date().toISOString() };
+        const receipt = {
+          provider_id,
+          kind: msg.kind,
+          install_id: install.install_id,
+          emitted_at: new Date().toISOString(),
+        };
+        // INTERFACE §9.3: stored here, next to the write, not only by the edge that asked: an
+        // edge that dies or times out before our answer reaches it no longer lets a retry write
+        // again. A failure is logged; the emitted record still carries the key.
+        if (key !== undefined) {
+          await completeIdempotencyKey(ports.pool, install.tenant_id, key, receipt).catch((err: unknown) =>
+            ctx.log.error({ err }, 'could not store the receipt of an Idempotency-Key; the write stands'),
+          );
+        }
+        return receipt;
       },
 
       async health(ctx, msg) {

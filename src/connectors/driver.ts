@@ -13,6 +13,11 @@ export interface DriverContext {
   install: Install;
   signal: AbortSignal;
   log: Logger;
+  /**
+   * INTERFACE §9.3: the emit's Idempotency-Key, if it had one. Stored on the emitted-event
+   * record with the write, so a retry after this node's death finds the write done.
+   */
+  idempotencyKey?: string;
 }
 
 export interface EmitReceipt {

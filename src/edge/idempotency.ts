@@ -8,6 +8,13 @@
  * A first call that fails having written nothing gives the key up, so the client's retry
  * with it runs again. One that may have written (the actor took the message but its answer
  * was lost) keeps the claim until its lock passes: a retry waits, then takes it over.
+ *
+ * Node death between the upstream write and the stored receipt (README "Idempotent
+ * writes"): the write actor stores the receipt itself right after the write, and the
+ * emitted-event record written with the write carries the key, so a retry that takes over
+ * an abandoned claim replays that write instead of making another. The lock outlasts the
+ * first call's deadline (the actor starts no message past it and aborts its I/O there),
+ * so a takeover never races a first call that is still running.
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +23,7 @@ import stringify from 'safe-stable-stringify';
 import { BadRequest, Conflict, ErrorCodes, toAppError, Unavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../store/db.js';
+import { findEmittedReceipt } from '../store/emitted.js';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -53,10 +61,10 @@ export async function idempotent<T>(
   reply: FastifyReply,
   target: string,
   body: unknown,
-  call: () => Promise<T>,
+  call: (idempotencyKey: string | undefined) => Promise<T>,
 ): Promise<T> {
   const key = req.headers['idempotency-key'];
-  if (key === undefined) return call();
+  if (key === undefined) return call(undefined);
   if (typeof key !== 'string' || !KEY.test(key)) {
     throw new BadRequest('Idempotency-Key must be 1-255 visible ASCII characters');
   }
@@ -77,7 +85,17 @@ export async function idempotent<T>(
       reply.header('idempotent-replayed', 'true');
       return claim.receipt as T;
     }
-    if (claim.state === 'claimed') return runClaimed(deps, tenantId, key, call);
+    if (claim.state === 'claimed') {
+      const found = claim.takeover ? await findEmittedReceipt(deps.db, tenantId, key) : null;
+      if (found !== null) {
+        // The abandoned first call wrote upstream and recorded it, then died before storing
+        // its receipt: that write is the answer, not a second one.
+        await completeIdempotencyKey(deps.db, tenantId, key, found);
+        reply.header('idempotent-replayed', 'true');
+        return found as T;
+      }
+      return runClaimed(deps, tenantId, key, () => call(key));
+    }
     if (Date.now() >= deadline) {
       throw new Unavailable('the first request with this Idempotency-Key is still running', { retryAfterS: 1 });
     }

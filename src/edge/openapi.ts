@@ -9,6 +9,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { createJsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
+import { isDocumentationOnly } from './doc-only-schema.js';
 import { ErrorBody } from './schemas.js';
 
 export const OPENAPI_PATH = '/openapi.json';
@@ -65,7 +66,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
   });
   // Request schemas validate (routes opt into `attachValidation` to choose the error code
   // and order themselves, see params.ts `validInput`); responses are documented, not enforced.
-  app.setValidatorCompiler(validatorCompiler);
+  // A documentation-only schema (the signed webhook bodies) compiles to a pass-through.
+  app.setValidatorCompiler((route) =>
+    isDocumentationOnly(route.schema)
+      ? passThrough
+      : validatorCompiler(route as Parameters<typeof validatorCompiler>[0]),
+  );
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Registered under its id by `.meta()`; referenced from every operation's default response.
   void ErrorBody;
@@ -116,6 +122,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
   app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.redirect(DOCS_PATH));
 }
+
+const passThrough = () => true;
 
 interface OperationLike {
   responses?: Record<string, { headers?: Record<string, unknown> }>;

@@ -7,8 +7,12 @@ import type { Queryable } from './db.js';
 /** How long a key is remembered (INTERFACE §9.3: 24 hours). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 
+/** `takeover`: the key was claimed before by a call that never stored its receipt. */
 export type Claim =
-  { state: 'claimed' } | { state: 'done'; receipt: unknown } | { state: 'running' } | { state: 'mismatch' };
+  | { state: 'claimed'; takeover: boolean }
+  | { state: 'done'; receipt: unknown }
+  | { state: 'running' }
+  | { state: 'mismatch' };
 
 /**
  * Claims `key` for a call whose fingerprint is `fingerprint`, or reports who has it.
@@ -20,7 +24,7 @@ export async function claimIdempotencyKey(
   a: { tenantId: string; key: string; fingerprint: Buffer; lockMs: number },
 ): Promise<Claim> {
   for (;;) {
-    const won = await q.query(
+    const won = await q.query<{ inserted: boolean }>(
       `INSERT INTO idempotency_keys (tenant_id, key, fingerprint, locked_until)
        VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
        ON CONFLICT (tenant_id, key) DO UPDATE
@@ -30,10 +34,11 @@ export async function claimIdempotencyKey(
          WHERE idempotency_keys.created_at < now() - $5 * interval '1 hour'
             OR (idempotency_keys.receipt IS NULL AND idempotency_keys.locked_until < now()
                 AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
-       RETURNING 1`,
+       RETURNING (xmax = 0) AS inserted`,
       [a.tenantId, a.key, a.fingerprint, a.lockMs, IDEMPOTENCY_TTL_HOURS],
     );
-    if (won.rowCount === 1) return { state: 'claimed' };
+    // xmax = 0 on a freshly inserted row; a replaced one was an expired or abandoned claim.
+    if (won.rowCount === 1) return { state: 'claimed', takeover: won.rows[0]?.inserted === false };
     const { rows } = await q.query<{ fingerprint: Buffer; receipt: unknown }>(
       `SELECT fingerprint, receipt FROM idempotency_keys WHERE tenant_id = $1 AND key = $2`,
       [a.tenantId, a.key],

@@ -43,17 +43,17 @@ export const codehostModule: ModuleFactory = (deps) => {
     // A primary-limit hold can last until the hourly reset: keep it where nothing expires
     // (the dedup bucket forgets after 10 minutes), so a shard move never forgets it.
     holds: deps.cursors,
-    write: (install, w, signal, actorLog) => {
+    write: (install, w, signal, actorLog, idempotencyKey) => {
       if (clients === null) throw new NotConfigured('the code-host connector is not enabled and fully configured');
-      return performWrite(clients.forInstall(install), pool, install, w, signal, actorLog);
+      return performWrite(clients.forInstall(install), pool, install, w, { signal, log: actorLog, idempotencyKey });
     },
   });
 
-  const write = (install: InstallRef, w: CodehostWrite, signal: AbortSignal) =>
+  const write = (install: InstallRef, w: CodehostWrite, signal: AbortSignal, idempotencyKey?: string) =>
     abortable(
       deps.actors.ask(
         codehostWriterKey(install.githubInstallationId),
-        { type: 'write', install: { ...install }, write: { ...w } },
+        { type: 'write', install: { ...install }, write: { ...w }, idempotencyKey },
         { timeoutMs: WRITE_ASK_TIMEOUT_MS },
       ),
       signal,

@@ -77,6 +77,36 @@ describe('chatapp emit', () => {
     ]);
   });
 
+  it('Idempotency-Key: the write is recorded with its key, so a retry after the receipt was lost replays it', async () => {
+    const send = () =>
+      fetch(`${s.node.url}/api/v1/connectors/installs/${installId}/emit`, {
+        method: 'POST',
+        headers: { ...tenant.auth, 'content-type': 'application/json', 'idempotency-key': 'k-node-death' },
+        body: JSON.stringify({ kind: 'chatapp.message', body: { channel_id: ch(149).id, text: 'once only' } }),
+      });
+    const first = await send();
+    expect(first.status).toBe(200);
+    const receipt = await json(first);
+    const { rows } = await s.node.pool.query(
+      `SELECT provider_id FROM emitted_events WHERE tenant_id = $1 AND idempotency_key = 'k-node-death'`,
+      [tenant.tenant_id],
+    );
+    expect(rows.map((r) => r.provider_id)).toEqual([receipt.provider_id]);
+    // As if the node died between Slack's answer and storing the receipt: the claim has no
+    // receipt and its lock has passed, so the retry takes it over (INTERFACE §9.3).
+    await s.node.pool.query(
+      `UPDATE idempotency_keys SET receipt = NULL, locked_until = now() - interval '1 second'
+       WHERE tenant_id = $1 AND key = 'k-node-death'`,
+      [tenant.tenant_id],
+    );
+    const posts = s.slack.posted.filter((p) => p.channel === ch(149).id).length;
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect((await json(retry)).provider_id).toBe(receipt.provider_id);
+    expect(s.slack.posted.filter((p) => p.channel === ch(149).id)).toHaveLength(posts);
+  });
+
   it('adds a reaction (receipt channel:ts:name); already_reacted is success', async () => {
     const target = ch(2);
     const ts = nextTs();

@@ -45,6 +45,25 @@ const records = async (installId: string) =>
   ).rows;
 
 describe('codehost emit: every kind', () => {
+  it('records the Idempotency-Key with the write, through the installation write actor (INTERFACE §9.3)', async () => {
+    const id = await fresh();
+    const res = await fetch(`${h.node.url}/api/v1/connectors/installs/${id}/emit`, {
+      method: 'POST',
+      headers: { ...t.auth, 'content-type': 'application/json', 'idempotency-key': 'gh-once' },
+      body: JSON.stringify({
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 1, body: 'once' },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const receipt = (await res.json()) as { provider_id: string };
+    const { rows } = await h.node.pool.query(
+      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND idempotency_key = 'gh-once'`,
+      [id],
+    );
+    expect(rows.map((r) => r.provider_id)).toEqual([receipt.provider_id]);
+  });
+
   it('writes each kind upstream, answers the receipt of §8.6 and records it with the five-field key', async () => {
     const id = await fresh();
     const repo = 'Codertocat/Hello-World';

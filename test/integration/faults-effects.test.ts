@@ -12,6 +12,7 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../fakes/github-harness.js';
+import { readEffectQueue } from '../../src/store/effect-metrics.js';
 import { until } from '../support/until.js';
 
 let h: CodehostHarness;
@@ -72,6 +73,15 @@ describe('a failing side effect', () => {
       return r.effects.last_error?.includes('upstream_error') ? r : null;
     });
     expect(record.effects.failed).toBe(0);
+    // ... and on /metrics as a queued effect waiting for its retry (this node's first scrape
+    // reads the queue afresh).
+    const text = await (await fetch(`${h.node.url}/metrics`)).text();
+    const retrying = text
+      .split('\n')
+      .find((l) => l.startsWith('connector_service_effects_queued{') && l.includes('state="retrying"'));
+    expect(retrying).toContain('connector="codehost"');
+    expect(Number(retrying!.split(' ').pop())).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(/^connector_service_effects_oldest_queued_seconds\{connector="codehost"\} \d/m);
 
     // Once the fault is over (after `failures` refusals) the comment appears, once.
     const summaries = () =>
@@ -90,6 +100,8 @@ describe('a failing side effect', () => {
       [installId, `${installId}:%`],
     );
     expect(rows[0].n).toBe(0);
+    // Nothing left to run in this test's namespace: the gauge's query says so.
+    expect(await readEffectQueue(h.node.pool, h.node.namespace)).toEqual([]);
     console.log(
       `figures: 6 events stored ${storedAfterMs} ms after the first delivery; comment after ${failures} refusals`,
     );

@@ -5,7 +5,7 @@
  * tenant, a failure that wrote nothing frees the key, and the key expires after 24 hours.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../src/errors.js';
+import { DeadlineExceeded, UpstreamError } from '../../src/errors.js';
 import { projectEvent } from '../../src/graph/project.js';
 import { withTx } from '../../src/store/db.js';
 import type { Install } from '../../src/store/installs.js';
@@ -17,13 +17,23 @@ let n2: Fixture;
 let calls = 0;
 let gate: Promise<void> = Promise.resolve();
 let failNext = false;
+/** Acts, then "dies" before answering: a DeadlineExceeded after `whileActing` ran. */
+let dieAfter: ((msg: Asked['msg']) => Promise<void>) | null = null;
+const keysSeen: unknown[] = [];
 
 async function answer({ msg }: Asked) {
   calls++;
+  keysSeen.push(msg.idempotencyKey);
   await gate;
   if (failNext) {
     failNext = false;
     throw new UpstreamError('upstream said no');
+  }
+  if (dieAfter) {
+    const acted = dieAfter;
+    dieAfter = null;
+    await acted(msg);
+    throw new DeadlineExceeded('the node running the write died');
   }
   return { provider_id: String(calls), kind: msg.kind, install_id: 'i', emitted_at: new Date().toISOString() };
 }
@@ -124,6 +134,48 @@ describe('Idempotency-Key on emit', () => {
       expect(res.json().error.code).toBe('bad_request');
     }
     expect((await emit(n1, t.auth, inst, 'a'.repeat(255), emitBody('x'))).statusCode).toBe(200);
+  });
+
+  it("passes the key to the actor; a retry after the first call's node died replays the write it recorded", async () => {
+    const t = await n1.tenant();
+    const inst = await n1.install(t.tenant_id);
+    // The write happened and its emitted record carries the key; the receipt was never stored.
+    dieAfter = async () => {
+      await n1.pool.query(
+        `INSERT INTO emitted_events (install_id, tenant_id, kind, repo_full_name, issue_or_pr_number, provider_id,
+                                     idempotency_key)
+         VALUES ($1, $2, 'chatapp.message', 'C1', 0, 'P-written', 'k-died')`,
+        [inst.install_id, t.tenant_id],
+      );
+    };
+    const before = calls;
+    const lost = await emit(n1, t.auth, inst, 'k-died', emitBody('x'));
+    expect(lost.statusCode).toBe(503);
+    expect(keysSeen.at(-1)).toBe('k-died');
+    // The claim is kept (the write may have happened) until its lock passes.
+    await n1.pool.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE tenant_id = $1`, [
+      t.tenant_id,
+    ]);
+    const retry = await emit(n2, t.auth, inst, 'k-died', emitBody('x'));
+    expect(retry.statusCode).toBe(200);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toMatchObject({
+      provider_id: 'P-written',
+      kind: 'chatapp.message',
+      install_id: inst.install_id,
+    });
+    expect(calls - before).toBe(1);
+    expect((await emit(n1, t.auth, inst, 'k-died', emitBody('x'))).json()).toEqual(retry.json());
+
+    // Died before anything was recorded: the upstream write cannot be told from none, so
+    // the retry writes (the gap README "Idempotent writes" names).
+    dieAfter = async () => {};
+    expect((await emit(n1, t.auth, inst, 'k-died-early', emitBody('x'))).statusCode).toBe(503);
+    await n1.pool.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE tenant_id = $1`, [
+      t.tenant_id,
+    ]);
+    expect((await emit(n2, t.auth, inst, 'k-died-early', emitBody('x'))).statusCode).toBe(200);
+    expect(calls - before).toBe(3);
   });
 
   it('forgets a key after 24 hours', async () => {

@@ -92,6 +92,31 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('the signed webhook routes', () => {
+  const schemaOf = (op: Operation) =>
+    (op.requestBody as { content: Record<string, { schema: Record<string, any> }> }).content['application/json']!
+      .schema;
+
+  it('describe the Slack events envelopes and their signature headers', () => {
+    const op = doc.paths['/api/v1/connectors/chatapp/events']!.post!;
+    const types = (schemaOf(op).oneOf ?? schemaOf(op).anyOf).map(
+      (s: any) => s.properties.type.const ?? s.properties.type.enum?.[0],
+    );
+    expect(types).toEqual(expect.arrayContaining(['url_verification', 'event_callback']));
+    const headers = (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+    expect(headers).toEqual(expect.arrayContaining(['x-slack-signature', 'x-slack-request-timestamp']));
+  });
+
+  it('describe the GitHub payload as an object and its delivery headers as required', () => {
+    const op = doc.paths['/api/v1/connectors/codehost/webhooks']!.post!;
+    expect(schemaOf(op).type).toBe('object');
+    const headers = (op.parameters ?? []) as Array<{ name: string; in: string; required?: boolean }>;
+    for (const name of ['x-github-event', 'x-github-delivery', 'x-hub-signature-256']) {
+      expect(headers.find((p) => p.in === 'header' && p.name === name)?.required, name).toBe(true);
+    }
+  });
+});
+
 describe('GET /docs', () => {
   it('renders the document without auth', async () => {
     const res = await fetch(`${h.node.url}/docs`, { redirect: 'follow' });

@@ -19,7 +19,7 @@ export const CODEHOST_WRITER_KIND = 'codehost-writes';
 
 /** One paced, recorded GitHub write of the installation (spec §4.2). */
 export type CodehostWriterProtocol = {
-  write: { msg: { install: InstallRef; write: CodehostWrite }; answer: WriteOutcome };
+  write: { msg: { install: InstallRef; write: CodehostWrite; idempotencyKey?: string }; answer: WriteOutcome };
 };
 
 export function codehostWriterKey(githubInstallationId: number): KeyOf<CodehostWriterProtocol> {
@@ -28,7 +28,13 @@ export function codehostWriterKey(githubInstallationId: number): KeyOf<CodehostW
 
 export interface CodehostWriterPorts {
   /** Performs one write and records it; throws classified errors (RateLimited, UpstreamError). */
-  write(install: InstallRef, w: CodehostWrite, signal: AbortSignal, log: Logger): Promise<WriteOutcome>;
+  write(
+    install: InstallRef,
+    w: CodehostWrite,
+    signal: AbortSignal,
+    log: Logger,
+    idempotencyKey?: string,
+  ): Promise<WriteOutcome>;
   /** Where holds survive a move (a KV bucket whose TTL outlives typical holds). */
   holds: KvPort;
   pacing?: { perMinute: number; burst: number };
@@ -82,7 +88,7 @@ export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition
         }
         if (slot.waitMs > 0) await sleep(slot.waitMs, undefined, { signal: ctx.signal });
         try {
-          return await ports.write(msg.install, w, ctx.signal, ctx.log);
+          return await ports.write(msg.install, w, ctx.signal, ctx.log, msg.idempotencyKey);
         } catch (err) {
           if (err instanceof RateLimited && err.retryAfterS !== undefined) {
             const until = Date.now() + err.retryAfterS * 1000;

@@ -79,6 +79,7 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
           repoFullName: done.channel_id,
           providerId: done.provider_id,
           byActorLogin: secret.bot_user_id,
+          idempotencyKey: ctx.idempotencyKey,
         });
       } catch (err) {
         ctx.log.error({ err, kind, providerId: done.provider_id }, 'emitted record not written; the post stands');

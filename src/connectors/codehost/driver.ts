@@ -18,7 +18,8 @@ import { describeUpstream } from './upstream-error.js';
 export interface CodehostDriverDeps {
   /** Null while the connector is off. */
   clients: GithubClients | null;
-  write(install: InstallRef, w: CodehostWrite, signal: AbortSignal): Promise<WriteOutcome>;
+  /** `idempotencyKey`: the emit's, recorded with the write (INTERFACE §9.3). */
+  write(install: InstallRef, w: CodehostWrite, signal: AbortSignal, idempotencyKey?: string): Promise<WriteOutcome>;
   summary: PrSummaryDeps | null;
 }
 
@@ -30,7 +31,7 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       if (deps.clients === null) throw new NotConfigured('the code-host connector is not enabled and fully configured');
       // spec §4.2: validated before any upstream call; BadConfig on refusal.
       const w = parseEmit(kind, body);
-      return deps.write(installRefOf(ctx.install), w, ctx.signal);
+      return deps.write(installRefOf(ctx.install), w, ctx.signal, ctx.idempotencyKey);
     },
 
     health: (ctx) => checkHealth(deps.clients, ctx),

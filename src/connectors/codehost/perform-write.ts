@@ -112,9 +112,9 @@ export async function performWrite(
   db: Queryable,
   install: InstallRef,
   w: CodehostWrite,
-  signal: AbortSignal,
-  log: Logger,
+  opts: { signal: AbortSignal; log: Logger; idempotencyKey?: string },
 ): Promise<WriteOutcome> {
+  const { signal, log } = opts;
   let done: Done;
   try {
     done = await call(octokit, w, signal);
@@ -130,6 +130,7 @@ export async function performWrite(
       issueOrPrNumber: done.number,
       providerId: done.providerId,
       byActorLogin: done.byActorLogin,
+      idempotencyKey: opts.idempotencyKey,
     });
   } catch (err) {
     // spec §4.2: the write happened; losing its record only weakens the Tier-2 filter.

@@ -91,13 +91,13 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
       const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
       const action = validInput<z.output<typeof NodeAction>>(req, 'body');
       const emit = emitForAction(node, action);
-      return idempotent(ctx, req, reply, `action:${node.id}`, action, async () =>
+      return idempotent(ctx, req, reply, `action:${node.id}`, action, async (idempotencyKey) =>
         countEmit(
           ctx.metrics,
           emit.kind,
           ctx.actors.ask(
             installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
-            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body },
+            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
             { timeoutMs: ACTION_TIMEOUT_MS },
           ),
         ),

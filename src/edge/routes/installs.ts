@@ -95,13 +95,13 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) =
       const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
       // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
       const body = validInput<z.output<typeof EmitBody>>(req, 'body', BadConfig);
-      return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, () =>
+      return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, (idempotencyKey) =>
         countEmit(
           ctx.metrics,
           body.kind,
           ctx.actors.ask(
             installWritesKey(install.install_id),
-            { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body },
+            { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body, idempotencyKey },
             { timeoutMs: EMIT_TIMEOUT_MS },
           ),
         ),

@@ -6,7 +6,6 @@
  * published (event-intake.ts); anything else makes Slack retry.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { z } from 'zod';
 import { BadRequest, Unauthorized } from '../../../errors.js';
 import type { EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
@@ -15,28 +14,13 @@ import { DOCUMENTATION_ONLY } from '../../openapi.js';
 import type { Logger } from '../../../log.js';
 import { takeEventCallback, type IntakeDeps } from '../../../connectors/chatapp/event-intake.js';
 import { verifySlackSignature } from '../../../connectors/chatapp/verify-signature.js';
+import { EVENTS_SCHEMA } from './events-schema.js';
 
 export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 /** INTERFACE §9.3: answered within Slack's 3 s whatever Postgres or NATS do. */
 const ROUTE_BUDGET_MS = 2_600;
 /** INTERFACE §9.3: Slack's events are small; 1 MiB is plenty and bounds what an unsigned sender can make us hold. */
 export const CHAT_EVENTS_BODY_LIMIT = 1024 * 1024;
-
-// Documentation only (the handler checks the signature on the raw body before anything else).
-const EVENTS_SCHEMA = {
-  summary: 'Slack Events API receiver (HTTP transport): signed JSON events',
-  description:
-    'Body: a Slack `url_verification` or `event_callback` envelope, signed with X-Slack-Signature (v0) ' +
-    'over X-Slack-Request-Timestamp and the raw body. 200 once the event is durably stored.',
-  tags: ['chatapp'],
-  security: [],
-  headers: z.looseObject({
-    'x-slack-signature': z.string().optional().describe('v0=<hex hmac_sha256>'),
-    'x-slack-request-timestamp': z.string().optional(),
-    'x-slack-retry-num': z.string().optional(),
-  }),
-  response: { 200: z.looseObject({ challenge: z.string().optional(), ok: z.boolean().optional() }) },
-};
 
 export function chatEventsRoute(deps: {
   signingSecret: string;

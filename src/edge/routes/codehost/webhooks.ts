@@ -16,7 +16,6 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
-import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import { WEBHOOK_BODY_LIMIT, type EdgeContext } from '../../context.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../json-depth.js';
@@ -33,6 +32,7 @@ import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from '../../../connectors/codehost/verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from '../../../connectors/codehost/webhook-event.js';
 import { parseWebhookPayload } from '../../../connectors/codehost/webhook-payload.js';
+import { WEBHOOK_SCHEMA } from './webhooks-schema.js';
 
 export const CODEHOST_WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
 
@@ -43,25 +43,6 @@ export interface WebhookRouteDeps {
   publish(event: IngestEvent): Promise<unknown>;
   installs: BoundInstallsCache;
 }
-
-// Documentation only (the handler checks the signature on the raw body before anything else).
-const WEBHOOK_SCHEMA = {
-  summary: 'GitHub App webhook receiver',
-  description:
-    'Body: the GitHub webhook payload, signed with X-Hub-Signature-256 over the raw body. ' +
-    '202 once durably stored (fanned out to every active install bound to installation.id); ping 200.',
-  tags: ['codehost'],
-  security: [],
-  headers: z.looseObject({
-    'x-hub-signature-256': z.string().optional().describe('sha256=<hex hmac_sha256>'),
-    'x-github-event': z.string().optional(),
-    'x-github-delivery': z.string().optional(),
-  }),
-  response: {
-    200: z.object({ ok: z.literal(true) }),
-    202: z.object({ ok: z.literal(true), installs: z.number().int() }),
-  },
-};
 
 const EVENT_NAME = /^[a-z_]{1,100}$/;
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
