@@ -8,12 +8,9 @@
  */
 import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
 import { codehostRateActor } from '../actors/codehost/codehost-rate.js';
-import {
-  DEFAULT_INDEXER_TIMINGS,
-  indexerSessionActor,
-  indexerSessionKey,
-  type IndexerTimings,
-} from '../actors/codehost/indexer-session.js';
+import { DEFAULT_INDEXER_TIMINGS, type IndexerTimings } from '../actors/codehost/indexer-ports.js';
+import { indexerSessionKey } from '../actors/codehost/indexer-protocol.js';
+import { indexerSessionActor } from '../actors/codehost/indexer-session.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
