@@ -11,7 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';

@@ -9,7 +9,7 @@
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillCursorKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { backfillCursorKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import {
   examplePayload,
