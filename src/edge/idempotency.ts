@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import stringify from 'safe-stable-stringify';
-import { BadRequest, Conflict, ErrorCodes, toAppError, Unavailable } from '../errors.js';
+import { BadRequest, Conflict, ErrorCodes, Unavailable } from '../errors.js';
+import { toAppError } from '../errors-wire.js';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../store/db.js';
 import {

@@ -22,15 +22,8 @@
  *   `spawnStateless` (which resumes after any crash) and `query` are not used.
  */
 import { dispatch as nactDispatch, spawn, start, stop as nactStop, type ActorSystemRef, type Ref } from 'nact';
-import {
-  ActorOverloaded,
-  ActorUnavailable,
-  AppError,
-  DeadlineExceeded,
-  Internal,
-  notStarted,
-  toAppError,
-} from '../errors.js';
+import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, notStarted } from '../errors.js';
+import { toAppError } from '../errors-wire.js';
 import type { Logger } from '../log.js';
 import { Envelope, type ActorMessage } from './envelope.js';
 import type { ActorContext, ActorDefinition, ActorKind, KernelOptions, KernelStats } from './actor-definition.js';
