@@ -12,7 +12,7 @@ import { ShardIngestConsumer, type IngestDeliveryMeta } from './ingest-consumer.
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
 import type { Seal } from './seal.js';
-import type { ShardListener } from './shard-manager.js';
+import type { ShardListener } from './shard-ports.js';
 
 export interface ShardHostOptions {
   nc: NatsConnection;
