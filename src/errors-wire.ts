@@ -71,8 +71,16 @@ const TRANSIENT_CODES = new Set([
   '57P03',
   '53300',
 ]);
-const TRANSIENT_MESSAGES =
-  /timeout exceeded when trying to connect|Query read timeout|Connection terminated|Client has encountered a connection error|Connection timed out/i;
+const TRANSIENT_MESSAGES = new RegExp(
+  [
+    'timeout exceeded when trying to connect',
+    'Query read timeout',
+    'Connection terminated',
+    'Client has encountered a connection error',
+    'Connection timed out',
+  ].join('|'),
+  'i',
+);
 
 export function isTransientInfraError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;

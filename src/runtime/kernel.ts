@@ -95,7 +95,10 @@ export class Kernel {
     return env.promise;
   }
 
-  /** Passivate every activation whose key matches (used when a shard lease is lost): waits for the in-flight handler (its signal is aborted), rejects queued envelopes with ActorUnavailable, removes them. */
+  /**
+   * Passivate every activation whose key matches (used when a shard lease is lost): waits for the in-flight handler
+   * (its signal is aborted), rejects queued envelopes with ActorUnavailable, removes them.
+   */
   async passivate(match: (key: ActorKey) => boolean): Promise<void> {
     const acts = [...this.live.values(), ...this.retiring.values()].filter((a) => match(a.key));
     const reason = notStarted('actor passivated, retry');

@@ -211,7 +211,9 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
         return {
           ok: false,
           kind: 'capped',
-          message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)`,
+          message:
+            `this tenant already has ${admission.used} indexed repositories, its cap of ` +
+            `${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)`,
         };
       }
       row = admission.state;
