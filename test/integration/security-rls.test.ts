@@ -53,7 +53,8 @@ async function seedTenant(name: string) {
     externalId: `T${randomBytes(4).toString('hex')}`,
   });
   await owner.query(
-    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload) VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, payload)
+     VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
     [inst.install_id, t.tenant_id],
   );
   return { ...t, install: inst };
