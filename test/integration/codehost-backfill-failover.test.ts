@@ -170,7 +170,8 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     expect(lastDiff.at).toBeGreaterThan(killedAt);
     const replays = gh.calls.filter((c) => /\/pulls\/\d+$/.test(c.path)).length - expected.length;
     process.stdout.write(
-      `backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`,
+      `backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, ` +
+        `survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`,
     );
     expect(replays).toBeGreaterThanOrEqual(0);
     expect(replays).toBeLessThanOrEqual(1);
