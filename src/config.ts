@@ -8,17 +8,11 @@
  */
 import { createPrivateKey } from 'node:crypto';
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import { ConfigError, envSchema, httpUrl } from './config-env.js';
+import { natsSettings, type NatsSettings } from './config-nats.js';
 
-export class ConfigError extends Error {
-  constructor(
-    readonly setting: string,
-    problem: string,
-  ) {
-    super(`${setting}: ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError, SECRET_SETTINGS } from './config-env.js';
+export type { NatsSettings } from './config-nats.js';
 
 export type ChatTransport = 'http' | 'socket' | 'none';
 export type ChatAppTier = 'non_marketplace' | 'marketplace';
@@ -82,20 +76,6 @@ export interface Config {
   githubReconcileMs: number;
 }
 
-export interface NatsSettings {
-  credsFile: string | null;
-  token: string | null;
-  user: string | null;
-  password: string | null;
-  tlsCaFile: string | null;
-  tlsCertFile: string | null;
-  tlsKeyFile: string | null;
-  /** Replicas of the ingest stream and every KV bucket. */
-  replicas: number;
-  /** Byte limit of the ingest stream (discard new when full). */
-  ingestMaxBytes: number;
-}
-
 export const DEFAULT_CHAT_SCOPES = [
   'channels:history',
   'groups:history',
@@ -112,22 +92,6 @@ export const DEFAULT_CHAT_SCOPES = [
   'users:read',
 ];
 
-/** Settings whose values never appear in logs or errors. */
-export const SECRET_SETTINGS = [
-  'SERVICE_MASTER_KEY',
-  'CHATAPP_CLIENT_SECRET',
-  'CHATAPP_SIGNING_SECRET',
-  'CHATAPP_APP_TOKEN',
-  'CODEHOST_APP_PRIVATE_KEY_PEM',
-  'CODEHOST_WEBHOOK_SECRET',
-  'SERVICE_ADMIN_API_TOKEN',
-  'DATABASE_URL',
-  'SERVICE_MASTER_KEY_PREVIOUS',
-  'DATABASE_MIGRATE_URL',
-  'NATS_TOKEN',
-  'NATS_PASSWORD',
-] as const;
-
 export interface LoadOptions {
   /** Refuse to start without DATABASE_URL (serve, migrate, tenants, users). */
   requireDatabase?: boolean;
@@ -135,110 +99,8 @@ export interface LoadOptions {
   requireMasterKey?: boolean;
 }
 
-const empty = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-const opt = z.preprocess(empty, z.string().optional());
-const bool = z.preprocess(
-  empty,
-  z
-    .enum(['true', 'false', '1', '0', 'TRUE', 'FALSE', 'True', 'False'], { message: 'must be true or false' })
-    .optional()
-    .transform((v) => v === 'true' || v === '1' || v === 'TRUE' || v === 'True'),
-);
-const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' });
-const intIn = (min: number, max: number) =>
-  z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^\d+$/, { message: 'must be a whole number' })
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .int()
-          .min(min, { message: `must be at least ${min}` })
-          .max(max, { message: `must be at most ${max}` }),
-      )
-      .optional(),
-  );
-
-const schema = z.object({
-  DATABASE_URL: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
-      .optional(),
-  ),
-  NATS_URL: z.preprocess(empty, z.string().optional()),
-  SERVICE_NAMESPACE: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,32}$/, { message: 'must be 1-32 letters, digits, "_" or "-"' })
-      .optional(),
-  ),
-  HOST: opt,
-  PORT: intIn(0, 65535),
-  NODE_ID: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'must be 1-100 letters, digits, "_", ".", ":" or "-"' })
-      .optional(),
-  ),
-  LOG_LEVEL: z.preprocess(empty, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional()),
-  SERVICE_MASTER_KEY: opt,
-  SERVICE_SHARDS: intIn(1, 4096),
-  SERVICE_LEASE_TTL_S: intIn(3, 300),
-  SERVICE_ADMIN_ENDPOINTS: opt,
-  SERVICE_ADMIN_API_TOKEN: opt,
-  CHATAPP_CLIENT_ID: opt,
-  CHATAPP_CLIENT_SECRET: opt,
-  CHATAPP_SIGNING_SECRET: opt,
-  CHATAPP_APP_TOKEN: opt,
-  CHATAPP_APP_TIER: z.preprocess(
-    empty,
-    z.enum(['non_marketplace', 'marketplace'], { message: 'must be non_marketplace or marketplace' }).optional(),
-  ),
-  CHATAPP_USE_SOCKET_MODE: bool,
-  CHATAPP_API_URL: z.preprocess(empty, httpUrl.optional()),
-  CHATAPP_AUTHORIZE_URL: z.preprocess(empty, httpUrl.optional()),
-  CHATAPP_SCOPES: opt,
-  CHATAPP_BACKFILL_PACING_DIVISOR: intIn(1, 1_000_000),
-  CODEHOST_CONNECTOR_ENABLED: bool,
-  CODEHOST_APP_ID: intIn(1, Number.MAX_SAFE_INTEGER),
-  CODEHOST_APP_PRIVATE_KEY_PEM: opt,
-  CODEHOST_WEBHOOK_SECRET: opt,
-  CODEHOST_API_URL: z.preprocess(empty, httpUrl.optional()),
-  SERVICE_INDEXER_DAEMON_URL_TEMPLATE: opt,
-  SERVICE_REPO_CAP_PER_TENANT: intIn(1, 100000),
-  // INTERFACE §9.2: rotation, abuse limits; the migration role's connection (§9 fences).
-  SERVICE_MASTER_KEY_PREVIOUS: opt,
-  SERVICE_TENANT_RATE_PER_S: intIn(1, 1_000_000),
-  SERVICE_METRICS_PORT: intIn(1, 65535),
-  DATABASE_MIGRATE_URL: z.preprocess(
-    empty,
-    z
-      .string()
-      .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// connection string' })
-      .optional(),
-  ),
-  // INTERFACE §9.2, §9.4
-  NATS_CREDS: opt,
-  NATS_TOKEN: opt,
-  NATS_USER: opt,
-  NATS_PASSWORD: opt,
-  NATS_TLS_CA: opt,
-  NATS_TLS_CERT: opt,
-  NATS_TLS_KEY: opt,
-  SERVICE_NATS_REPLICAS: intIn(1, 5),
-  SERVICE_INGEST_MAX_BYTES: intIn(1024 * 1024, Number.MAX_SAFE_INTEGER),
-  SERVICE_GITHUB_RECONCILE_S: intIn(0, 86_400),
-});
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptions = {}): Readonly<Config> {
-  const parsed = schema.safeParse(env);
+  const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const setting = String(issue.path[0] ?? 'environment');
@@ -364,30 +226,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     githubReconcileMs: (e.SERVICE_GITHUB_RECONCILE_S ?? 300) * 1000,
   };
   return deepFreeze(config);
-}
-
-/** One way to authenticate at most, and the pairs that only make sense together. */
-function natsSettings(e: z.infer<typeof schema>): NatsSettings {
-  const ways = [e.NATS_CREDS && 'NATS_CREDS', e.NATS_TOKEN && 'NATS_TOKEN', e.NATS_USER && 'NATS_USER'];
-  const set = ways.filter(Boolean) as string[];
-  if (set.length > 1)
-    throw new ConfigError(set[1]!, `cannot be combined with ${set[0]}; choose one way to authenticate`);
-  if (e.NATS_USER && !e.NATS_PASSWORD) throw new ConfigError('NATS_PASSWORD', 'is required with NATS_USER');
-  if (e.NATS_PASSWORD && !e.NATS_USER) throw new ConfigError('NATS_USER', 'is required with NATS_PASSWORD');
-  if (Boolean(e.NATS_TLS_CERT) !== Boolean(e.NATS_TLS_KEY)) {
-    throw new ConfigError(e.NATS_TLS_CERT ? 'NATS_TLS_KEY' : 'NATS_TLS_CERT', 'is required with the other one');
-  }
-  return {
-    credsFile: e.NATS_CREDS ?? null,
-    token: e.NATS_TOKEN ?? null,
-    user: e.NATS_USER ?? null,
-    password: e.NATS_PASSWORD ?? null,
-    tlsCaFile: e.NATS_TLS_CA ?? null,
-    tlsCertFile: e.NATS_TLS_CERT ?? null,
-    tlsKeyFile: e.NATS_TLS_KEY ?? null,
-    replicas: e.SERVICE_NATS_REPLICAS ?? 1,
-    ingestMaxBytes: e.SERVICE_INGEST_MAX_BYTES ?? 1024 * 1024 * 1024,
-  };
 }
 
 /** Operators often paste a PEM with literal `\n` into a one-line secret. */

@@ -20,7 +20,6 @@ import type { ConnectorDriver } from './connectors/driver.js';
 import type { ConnectorModule, ModuleDeps } from './wiring/module.js';
 import { MODULES } from './wiring/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
-import { Gauge } from 'prom-client';
 import { buildEdge } from './edge/app.js';
 import { createTenantAuth } from './edge/auth.js';
 import { serveMetrics } from './edge/routes/ops.js';
@@ -38,20 +37,20 @@ import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.j
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
 import { registerInstallMetrics } from './store/install-metrics.js';
 import { registerEffectMetrics } from './store/effect-metrics.js';
+import { registerDeadLetterMetrics } from './store/dead-letter-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
-import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
-import { openTenantRolePool } from './store/tenant-role.js';
-import { tenantScopedPool } from './store/tenant-scope.js';
-import { createPool } from './store/db.js';
-import { migrate } from './store/migrate.js';
 import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
 import { findTenantByApiKey } from './store/tenants.js';
 import { replayDeadLetters } from './wiring/replay-dead-letters.js';
+import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
+import { warnIncompleteConnectors } from './node/preflight.js';
+import { readinessCheck } from './node/readiness.js';
+import { stopStep, undoAll, type Undo } from './node/undo.js';
 
 export type Role = 'edge' | 'actors';
 
@@ -69,17 +68,8 @@ const INGEST_DEADLINE_MS = 60_000;
 /** spec §2.3: backfill cursors stay under the record store's 100 KB row ceiling. */
 const CURSOR_MAX_BYTES = 100 * 1024;
 const DEDUP_TTL_MS = 10 * 60_000;
-/** A handler that ignores its abort signal must not hold a stopping node forever. */
-const STOP_STEP_TIMEOUT_MS = 20_000;
-/** INTERFACE §9.3: a request waits at most 2 s for Postgres or NATS, then answers 503. */
-const REQUEST_WAIT_MS = 2_000;
-/** INTERFACE §9.3: `/readyz` answers within 3 s. */
-const READY_BUDGET_MS = 2_500;
-/** INTERFACE §9.1: a failed start exits within 15 s, so each undo step gets a few seconds at most. */
-const UNDO_STEP_TIMEOUT_MS = 3_000;
 
 type StartOptions = { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> };
-type Undo = Array<{ name: string; fn: () => Promise<unknown> }>;
 
 /**
  * INTERFACE §9.1: a node that cannot start (port in use, Postgres or NATS unreachable)
@@ -90,12 +80,7 @@ export async function startNode(config: Readonly<Config>, opts: StartOptions): P
   try {
     return await startParts(config, opts, undo);
   } catch (err) {
-    for (const u of undo.reverse()) {
-      await Promise.race([
-        u.fn().catch(() => undefined),
-        new Promise((r) => setTimeout(r, UNDO_STEP_TIMEOUT_MS).unref()),
-      ]);
-    }
+    await undoAll(undo);
     const message = (err instanceof Error ? err.message : String(err)).split('\n')[0];
     throw new Error(`cannot start: ${message}`, { cause: err });
   }
@@ -111,43 +96,10 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   const roles = new Set(opts.roles);
   const n = makeNames(config.namespace);
 
-  if (config.chatapp.enabled && config.chatapp.transport === 'none') {
-    // Installs and backfill work without one, but no live event would ever arrive.
-    log.warn(
-      { settings: ['CHATAPP_SIGNING_SECRET', 'CHATAPP_USE_SOCKET_MODE + CHATAPP_APP_TOKEN'] },
-      'the chat connector has no inbound transport: set CHATAPP_SIGNING_SECRET (HTTP events) or Socket Mode, or installs will never receive live events',
-    );
-  }
-  if (config.codehost.enabledFlag && config.codehost.missing.length > 0) {
-    // INTERFACE §8.12: start, answer 501 on the webhook route, and say what is missing.
-    log.warn(
-      { missing: config.codehost.missing },
-      'CODEHOST_CONNECTOR_ENABLED=true but settings are missing; the code-host connector stays off',
-    );
-  }
+  warnIncompleteConnectors(config, log);
 
   // The cross-tenant pool (ingest, fan-out, walkers, actors); tenant routes use `tenantDb`.
-  const onIdleError = (err: Error) => log.warn({ err }, 'idle Postgres client lost');
-  const pool = createPool(config.databaseUrl, { onIdleError });
-  // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
-  const requestPool = createPool(config.databaseUrl, {
-    max: 10,
-    connectionTimeoutMs: REQUEST_WAIT_MS,
-    queryTimeoutMs: REQUEST_WAIT_MS,
-    statementTimeoutMs: REQUEST_WAIT_MS,
-    onIdleError,
-  });
-  undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end()]) });
-  // Migrations run as the schema owner (DATABASE_MIGRATE_URL) while the node itself serves
-  // as the application role, which row-level security binds (README "Security model").
-  const migrator = config.security.migrateDatabaseUrl
-    ? createPool(config.security.migrateDatabaseUrl, { max: 1, onIdleError })
-    : pool;
-  await migrate(migrator)
-    .catch((err: unknown) => {
-      throw new Error(`Postgres is unreachable or refused the migration: ${(err as Error).message}`, { cause: err });
-    })
-    .finally(() => (migrator === pool ? undefined : migrator.end()));
+  const { pool, requestPool, onIdleError } = await openPools(config, log, undo);
 
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
   undo.push({ name: 'nats', fn: () => nc.close() });
@@ -276,15 +228,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     });
   }
   runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
-  const deadLetterCount = pgDeadLetterPort(pool).count;
-  new Gauge({
-    name: 'connector_service_dead_letters',
-    help: 'Dead letters waiting for an operator, whole cluster (INTERFACE §9.1)',
-    registers: [registry],
-    async collect() {
-      this.set(await deadLetterCount());
-    },
-  });
+  registerDeadLetterMetrics(registry, pool);
   undo.push({ name: 'kernel', fn: () => kernel.stop() });
   undo.push({ name: 'shards', fn: async () => shards?.stop() });
   await shards?.start();
@@ -292,57 +236,20 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   undo.push({ name: 'effects', fn: async () => effects?.stop() });
 
   const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
-  // INTERFACE §9.3: this node's own roles, each check bounded; an edge-only node is ready
-  // when it reaches NATS and Postgres, an actor host also when every shard has an owner.
-  const ready = async () => {
-    const bounded = (p: Promise<unknown>) =>
-      Promise.race([
-        p.then(
-          () => true,
-          () => false,
-        ),
-        new Promise<boolean>((r) => setTimeout(() => r(false), READY_BUDGET_MS).unref()),
-      ]);
-    const [natsOk, postgres, shardsOk] = await Promise.all([
-      bounded(nc.isClosed() ? Promise.reject(new Error('closed')) : nc.rtt()),
-      bounded(requestPool.query('select 1')),
-      roles.has('actors')
-        ? bounded(
-            listKeys(leases).then((k) => {
-              if (k.length < config.shards) throw new Error('shards without an owner');
-            }),
-          )
-        : Promise.resolve(null),
-    ]);
-    const checks: Record<string, boolean> = { nats: natsOk, postgres };
-    if (shardsOk !== null) checks.shards = shardsOk;
-    return { ready: Object.values(checks).every(Boolean), checks };
-  };
+  const ready = readinessCheck({ nc, requestPool, leases: roles.has('actors') ? leases : null, shards: config.shards });
 
   let edge: FastifyInstance | null = null;
   let url: string | null = null;
   let keysHeard: { stop(): Promise<void> } | null = null;
   let metricsServer: { close(): Promise<void> } | null = null;
-  let tenantDb: ReturnType<typeof createPool> | null = null;
+  let tenantDb: Pool | null = null;
   if (roles.has('edge')) {
     const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, masterKeys, raw);
     // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
     const auth = createTenantAuth(resolveTenant);
     keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
     undo.push({ name: 'key announcements', fn: async () => keysHeard?.stop() });
-    // Tenant routes log in as their own role, which cannot see across tenants (migration 013).
-    const tenantPool = (url: string) =>
-      createPool(url, {
-        max: 5,
-        applicationName: 'connector-service-tenant',
-        connectionTimeoutMs: REQUEST_WAIT_MS,
-        queryTimeoutMs: REQUEST_WAIT_MS,
-        statementTimeoutMs: REQUEST_WAIT_MS,
-        onIdleError,
-      });
-    tenantDb = tenantScopedPool(
-      await openTenantRolePool(config.databaseUrl, pool, tenantPool, (msg, role) => log.warn({ role }, msg)),
-    );
+    tenantDb = await openTenantPool(config.databaseUrl, pool, onIdleError, log);
     undo.push({ name: 'postgres (tenant routes)', fn: async () => tenantDb?.end() });
     edge = await buildEdge({
       config,
@@ -368,17 +275,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     log.info({ url, roles: [...roles] }, 'node ready');
   }
 
-  const step = async (name: string, fn: () => Promise<unknown>) => {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        log.warn({ step: name }, 'stop step timed out; going on');
-        resolve();
-      }, STOP_STEP_TIMEOUT_MS);
-    });
-    await Promise.race([fn().catch((err: unknown) => log.warn({ err, step: name }, 'stop step failed')), timeout]);
-    clearTimeout(timer);
-  };
+  const step = stopStep(log);
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {

@@ -26,16 +26,19 @@ export function printFigures(b: BenchFigures): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const m = b.machine;
   out(
-    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`,
+    `machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, nats-server ` +
+      `${m.natsServer}, postgres ${m.postgres}, load avg ${m.loadAvg1mAtStart} at start`,
   );
   out(
-    `settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ${b.settings.shards} shards, ${b.settings.installs} installs`,
+    `settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ` +
+      `${b.settings.shards} shards, ${b.settings.installs} installs`,
   );
   out('');
   out('(edge alone: an edge-only node, no consumer until its backlog drains; 1 node, 2 nodes: serve with both roles;');
   out(' edge|actors: an edge-only node in front of an actors-only node)');
   out(
-    '(cpu µs/req: CPU the serving process used per accepted request, user + system; steadier than req/s on a shared machine)',
+    '(cpu µs/req: CPU the serving process used per accepted request, user + system; steadier ' +
+      'than req/s on a shared machine)',
   );
   out(
     'run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB',
@@ -55,7 +58,8 @@ export function printFigures(b: BenchFigures): void {
     row('edge alone, saturated', alone.saturated, { committedPerS: alone.backlog.committedPerS, rss });
     const k = alone.backlog;
     out(
-      `  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node in ${f(k.drainS)} s (start-up included)`,
+      `  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node ` +
+        `in ${f(k.drainS)} s (start-up included)`,
     );
   }
   for (const [name, e] of [
@@ -81,7 +85,8 @@ export function printFigures(b: BenchFigures): void {
     const versus = (name: string, edge: LoadResult) => {
       const slower = edge.acceptedPerS < base.acceptedPerS * 0.95 || edge.ackP99Ms > base.ackP99Ms * 1.05;
       return (
-        `edge (${name}) vs baseline, saturated: ${f((edge.acceptedPerS / base.acceptedPerS) * 100, 0)}% of the baseline's accepted/s, ` +
+        `edge (${name}) vs baseline, saturated: ` +
+        `${f((edge.acceptedPerS / base.acceptedPerS) * 100, 0)}% of the baseline's accepted/s, ` +
         `ack p50 ${f(edge.ackP50Ms)} vs ${f(base.ackP50Ms)} ms, p99 ${f(edge.ackP99Ms)} vs ${f(base.ackP99Ms)} ms, ` +
         `cpu/req ${f(edge.serverCpuUsPerAccepted, 0)} vs ${f(base.serverCpuUsPerAccepted, 0)} µs: ` +
         (slower ? 'SLOWER than the baseline' : 'not slower than the baseline')

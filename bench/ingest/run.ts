@@ -9,8 +9,9 @@
  *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
- * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and the baseline under `node --cpu-prof`, writing
- * `.cpuprofile` files into DIR when they stop (open them in Chrome DevTools).
+ * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
+ * the baseline under `node --cpu-prof`, writing `.cpuprofile` files into DIR when they stop
+ * (open them in Chrome DevTools).
  *
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default

@@ -15,27 +15,11 @@ import type { Logger } from '../log.js';
 import { claimDueEffects, completeEffect, failEffect, releaseEffect, type ClaimedEffect } from '../store/effects.js';
 import { getInstallById } from '../store/installs.js';
 import { toIso } from '../store/db.js';
+import { systemClock } from '../runtime/clock.js';
+import type { Clock } from '../runtime/ports.js';
+import { DEFAULT_EFFECT_TIMINGS, effectRetryPlan, type EffectTimings } from './effect-retry.js';
 
-export interface EffectTimings {
-  /** First retry delay; doubles per attempt (INTERFACE §9.4: first retry within 10 s). */
-  retryBaseMs: number;
-  /** INTERFACE §9.4: at most 5 minutes apart. */
-  retryCapMs: number;
-  /** INTERFACE §9.4: given up after 24 hours. */
-  giveUpAfterMs: number;
-  /** Poll for due effects this often (wakes at once after a local commit). */
-  pollMs: number;
-  /** One attempt may take this long before it is aborted and counted as failed. */
-  attemptTimeoutMs: number;
-}
-
-export const DEFAULT_EFFECT_TIMINGS: EffectTimings = {
-  retryBaseMs: 5_000,
-  retryCapMs: 5 * 60_000,
-  giveUpAfterMs: 24 * 3600_000,
-  pollMs: 1_000,
-  attemptTimeoutMs: 90_000,
-};
+export type { EffectTimings } from './effect-retry.js';
 
 export interface EffectRunnerOptions {
   pool: pg.Pool;
@@ -49,12 +33,8 @@ export interface EffectRunnerOptions {
   /** Effects running at once on this node. */
   concurrency?: number;
   onOutcome?(connector: string, kind: string, outcome: 'done' | 'failed' | 'given_up'): void;
-}
-
-/** Delay before retry number `attempts` (1-based), jittered down by up to 20 %. */
-export function effectRetryDelayMs(attempts: number, t: Pick<EffectTimings, 'retryBaseMs' | 'retryCapMs'>): number {
-  const ceiling = Math.min(t.retryCapMs, t.retryBaseMs * 2 ** Math.max(0, attempts - 1));
-  return Math.round(ceiling * (0.8 + Math.random() * 0.2));
+  /** Times retries and the give-up age; the system clock unless a test drives it. */
+  clock?: Clock;
 }
 
 export class EffectRunner {
@@ -148,9 +128,15 @@ export class EffectRunner {
         await releaseEffect(this.o.pool, e.id).catch(() => undefined);
         return;
       }
-      const giveUp = Date.now() - e.created_at.getTime() >= this.t.giveUpAfterMs;
-      const retryAfterMs = err instanceof AppError && err.retryAfterS !== undefined ? err.retryAfterS * 1000 : 0;
-      const retryInMs = Math.min(this.t.retryCapMs, Math.max(effectRetryDelayMs(e.attempts, this.t), retryAfterMs));
+      const { giveUp, retryInMs } = effectRetryPlan(
+        {
+          attempts: e.attempts,
+          createdAtMs: e.created_at.getTime(),
+          retryAfterS: err instanceof AppError ? err.retryAfterS : undefined,
+        },
+        (this.o.clock ?? systemClock).now(),
+        this.t,
+      );
       const message = describe(err);
       this.o.onOutcome?.(e.connector_id, e.kind, 'failed');
       if (giveUp) this.o.onOutcome?.(e.connector_id, e.kind, 'given_up');

@@ -39,7 +39,9 @@ export function observeUpstreamCalls(registry: Registry, config: Readonly<Config
   const registers = [registry];
   const calls = new Counter({
     name: 'connector_service_upstream_requests_total',
-    help: 'Requests to Slack, GitHub and the indexer daemons, by connector, API method and outcome (HTTP status or network_error)',
+    help:
+      'Requests to Slack, GitHub and the indexer daemons, by connector, API method and outcome ' +
+      '(HTTP status or network_error)',
     labelNames: ['connector', 'method', 'outcome'],
     registers,
   });

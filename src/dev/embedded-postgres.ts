@@ -162,7 +162,8 @@ async function stopOrphan(dataDir: string, log: Logger): Promise<void> {
   const orphaned = ppid === 1 || (ppid !== null && (await commandName(ppid)) !== 'node');
   if (!orphaned) {
     throw new Error(
-      `a Postgres (pid ${pid}) already serves ${dataDir}, apparently for another running \`connectors dev\`: stop that one first (or kill -INT ${pid})`,
+      `a Postgres (pid ${pid}) already serves ${dataDir}, apparently for another running ` +
+        `\`connectors dev\`: stop that one first (or kill -INT ${pid})`,
     );
   }
   log.warn({ pid, dataDir }, 'stopping a Postgres left running by a dev process that was killed');
@@ -210,7 +211,8 @@ async function readPassword(dataDir: string): Promise<string> {
     return (await readFile(join(dataDir, PASSWORD_FILE), 'utf8')).trim();
   } catch (err) {
     throw new Error(
-      `${dataDir} holds a Postgres cluster without ${PASSWORD_FILE}; it was not made by \`connectors dev\` or its start was interrupted: remove it to start afresh`,
+      `${dataDir} holds a Postgres cluster without ${PASSWORD_FILE}; it was not made by ` +
+        `\`connectors dev\` or its start was interrupted: remove it to start afresh`,
       { cause: err },
     );
   }

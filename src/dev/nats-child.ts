@@ -43,7 +43,8 @@ export interface NatsChild {
 export class NatsServerNotFound extends Error {
   constructor() {
     super(
-      'nats-server not found in /usr/sbin or PATH: install it (Debian/Ubuntu: apt-get install nats-server; elsewhere: https://docs.nats.io/running-a-nats-service/introduction/installation)',
+      'nats-server not found in /usr/sbin or PATH: install it (Debian/Ubuntu: apt-get install ' +
+        'nats-server; elsewhere: https://docs.nats.io/running-a-nats-service/introduction/installation)',
     );
     this.name = 'NatsServerNotFound';
   }

@@ -4,7 +4,8 @@
  * `{"error": {"code", "message", ...details}}`.
  */
 import type { FastifyReply } from 'fastify';
-import { AppError, type ErrorKind, toAppError } from '../errors.js';
+import { AppError, type ErrorKind } from '../errors.js';
+import { toAppError } from '../errors-wire.js';
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   Unauthorized: 401,

@@ -4,7 +4,7 @@
  * same registry (owned shards, mailbox depth, consumer lag...).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { toAppError } from '../errors.js';
+import { toAppError } from '../errors-wire.js';
 import { packageVersion } from '../version.js';
 
 export interface EdgeMetrics {

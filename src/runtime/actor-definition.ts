@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../log.js';
 import type { ActorKey } from './names.js';
-import type { Protocol } from './ports.js';
+import type { Clock, Protocol } from './ports.js';
 
 export interface ActorContext<S> {
   key: ActorKey;
@@ -65,6 +65,8 @@ export interface KernelOptions {
   idleMs?: number;
   /** Default 1000. */
   mailboxCapacity?: number;
+  /** Times idle passivation; the system clock unless a test drives it. */
+  clock?: Clock;
 }
 
 export interface KernelStats {

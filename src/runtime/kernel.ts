@@ -1,6 +1,7 @@
 /**
  * The actor kernel: one in-process activation per actor key, one message at a time per key
- * (ARCHITECTURE.md "Actors", STYLE.md "Actors on nact"). The only file that imports nact.
+ * (ARCHITECTURE.md "Actors", STYLE.md "Actors on nact"). The only file that imports nact
+ * (with activation.ts, for nact's `Ref` type).
  *
  * What nact 7.6.2 does, read from its lib/ (and why we use only part of it):
  * - `spawn` gives each key an actor with a FIFO mailbox (denque) that runs one async
@@ -21,22 +22,17 @@
  *   synchronous, so idle passivation and hydration are ours too. Persistence,
  *   `spawnStateless` (which resumes after any crash) and `query` are not used.
  */
-import { dispatch as nactDispatch, spawn, start, stop as nactStop, type ActorSystemRef, type Ref } from 'nact';
-import {
-  ActorOverloaded,
-  ActorUnavailable,
-  AppError,
-  DeadlineExceeded,
-  Internal,
-  notStarted,
-  toAppError,
-} from '../errors.js';
+import { dispatch as nactDispatch, spawn, start, stop as nactStop, type ActorSystemRef } from 'nact';
+import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, notStarted } from '../errors.js';
+import { toAppError } from '../errors-wire.js';
 import type { Logger } from '../log.js';
 import { Envelope, type ActorMessage } from './envelope.js';
 import type { ActorContext, ActorDefinition, ActorKind, KernelOptions, KernelStats } from './actor-definition.js';
 import { keyString, type ActorKey } from './names.js';
 
-import type { Protocol } from './ports.js';
+import type { Clock, Protocol } from './ports.js';
+import { Activation, Crash } from './activation.js';
+import { systemClock } from './clock.js';
 
 export type {
   ActorContext,
@@ -49,46 +45,11 @@ export type {
 
 type AnyDefinition = ActorKind;
 
-/** What the nact actor function throws so that `onCrash` knows what failed. */
-class Crash extends Error {
-  constructor(
-    readonly during: 'hydrate' | 'handle',
-    readonly error: unknown,
-  ) {
-    super(`actor crashed during ${during}`);
-  }
-}
-
-/** One incarnation of a key: created on the first message, gone on passivation or crash. */
-class Activation {
-  /** live: takes messages; stopping: finishing its turn; dead: nact actor stopped or stopping. */
-  phase: 'live' | 'stopping' | 'dead' = 'live';
-  hydrated = false;
-  state: unknown = undefined;
-  /** Accepted and not yet taken off nact's mailbox, in order; its size is the bound. */
-  readonly pending = new Set<Envelope>();
-  running: Envelope | null = null;
-  idleTimer: NodeJS.Timeout | undefined;
-  ref!: Ref<Envelope>;
-  readonly done: Promise<void>;
-  markDone!: () => void;
-
-  constructor(
-    readonly key: ActorKey,
-    readonly id: string,
-    readonly def: AnyDefinition,
-    readonly log: Logger,
-    /** The previous incarnation of the key, still finishing: hydrate only after it is gone. */
-    public gate: Promise<void> | null,
-  ) {
-    this.done = new Promise((resolve) => (this.markDone = resolve));
-  }
-}
-
 export class Kernel {
   private readonly log: Logger;
   private readonly idleMs: number;
   private readonly capacity: number;
+  private readonly clock: Clock;
   private readonly defs = new Map<string, AnyDefinition>();
   private readonly live = new Map<string, Activation>();
   /** Passivating incarnations, so a new one for the same key waits (single writer). */
@@ -101,6 +62,7 @@ export class Kernel {
     this.log = opts.log;
     this.idleMs = opts.idleMs ?? 60_000;
     this.capacity = opts.mailboxCapacity ?? 1000;
+    this.clock = opts.clock ?? systemClock;
   }
 
   register<S, P extends Protocol>(def: ActorDefinition<S, P> | ActorKind): void {
@@ -125,7 +87,7 @@ export class Kernel {
       throw new ActorOverloaded(`mailbox of ${id} is full`);
     }
     const env = new Envelope(msg, opts.deadline);
-    clearTimeout(act.idleTimer);
+    this.clock.clearTimeout(act.idleTimer);
     act.pending.add(env);
     // Safe: the nact actor exists while our activation is live (phase changes and nact
     // stops happen together, synchronously), so nact cannot drop this silently.
@@ -133,7 +95,10 @@ export class Kernel {
     return env.promise;
   }
 
-  /** Passivate every activation whose key matches (used when a shard lease is lost): waits for the in-flight handler (its signal is aborted), rejects queued envelopes with ActorUnavailable, removes them. */
+  /**
+   * Passivate every activation whose key matches (used when a shard lease is lost): waits for the in-flight handler
+   * (its signal is aborted), rejects queued envelopes with ActorUnavailable, removes them.
+   */
   async passivate(match: (key: ActorKey) => boolean): Promise<void> {
     const acts = [...this.live.values(), ...this.retiring.values()].filter((a) => match(a.key));
     const reason = notStarted('actor passivated, retry');
@@ -246,21 +211,20 @@ export class Kernel {
       return;
     }
     if (act.phase !== 'live' || act.pending.size > 0) return;
-    clearTimeout(act.idleTimer);
-    act.idleTimer = setTimeout(() => {
+    this.clock.clearTimeout(act.idleTimer);
+    act.idleTimer = this.clock.setTimeout(() => {
       if (act.phase === 'live' && !act.running && act.pending.size === 0) {
         act.log.debug('actor idle, passivating');
         this.beginStop(act, notStarted('actor passivated, retry'));
       }
     }, act.def.idleMs ?? this.idleMs);
-    act.idleTimer.unref();
   }
 
   /** Stop taking messages now; finish after the running turn (if any) ends. */
   private beginStop(act: Activation, reason: AppError): void {
     if (act.phase !== 'live') return;
     act.phase = 'stopping';
-    clearTimeout(act.idleTimer);
+    this.clock.clearTimeout(act.idleTimer);
     if (this.live.get(act.id) === act) this.live.delete(act.id);
     this.retiring.set(act.id, act);
     for (const env of act.pending) env.reject(reason);
@@ -299,7 +263,7 @@ export class Kernel {
   private async finish(act: Activation, crashed: boolean): Promise<void> {
     if (act.phase === 'dead') return;
     act.phase = 'dead';
-    clearTimeout(act.idleTimer);
+    this.clock.clearTimeout(act.idleTimer);
     if (this.live.get(act.id) === act) this.live.delete(act.id);
     if (!crashed) {
       if (act.hydrated && act.def.onPassivate) {

@@ -33,10 +33,14 @@ export interface KeepOptions {
   renewEveryMs: number;
   /** The lease can no longer be trusted: stop its work now. */
   lose(l: Lease, why: string): void;
+  /** Monotonic ms, the clock of `Lease.renewedAt` (default `performance.now`); tests drive it. */
+  now?: () => number;
 }
 
+const monotonic = () => performance.now();
+
 export function keepLeases(held: Iterable<Lease>, o: KeepOptions): void {
-  const now = performance.now();
+  const now = (o.now ?? monotonic)();
   for (const l of held) {
     if (l.phase !== 'starting' && l.phase !== 'running' && l.phase !== 'releasing') continue;
     if (now - l.renewedAt > o.fenceMs) {
@@ -48,7 +52,7 @@ export function keepLeases(held: Iterable<Lease>, o: KeepOptions): void {
 }
 
 function renew(l: Lease, o: KeepOptions): void {
-  const sentAt = performance.now();
+  const sentAt = (o.now ?? monotonic)();
   l.retry = false;
   l.renewing = o.kv
     .update(l.key, l.value, l.rev)

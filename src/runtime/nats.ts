@@ -171,7 +171,8 @@ export function checkServerVersion(nc: NatsConnection): void {
   if (compareVersions(have, parseVersion(MIN_SERVER_VERSION)!) < 0) {
     throw new UnsupportedServerError(
       version,
-      `nats-server ${version} is too old: KV leases need >= ${MIN_SERVER_VERSION} with JetStream enabled; upgrade the server`,
+      `nats-server ${version} is too old: KV leases need >= ${MIN_SERVER_VERSION} with ` +
+        `JetStream enabled; upgrade the server`,
     );
   }
 }

@@ -8,7 +8,7 @@
 import type { ActorKey } from './names.js';
 
 /**
- * Time as timers see it. The runtime uses `systemClock` (runtime/ticker.ts); tests hand
+ * Time as timers see it. The runtime uses `systemClock` (runtime/clock.ts); tests hand
  * a manual clock (test/support/clock.ts) to whatever schedules, so nothing sleeps.
  */
 export interface Clock {

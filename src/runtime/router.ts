@@ -25,12 +25,9 @@ import {
   Internal,
   Unauthorized,
   Unavailable,
-  fromWire,
   isNotStarted,
-  toAppError,
-  toWire,
-  type WireError,
 } from '../errors.js';
+import { fromWire, toAppError, toWire, type WireError } from '../errors-wire.js';
 import { currentRequestId, logContext, type Logger } from '../log.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { KeyOf, Protocol } from './ports.js';

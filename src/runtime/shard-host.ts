@@ -13,7 +13,7 @@ import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
 import type { Seal } from './seal.js';
-import type { ShardListener } from './shard-manager.js';
+import type { ShardListener } from './shard-ports.js';
 
 export interface ShardHostOptions {
   nc: NatsConnection;

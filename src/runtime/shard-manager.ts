@@ -20,45 +20,17 @@
  *   listener call or a round waiting on KV.
  */
 import type { KV } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import { natsDescription, type Names } from './names.js';
-import { checkServerVersion, openKv } from './nats.js';
+import { checkServerVersion } from './nats.js';
+import { openShardBuckets } from './shard-buckets.js';
+import type { ShardManagerOptions, ShardStats } from './shard-ports.js';
 import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
 import { keepLeases, type Lease } from './lease-keeper.js';
-import { ensureShardCount, isWrongSequence, listKeys } from './shard-kv.js';
+import { isWrongSequence, listKeys } from './shard-kv.js';
 
 export { ShardCountMismatch } from './shard-kv.js';
 
-export interface ShardListener {
-  /** Start this shard's work (actor subscription + ingest consumer). */
-  acquire(shard: number): Promise<void>;
-  /** Stop it completely (drain, passivate actors); called before the lease is given up. */
-  release(shard: number): Promise<void>;
-}
-
-export interface ShardManagerOptions {
-  nc: NatsConnection;
-  names: Names;
-  nodeId: string;
-  shards: number;
-  leaseTtlMs: number;
-  log: Logger;
-  listener: ShardListener;
-  /** Default leaseTtlMs / 3; at most that, so one missed renew does not fence. */
-  renewEveryMs?: number;
-  /** INTERFACE §9.2 `SERVICE_NATS_REPLICAS` for the meta, lease and node buckets (default 1). */
-  replicas?: number;
-}
-
-export interface ShardStats {
-  /** Shards whose work runs here. */
-  owned: number;
-  liveNodes: number;
-  target: number;
-  /** Age of the oldest lease's last successful renew (by send time); null when none. */
-  lastRenewAgeMs: number | null;
-}
+export type { ShardListener, ShardManagerOptions, ShardStats } from './shard-ports.js';
 
 /** Work stops once this fraction of the TTL passed without a successful renew. */
 export const FENCE_FRACTION = 0.6;
@@ -134,27 +106,13 @@ export class ShardManager {
   }
 
   private async doStart(): Promise<void> {
-    const { nc, names, shards } = this.o;
+    const { nc } = this.o;
     checkServerVersion(nc);
-    const kvOf = (name: string) => ({ replicas: this.o.replicas ?? 1, description: natsDescription(names.ns, name) });
-    const meta = await openKv(nc, names.metaBucket, { history: 1, ...kvOf(names.metaBucket) });
-    await ensureShardCount(meta, shards);
-    const timeoutMs = Math.min(5_000, Math.max(250, this.renewEveryMs));
-    const ttlMs = this.o.leaseTtlMs;
-    this.leases = await openKv(nc, names.leaseBucket, { ttlMs, timeoutMs, ...kvOf(names.leaseBucket) });
-    this.nodes = await openKv(nc, names.nodeBucket, { ttlMs, timeoutMs, ...kvOf(names.nodeBucket) });
-    // Fence against the TTL the bucket really has: it was fixed by whichever node created it.
-    const bucketTtl = (await this.leases.status()).ttl;
-    if (!(bucketTtl > 0))
-      throw new Error(
-        `KV bucket ${names.leaseBucket} has no TTL, so a dead node's leases would never expire; delete it while all nodes are stopped`,
-      );
-    if (bucketTtl !== this.o.leaseTtlMs) {
-      this.log.warn(
-        { bucketTtlMs: bucketTtl, configuredTtlMs: this.o.leaseTtlMs },
-        'lease bucket TTL differs from SERVICE_LEASE_TTL_S; fencing on the shorter one',
-      );
-      this.ttlMs = Math.min(bucketTtl, this.o.leaseTtlMs);
+    const buckets = await openShardBuckets(nc, { ...this.o, renewEveryMs: this.renewEveryMs, log: this.log });
+    this.leases = buckets.leases;
+    this.nodes = buckets.nodes;
+    if (buckets.ttlMs !== this.ttlMs) {
+      this.ttlMs = buckets.ttlMs;
       this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
     }
     const tickMs = Math.max(10, Math.min(250, Math.floor(this.renewEveryMs / 4)));

@@ -10,14 +10,8 @@
  * now and then; the tick handler re-checks what is due and re-arms, and each wake-up
  * keeps the activation from idling out with its walk unfinished.
  */
+import { systemClock } from './clock.js';
 import type { Clock } from './ports.js';
-
-/** Real time; a pending tick must not keep a stopping process alive (the walk resumes elsewhere). */
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
 
 export interface Ticker {
   /** Fire once after `delayMs` (clamped to 0..maxDelayMs), replacing any pending tick. */

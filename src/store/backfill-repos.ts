@@ -68,7 +68,8 @@ export async function addRepos(
      SELECT $1, $2, r.repo_id, r.full_name, r.clone_url
      FROM unnest($3::bigint[], $4::text[], $5::text[]) AS r (repo_id, full_name, clone_url)
      ON CONFLICT (install_id, repo_id) DO UPDATE
-       SET clone_url = CASE WHEN codehost_repos.full_name = EXCLUDED.full_name THEN codehost_repos.clone_url ELSE EXCLUDED.clone_url END,
+       SET clone_url = CASE WHEN codehost_repos.full_name = EXCLUDED.full_name
+                            THEN codehost_repos.clone_url ELSE EXCLUDED.clone_url END,
            full_name = EXCLUDED.full_name, removed_at = NULL`,
     [
       install.install_id,
@@ -80,7 +81,9 @@ export async function addRepos(
   );
 }
 
-/** Marks repos removed from the installation (registering ones never listed); see `removeRepos` in repo-index-state.ts. */
+/**
+ * Marks repos removed from the installation (registering ones never listed); see `removeRepos` in repo-index-state.ts.
+ */
 export async function markReposRemoved(
   q: Queryable,
   install: { install_id: string; tenant_id: string },
@@ -111,7 +114,8 @@ export async function getListedRepo(q: Queryable, installId: string, repoId: num
     clone_url: string;
     default_branch: string | null;
   }>(
-    'SELECT repo_id, full_name, clone_url, default_branch FROM codehost_repos WHERE install_id = $1 AND repo_id = $2 AND removed_at IS NULL',
+    `SELECT repo_id, full_name, clone_url, default_branch FROM codehost_repos
+     WHERE install_id = $1 AND repo_id = $2 AND removed_at IS NULL`,
     [installId, repoId],
   );
   const r = rows[0];

@@ -63,7 +63,8 @@ export async function saveBotIdentity(q: Queryable, tenantId: string, id: BotIde
     `INSERT INTO chat_bot_identities (install_id, tenant_id, team_id, bot_user_id, bot_id, app_id, scopes)
      VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (install_id) DO UPDATE
-       SET bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, app_id = EXCLUDED.app_id, scopes = EXCLUDED.scopes`,
+       SET bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, app_id = EXCLUDED.app_id,
+           scopes = EXCLUDED.scopes`,
     [
       id.install_id,
       tenantId,

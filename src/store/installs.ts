@@ -171,11 +171,14 @@ export async function setInstallStatus(
     const { rows } = await q.query<InstallRow>(
       `UPDATE installs
        SET status = $2, updated_at = CASE WHEN status = $2 THEN updated_at ELSE now() END,
-           backfill_state = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running') THEN 'failed' ELSE backfill_state END,
+           backfill_state = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running')
+             THEN 'failed' ELSE backfill_state END,
            backfill_progress = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running')
-             THEN backfill_progress || jsonb_build_object(CASE WHEN connector_id = 'chatapp' THEN 'last_error' ELSE 'reason' END, 'install uninstalled')
+             THEN backfill_progress || jsonb_build_object(
+               CASE WHEN connector_id = 'chatapp' THEN 'last_error' ELSE 'reason' END, 'install uninstalled')
              ELSE backfill_progress END,
-           backfill_updated_at = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running') THEN now() ELSE backfill_updated_at END
+           backfill_updated_at = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running')
+             THEN now() ELSE backfill_updated_at END
        WHERE install_id = $1
        RETURNING ${COLUMNS}`,
       [installId, status],

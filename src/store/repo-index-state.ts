@@ -53,8 +53,9 @@ interface Row extends Omit<
   updated_at: Date;
 }
 
-const COLUMNS = `install_id, repo_id, tenant_id, repo_full_name, clone_url, daemon_url, status, last_indexed_sha, target_sha,
-  progress, error, lock_owner, lock_expires_at, sync_requested_at, indexed_at, retries, retry_at, retry_owner, created_at, updated_at`;
+const COLUMNS = `install_id, repo_id, tenant_id, repo_full_name, clone_url, daemon_url, status, last_indexed_sha,
+  target_sha, progress, error, lock_owner, lock_expires_at, sync_requested_at, indexed_at, retries, retry_at,
+  retry_owner, created_at, updated_at`;
 
 function toState(r: Row): RepoIndexState {
   return {
@@ -113,7 +114,8 @@ export async function admitRepo(
     const ins = await tx.query<Row>(
       `INSERT INTO repo_index_state (install_id, repo_id, tenant_id, repo_full_name, clone_url)
        SELECT install_id, $2, tenant_id, $4, $5 FROM installs WHERE install_id = $1 AND tenant_id = $3
-       ON CONFLICT (install_id, repo_id) DO UPDATE SET repo_full_name = EXCLUDED.repo_full_name, clone_url = EXCLUDED.clone_url
+       ON CONFLICT (install_id, repo_id) DO UPDATE
+         SET repo_full_name = EXCLUDED.repo_full_name, clone_url = EXCLUDED.clone_url
        RETURNING ${COLUMNS}`,
       [input.installId, input.repoId, input.tenantId, sanitizeText(input.repoFullName), sanitizeText(input.cloneUrl)],
     );
@@ -210,8 +212,10 @@ export async function listUnsettledSessions(q: Queryable): Promise<
     retry_owner: string | null;
     updated_at: Date;
   }>(
-    `SELECT s.install_id, s.repo_id, s.lock_owner, s.retry_owner, s.updated_at FROM repo_index_state s JOIN installs i USING (install_id)
-     WHERE (s.status IN ('pending', 'indexing') OR (s.status = 'failed' AND s.retry_at IS NOT NULL)) AND i.status = 'active'
+    `SELECT s.install_id, s.repo_id, s.lock_owner, s.retry_owner, s.updated_at
+     FROM repo_index_state s JOIN installs i USING (install_id)
+     WHERE (s.status IN ('pending', 'indexing') OR (s.status = 'failed' AND s.retry_at IS NOT NULL))
+       AND i.status = 'active'
      ORDER BY s.created_at`,
   );
   return rows.map((r) => ({

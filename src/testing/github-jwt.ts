@@ -46,7 +46,10 @@ export function checkAppJwt(
     return "'Issued at' claim ('iat') must be an Integer representing a time in the past";
   }
   if (typeof payload.exp !== 'number' || payload.exp <= nowS)
-    return "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires";
+    return (
+      "'Expiration time' claim ('exp') must be a numeric value representing the future time " +
+      'at which the assertion expires'
+    );
   if (payload.exp - payload.iat > 660) return "'Expiration time' claim ('exp') is too far in the future";
   return null;
 }

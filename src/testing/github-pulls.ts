@@ -109,7 +109,8 @@ export function pullRoutes(s: PullsState, req: Req): Reply | null {
         status: 406,
         body: {
           message:
-            "Sorry, the diff exceeded the maximum number of files (300). Consider using 'List pull requests files' API or locally cloning the repository instead.",
+            "Sorry, the diff exceeded the maximum number of files (300). Consider using 'List pull requests files' " +
+            'API or locally cloning the repository instead.',
           errors: [{ resource: 'PullRequest', field: 'diff', code: 'too_large' }],
           documentation_url: 'https://docs.github.com/rest/pulls/pulls#list-pull-requests-files',
         },
@@ -180,7 +181,10 @@ function pullJson(repo: FakeRepo, pr: FakePull, baseUrl: string): Record<string,
   };
 }
 
-/** Seeds an installation's repos: `prs[i]` pull requests in repo i; PR numbers divisible by 5 answer 406, by 7 a diff over 1 MB. */
+/**
+ * Seeds an installation's repos: `prs[i]` pull requests in repo i; PR numbers divisible by 5 answer 406, by 7 a diff
+ * over 1 MB.
+ */
 export function seedRepos(
   s: PullsState,
   installationId: number,

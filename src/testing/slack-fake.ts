@@ -11,7 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { callMethod, type Params } from './slack-methods.js';
+import { callMethod } from './slack-methods.js';
+import { readParams, scrub, send, splitBasic, type Params } from './slack-http.js';
 import {
   randomId,
   type ChannelType,
@@ -269,36 +270,4 @@ export class FakeSlack {
     }
     res.writeHead(302, { location: target.toString() }).end();
   }
-}
-
-async function readParams(req: IncomingMessage): Promise<Params> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
-  const type = req.headers['content-type'] ?? '';
-  const out: Params = {};
-  if (type.startsWith('application/json')) {
-    const o = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-    for (const [k, v] of Object.entries(o))
-      if (v !== null && v !== undefined)
-        out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  } else {
-    for (const [k, v] of new URLSearchParams(raw)) out[k] = v;
-  }
-  return out;
-}
-
-function splitBasic(b64: string): { id: string; secret: string } | null {
-  const s = Buffer.from(b64, 'base64').toString('utf8');
-  const i = s.indexOf(':');
-  return i < 0 ? null : { id: s.slice(0, i), secret: s.slice(i + 1) };
-}
-
-function scrub(p: Params): Params {
-  const { token: _t, client_secret: _s, ...rest } = p;
-  return rest;
-}
-
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(body));
 }

@@ -30,7 +30,9 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
   const counted = deps.metrics
     ? new Counter({
         name: 'connector_service_github_reconcile_deliveries_total',
-        help: 'GitHub deliveries found failed and never stored (found_failed), and redeliveries requested (redelivered)',
+        help:
+          'GitHub deliveries found failed and never stored (found_failed), and redeliveries ' +
+          'requested (redelivered)',
         labelNames: ['result'],
         registers: [deps.metrics],
       })

@@ -6,14 +6,12 @@
  * unfinished walks and sessions on shard acquisition.
  * `wiring/codehost.ts` plugs these in; everything reaches other actors via `deps.actors`.
  */
-import { backfillCursorKey, codehostBackfillActor, codehostBackfillKey } from '../actors/codehost/codehost-backfill.js';
+import { codehostBackfillActor } from '../actors/codehost/codehost-backfill.js';
+import { backfillCursorKey, codehostBackfillKey } from '../actors/codehost/codehost-backfill-protocol.js';
 import { codehostRateActor } from '../actors/codehost/codehost-rate.js';
-import {
-  DEFAULT_INDEXER_TIMINGS,
-  indexerSessionActor,
-  indexerSessionKey,
-  type IndexerTimings,
-} from '../actors/codehost/indexer-session.js';
+import { DEFAULT_INDEXER_TIMINGS, type IndexerTimings } from '../actors/codehost/indexer-ports.js';
+import { indexerSessionKey } from '../actors/codehost/indexer-protocol.js';
+import { indexerSessionActor } from '../actors/codehost/indexer-session.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';

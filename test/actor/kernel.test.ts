@@ -8,6 +8,7 @@ import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal
 import { createLogger } from '../../src/log.js';
 import { Kernel, type ActorDefinition, type KernelOptions } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
+import { ManualClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 
 interface Counter {
@@ -312,6 +313,26 @@ describe('Kernel', () => {
     await until('condition', () => kernel.stats().active === 0, { timeoutMs: 2000 });
     await expect(kernel.dispatch(key('a'), { type: 'inc', n: 8 }, soon())).resolves.toBe(1);
     expect(ports.hydrations).toEqual(['a', 'a']);
+  });
+
+  it('idle passivation follows the kernel clock: not before idleMs after the last message, then at once', async () => {
+    const clock = new ManualClock();
+    const { def, ports } = counterKind({ idleMs: 60_000 });
+    const kernel = makeKernel({ clock });
+    kernel.register(def);
+    await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    await clock.advance(59_999);
+    expect(ports.passivated).toEqual([]);
+    // A message restarts the idle time: the first timer is gone, one new one is pending.
+    await kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
+    expect(clock.pending).toBe(1);
+    await clock.advance(59_999);
+    expect(ports.passivated).toEqual([]);
+    expect(kernel.stats().active).toBe(1);
+    await clock.advance(1);
+    await until('the idle activation passivated', () => ports.passivated.length === 1, { timeoutMs: 2000 });
+    expect(ports.passivated).toEqual([{ key: 'a', state: { n: 2, seen: [1, 2] } }]);
+    expect(clock.pending).toBe(0);
   });
 
   it('a message arriving during onPassivate waits for it before hydrating (single writer)', async () => {

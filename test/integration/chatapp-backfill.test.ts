@@ -153,7 +153,8 @@ describe('chatapp backfill', () => {
     });
     // The channel the bot was never in costs no history call.
     expect(slack.callsOf('conversations.history').filter((c) => c.params.channel === outside.id)).toEqual([]);
-    // INTERFACE §8.16 non_marketplace: limit 15, and (divided by 1000 here) one call per 60 ms per method, across the restart.
+    // INTERFACE §8.16 non_marketplace: limit 15, and (divided by 1000 here) one call per 60 ms
+    // per method, across the restart.
     const history = slack.callsOf('conversations.history');
     expect(new Set(history.map((c) => c.params.limit))).toEqual(new Set(['15']));
     for (let i = 1; i < history.length; i++) expect(history[i]!.at - history[i - 1]!.at).toBeGreaterThanOrEqual(55);

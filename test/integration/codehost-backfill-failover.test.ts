@@ -11,7 +11,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
@@ -170,7 +170,8 @@ describe('integration: backfill walker survives kill -9 of its node', () => {
     expect(lastDiff.at).toBeGreaterThan(killedAt);
     const replays = gh.calls.filter((c) => /\/pulls\/\d+$/.test(c.path)).length - expected.length;
     process.stdout.write(
-      `backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`,
+      `backfill failover: killed ${owner.nodeId} at ${atKill}/${expected.length} events, ` +
+        `survivor ${survivor.nodeId} finished; diff calls repeated: ${replays}\n`,
     );
     expect(replays).toBeGreaterThanOrEqual(0);
     expect(replays).toBeLessThanOrEqual(1);

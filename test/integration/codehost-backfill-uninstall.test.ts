@@ -1,6 +1,7 @@
 /**
  * The code-host PR-diff backfill walker stops when its install is uninstalled mid-walk
- * (spec §3.1: the walker works only while the install is `active`), whether through an `installation` `deleted` webhook or `DELETE /installs/{id}`.
+ * (spec §3.1: the walker works only while the install is `active`), whether through an
+ * `installation` `deleted` webhook or `DELETE /installs/{id}`.
  *
  * No timed assertions: a second installation walks beside the first, slowed the same way
  * by the fake GitHub, and the calls it makes after the uninstalled walk stopped are the
@@ -9,7 +10,7 @@
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillCursorKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { backfillCursorKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import {
   examplePayload,

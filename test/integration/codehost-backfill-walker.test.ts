@@ -8,7 +8,8 @@
 import { Octokit } from '@octokit/rest';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codehostBackfillActor, codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostBackfillActor } from '../../src/actors/codehost/codehost-backfill.js';
+import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { codehostRateActor } from '../../src/actors/codehost/codehost-rate.js';
 import { octokitApi } from '../../src/connectors/codehost/backfill/octokit-api.js';
 import type { BackfillCaps } from '../../src/connectors/codehost/backfill/backfill-cursor.js';

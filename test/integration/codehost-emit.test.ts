@@ -39,7 +39,8 @@ async function emit(installId: string, kind: string, body: unknown) {
 const records = async (installId: string) =>
   (
     await h.node.pool.query(
-      'SELECT kind, repo_full_name, issue_or_pr_number, provider_id, by_actor_login FROM emitted_events WHERE install_id = $1 ORDER BY emitted_at',
+      `SELECT kind, repo_full_name, issue_or_pr_number, provider_id, by_actor_login FROM emitted_events
+       WHERE install_id = $1 ORDER BY emitted_at`,
       [installId],
     )
   ).rows;

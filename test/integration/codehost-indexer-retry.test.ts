@@ -11,11 +11,9 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  indexerSessionActor,
-  indexerSessionKey,
-  type IndexerTimings,
-} from '../../src/actors/codehost/indexer-session.js';
+import type { IndexerTimings } from '../../src/actors/codehost/indexer-ports.js';
+import { indexerSessionKey } from '../../src/actors/codehost/indexer-protocol.js';
+import { indexerSessionActor } from '../../src/actors/codehost/indexer-session.js';
 import type { ActorAsk } from '../../src/runtime/ports.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';

@@ -36,7 +36,8 @@ afterAll(async () => {
 const rows = async (installId: string) =>
   (
     await h.node.pool.query(
-      `SELECT repo_id, repo_full_name, status, last_indexed_sha, daemon_url, error FROM repo_index_state WHERE install_id = $1 ORDER BY repo_id`,
+      `SELECT repo_id, repo_full_name, status, last_indexed_sha, daemon_url, error FROM repo_index_state
+       WHERE install_id = $1 ORDER BY repo_id`,
       [installId],
     )
   ).rows as Array<{

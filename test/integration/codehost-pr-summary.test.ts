@@ -81,7 +81,8 @@ const writes = (method: string, number: number | null) =>
 const summaryRecords = async (installId: string, number: number) =>
   (
     await h.node.pool.query(
-      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.pr_summary_comment' AND issue_or_pr_number = $2`,
+      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.pr_summary_comment'
+       AND issue_or_pr_number = $2`,
       [installId, number],
     )
   ).rows.map((r) => r.provider_id as string);

@@ -169,7 +169,8 @@ describe('codehost slash commands', () => {
     await ask('/service help', { issue: issue + 100_000 });
     expect(repliesOn(issue)).toHaveLength(1);
     const recorded = await h.node.pool.query(
-      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.slash_reply' AND issue_or_pr_number = $2`,
+      `SELECT provider_id FROM emitted_events WHERE install_id = $1 AND kind = 'codehost.slash_reply'
+       AND issue_or_pr_number = $2`,
       [installId, issue],
     );
     expect(recorded.rows).toEqual([{ provider_id: `slash-reply-to:${event.comment.id}` }]);

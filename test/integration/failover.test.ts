@@ -221,7 +221,8 @@ describe('integration: failover with real node processes', () => {
       await scraper.stop();
 
       const { rows: dupRows } = await pool.query<{ n: string }>(
-        'SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE install_id = ANY($1::uuid[]) GROUP BY install_id, id HAVING count(*) > 1) d',
+        `SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE install_id = ANY($1::uuid[]) GROUP BY install_id, id
+         HAVING count(*) > 1) d`,
         [installIds],
       );
       const { rows: dlRows } = await pool.query<{ n: string }>(

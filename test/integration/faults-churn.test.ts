@@ -121,7 +121,8 @@ describe('emits through node churn', () => {
         nodes.push(await start());
       }
       console.log(
-        `figures: ${total} emits over ${RUNS} kill -9 runs: ${failures.length} failed, ${throttled.length} spurious throttles (${spent} real ones), slowest success ${slowestMs} ms`,
+        `figures: ${total} emits over ${RUNS} kill -9 runs: ${failures.length} failed, ` +
+          `${throttled.length} spurious throttles (${spent} real ones), slowest success ${slowestMs} ms`,
       );
       expect(throttled).toEqual([]);
       expect(failures).toEqual([]);

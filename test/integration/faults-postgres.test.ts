@@ -90,7 +90,9 @@ describe('Postgres stalled', () => {
         timed(fetch(`${h.node.url}/readyz`)),
       ]);
       console.log(
-        `figures: stalled Postgres: chat ${chat.status} in ${chat.ms.toFixed(0)} ms, webhook ${cold.status} in ${cold.ms.toFixed(0)} ms, tenant GET ${tenantGet.status} in ${tenantGet.ms.toFixed(0)} ms, readyz ${ready.status} in ${ready.ms.toFixed(0)} ms`,
+        `figures: stalled Postgres: chat ${chat.status} in ${chat.ms.toFixed(0)} ms, webhook ` +
+          `${cold.status} in ${cold.ms.toFixed(0)} ms, tenant GET ${tenantGet.status} in ` +
+          `${tenantGet.ms.toFixed(0)} ms, readyz ${ready.status} in ${ready.ms.toFixed(0)} ms`,
       );
       expect(chat).toMatchObject({ status: 503, code: 'unavailable' });
       expect(chat.ms).toBeLessThan(3_000);
@@ -114,7 +116,8 @@ describe('Postgres stalled', () => {
       { timeoutMs: 15_000 },
     );
     console.log(
-      `figures: recovered ${Date.now() - resumedAt} ms after the proxy resumed; ${warmIds.length} acknowledged events stored`,
+      `figures: recovered ${Date.now() - resumedAt} ms after the proxy resumed; ` +
+        `${warmIds.length} acknowledged events stored`,
     );
     expect(warmIds.length).toBeGreaterThan(1);
   }, 60_000);

@@ -463,7 +463,8 @@ describe('integration: ingest across a nats-server crash (private server)', () =
       const lost = [...acked].filter((id) => !delivered.has(id));
       const s = consumer.stats();
       console.info(
-        `[crash test] backlogAtKill=${backlogAtKill} acked=${acked.size} delivered(unique)=${delivered.size} deliveries=${deliveries} ` +
+        `[crash test] backlogAtKill=${backlogAtKill} acked=${acked.size} ` +
+          `delivered(unique)=${delivered.size} deliveries=${deliveries} ` +
           `lost=${lost.length} publishFailures=${publishFailures} duplicateAcks=${duplicates} ` +
           `redeliveries=${s.redeliveries} deadLettered=${s.deadLettered}`,
       );

@@ -71,7 +71,8 @@ describe('NATS authentication', () => {
     const certs = makeTestCerts();
     try {
       const c = await child(
-        `tls { cert_file: "${certs.serverCert}", key_file: "${certs.serverKey}", ca_file: "${certs.ca}", verify: true }\n`,
+        `tls { cert_file: "${certs.serverCert}", key_file: "${certs.serverKey}", ca_file: ` +
+          `"${certs.ca}", verify: true }\n`,
       );
       await startsOn({
         NATS_URL: c.url,

@@ -107,7 +107,10 @@ interface Walk {
   cursor: BackfillCursor;
 }
 
-/** Walks to Done, committing through the codec each step; `crashAt(step)` drops that step's commit (a crash after the call). */
+/**
+ * Walks to Done, committing through the codec each step; `crashAt(step)` drops that step's commit (a crash after the
+ * call).
+ */
 async function walk(
   host: MemoryHost,
   caps: BackfillCaps,

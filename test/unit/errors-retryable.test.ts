@@ -6,15 +6,14 @@ import {
   Conflict,
   DeadlineExceeded,
   ErrorCodes,
-  fromWire,
   Internal,
   isRetryable,
   NotFound,
   RateLimited,
-  toWire,
   Unavailable,
   UpstreamError,
 } from '../../src/errors.js';
+import { fromWire, toWire } from '../../src/errors-wire.js';
 
 const upstream = (status: number | null) =>
   new UpstreamError('upstream said no', { details: { upstream_status: status } });

@@ -9,18 +9,18 @@
  * Idempotent on redelivery: the reply is recorded in the emitted-event records under
  * kind `codehost.slash_reply` and provider id `slash-reply-to:{comment_id}` (review
  * comments: `slash-reply-to:review-comment:{comment_id}`), besides the comment record the
- * write itself leaves for the Tier-2 filter. A redelivery finding that record does
- * nothing; one finding no record (a crash between the POST and the record) looks for the
- * reply's hidden marker among the issue's (or PR's review) comments before posting. Daemon errors and timeouts are replies that say what failed (INTERFACE
- * §6); a GitHub refusal that retrying cannot fix is logged, anything else is thrown so
- * the event is redelivered.
+ * write itself leaves for the Tier-2 filter. A redelivery finding that record does nothing;
+ * one finding no record (a crash between the POST and the record) looks for the reply's
+ * hidden marker among the issue's (or PR's review) comments before posting. Daemon errors
+ * and timeouts are replies that say what failed (INTERFACE §6); a GitHub refusal that
+ * retrying cannot fix is logged, anything else is thrown so the event is redelivered.
  */
 import type pg from 'pg';
 import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
 import { AppError, isRetryable } from '../../errors.js';
 import { recordEmitted, wasEmittedBy } from '../../store/emitted.js';
 import { findActiveInstalls } from '../../store/installs.js';
-import { indexerSessionKey, type ToolAnswer } from './indexer-session.js';
+import { indexerSessionKey, type ToolAnswer } from './indexer-protocol.js';
 import type { DriverContext } from '../../connectors/driver.js';
 import type { CodehostWrite } from '../../connectors/codehost/emit-schema.js';
 import { installRefOf, type InstallRef } from '../../connectors/codehost/github-client.js';
@@ -92,7 +92,8 @@ export function slashCommandOf(event: IngestEvent) {
   if (!command || (typeof commentId !== 'number' && typeof commentId !== 'string') || typeof number !== 'number')
     return null;
   if (typeof repoId !== 'number' || typeof fullName !== 'string' || !isRepoFullName(fullName)) return null;
-  // GitHub takes replies to a thread's first comment only: a command that is itself a reply is answered at its thread's root.
+  // GitHub takes replies to a thread's first comment only: a command that is itself a reply is
+  // answered at its thread's root.
   const inReplyTo = p.comment?.in_reply_to_id;
   const threadRoot = !review
     ? null

@@ -16,13 +16,11 @@
 import type pg from 'pg';
 import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
 import { AppError, ErrorCodes, Internal, isRetryable, RateLimited } from '../../errors.js';
-import type { ActorAsk, IngestEvent, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
 import type { Logger } from '../../log.js';
 import {
-  finishedCursor,
   initialCursor,
   progressOf,
-  queueAddedRepos,
   SPEC_CAPS,
   type BackfillCaps,
   type BackfillCursor,
@@ -32,31 +30,16 @@ import { stepBackfill, type StepResult } from '../../connectors/codehost/backfil
 import type { CodehostApi, ListedRepo } from '../../connectors/codehost/backfill/codehost-api.js';
 import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/cursor-codec.js';
 import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
-import { kvKey } from '../../runtime/kv-port.js';
 import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate.js';
-
-export const CODEHOST_BACKFILL_KIND = 'codehost-backfill';
-
-/**
- * `resume` starts or continues the walk; `tick` (its own ticker) makes one step;
- * `addRepos` queues repositories added to the installation.
- */
-export type CodehostBackfillProtocol = {
-  resume: { msg: object; answer: { ok: true } };
-  tick: { msg: object; answer: Record<string, unknown> };
-  addRepos: { msg: { repoIds?: unknown }; answer: Record<string, unknown> };
-};
-
-export function codehostBackfillKey(installId: string): KeyOf<CodehostBackfillProtocol> {
-  return { kind: CODEHOST_BACKFILL_KIND, id: [installId] };
-}
-
-/** Where a walk's cursor lives in the cursor bucket. */
-export function backfillCursorKey(installId: string): string {
-  return kvKey([CODEHOST_BACKFILL_KIND, installId]);
-}
+import { addReposHandler } from './codehost-backfill-add.js';
+import { walkEnd } from './codehost-backfill-end.js';
+import {
+  backfillCursorKey,
+  CODEHOST_BACKFILL_KIND,
+  type CodehostBackfillProtocol,
+} from './codehost-backfill-protocol.js';
 
 export interface CodehostBackfillPorts {
   pool: pg.Pool;
@@ -83,8 +66,6 @@ interface State extends WalkerSlot<BackfillCursor> {
 const RATE_ASK_TIMEOUT_MS = 10_000;
 const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
-/** The `reason` of a walk its install's uninstall ended. */
-const UNINSTALLED = 'install uninstalled';
 
 export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State, CodehostBackfillProtocol> {
   const now = ports.now ?? Date.now;
@@ -101,47 +82,12 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
 
   const walker = walkerCursors({ cursors: ports.cursors, key: storeKey, encode: encodeCursor, decode: decodeCursor });
   // False: another activation wrote it (a lease overlap); the state then holds what is committed.
-  const save = (ctx: ActorContext<State>, cursor: BackfillCursor): Promise<boolean> =>
+  const save = (ctx: ActorContext<WalkerSlot<BackfillCursor>>, cursor: BackfillCursor): Promise<boolean> =>
     walker.save(ctx.state, ctx.key.id[0]!, cursor);
 
   const progress = (c: BackfillCursor, extra: Record<string, unknown> = {}) => ({ ...progressOf(c), ...extra });
 
-  const finish = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, failure: string | null) => {
-    ctx.state.ticker.cancel();
-    // The state first: a crash before the cursor is gone leaves a finished walk, never a restarted one.
-    await setBackfill(
-      ports.pool,
-      install.install_id,
-      failure === null ? 'complete' : 'failed',
-      progress(cursor, failure === null ? {} : { reason: failure }),
-    );
-    await ports.cursors
-      .delete(storeKey(install.install_id))
-      .catch((err: unknown) => ctx.log.warn({ err }, 'finished backfill cursor not deleted'));
-    ctx.state.cursor = null;
-    ctx.state.revision = null;
-    ctx.log[failure === null ? 'info' : 'warn'](
-      { installId: install.install_id, ...cursor.counts, reason: failure ?? undefined },
-      `code-host backfill ${failure === null ? 'complete' : 'failed'}`,
-    );
-  };
-
-  /** An uninstall is final (a reinstall is a new install; resumes skip it): an unfinished walk ends `failed`, not `running` for ever. */
-  const abandon = async (ctx: ActorContext<State>, install: Install) => {
-    if (install.backfill.state === 'pending' || install.backfill.state === 'running') {
-      const { state: _state, updated_at: _at, ...recorded } = install.backfill;
-      await setBackfill(
-        ports.pool,
-        install.install_id,
-        'failed',
-        ctx.state.cursor ? progress(ctx.state.cursor, { reason: UNINSTALLED }) : { ...recorded, reason: UNINSTALLED },
-      );
-      ctx.log.info({ installId: install.install_id }, 'code-host backfill stopped: the install was uninstalled');
-    }
-    if (ctx.state.revision !== null) await ports.cursors.delete(storeKey(install.install_id));
-    ctx.state.cursor = null;
-    ctx.state.revision = null;
-  };
+  const { finish, abandon } = walkEnd({ pool: ports.pool, cursors: ports.cursors, key: storeKey, progress });
 
   const backoff = (ctx: ActorContext<State>) => {
     const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** Math.min(ctx.state.failures, 20));
@@ -296,50 +242,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
     return { retryInMs: Math.round(wait), code: e.code };
   };
 
-  /**
-   * Repos added to the installation (`installation_repositories.added`): their PRs join the
-   * walk. A walk under way queues them (its listing may have passed them); a finished walk
-   * reopens for them alone; a walk with no committed step lists them anyway; a failed walk
-   * stays failed (its reason stays on the record). Replays queue nothing twice.
-   */
-  const addRepos = async (ctx: ActorContext<State>, msg: { repoIds?: unknown }): Promise<Record<string, unknown>> => {
-    const installId = ctx.key.id[0]!;
-    const install = await getInstallById(ports.pool, installId);
-    if (!install || install.connector_id !== 'codehost' || install.status !== 'active')
-      return { queued: 0, reason: 'install not active' };
-    const ids = (Array.isArray(msg.repoIds) ? msg.repoIds : []).filter(
-      (id): id is number => Number.isSafeInteger(id) && (id as number) > 0,
-    );
-    const state = install.backfill.state;
-    if (state === 'failed') return { queued: 0, reason: 'the walk failed' };
-    const reopen = state === 'complete';
-    if (!reopen && ctx.state.cursor === null)
-      return { queued: 0, reason: 'no step committed yet; the listing includes them' };
-    const { cursor, queued, dropped } = queueAddedRepos(
-      reopen ? finishedCursor(install.backfill) : ctx.state.cursor!,
-      ids,
-      caps,
-    );
-    if (dropped.length > 0)
-      ctx.log.warn(
-        { dropped: dropped.length },
-        'pending-repo queue full; added repos not queued for the PR-diff backfill',
-      );
-    if (queued.length === 0) return { queued: 0 };
-    if (reopen) {
-      // The state first: a crash before the cursor is written leaves a running walk with no
-      // cursor, which a resume walks from the start (added repos included; ids absorb repeats).
-      await setBackfill(ports.pool, installId, 'running', progress(cursor));
-      await ports.cursors.delete(storeKey(installId));
-      ctx.state.cursor = null;
-      ctx.state.revision = null;
-    }
-    // Another activation committed meanwhile (a lease overlap): the caller's redelivery retries on the reloaded cursor.
-    if (!(await save(ctx, cursor))) throw new Internal('the backfill cursor changed while adding repos; retry');
-    await setBackfill(ports.pool, installId, 'running', progress(cursor));
-    if (ctx.state.ticker.dueAt === null) ctx.state.ticker.arm(0);
-    return { queued: queued.length };
-  };
+  const addRepos = addReposHandler({ pool: ports.pool, cursors: ports.cursors, key: storeKey, caps, progress, save });
 
   return {
     kind: CODEHOST_BACKFILL_KIND,

@@ -22,106 +22,26 @@
  *   (INTERFACE §6 has no stop call). A repo removed from the installation has no row and
  *   is refused admission (`repo-index-state.ts`), so its ticks find nothing to do.
  */
-import type pg from 'pg';
-import type { ActorAsk, KeyOf } from '../../runtime/ports.js';
-import type { Logger } from '../../log.js';
 import { callTool, indexStatus, syncIndex, type ToolName } from '../../connectors/codehost/indexer/daemon-client.js';
-import { daemonUrl } from '../../connectors/codehost/indexer/daemon-url.js';
-import type { RpcFailureKind } from '../../connectors/codehost/indexer/json-rpc.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  failedPatch,
-  readyPatch,
-  UNFOLLOWED_PATCH,
-} from '../../connectors/codehost/indexer/index-outcome.js';
+import { failedPatch, readyPatch, UNFOLLOWED_PATCH } from '../../connectors/codehost/indexer/index-outcome.js';
 import { describeUpstream } from '../../connectors/codehost/upstream-error.js';
 import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
-import { getListedRepo } from '../../store/backfill-repos.js';
-import { getInstallById, type Install } from '../../store/installs.js';
 import {
-  admitRepo,
   getIndexState,
   updateIndexState,
   type IndexStatePatch,
   type RepoIndexState,
 } from '../../store/repo-index-state.js';
-
-export const INDEXER_SESSION_KIND = 'indexer';
-
-export interface IndexerTimings {
-  /** index/sync and index/status. */
-  rpcTimeoutMs: number;
-  /** tools/call (slash commands). */
-  toolTimeoutMs: number;
-  firstPollMs: number;
-  maxPollMs: number;
-  /** spec §8: the 5-minute default lock, extended on every poll while indexing. */
-  lockMs: number;
-  /** First automatic retry of a failed index (doubling from there). */
-  retryBaseMs: number;
-  /** Longest wait between automatic retries. */
-  retryMaxMs: number;
-  /** Automatic retries in a row before the session waits for a push or slash command. */
-  maxRetries: number;
-}
-
-export const DEFAULT_INDEXER_TIMINGS: IndexerTimings = {
-  rpcTimeoutMs: 15_000,
-  toolTimeoutMs: 20_000,
-  firstPollMs: 2_000,
-  maxPollMs: 30_000,
-  lockMs: 5 * 60_000,
-  retryBaseMs: DEFAULT_RETRY_POLICY.baseMs,
-  retryMaxMs: DEFAULT_RETRY_POLICY.maxMs,
-  maxRetries: DEFAULT_RETRY_POLICY.maxRetries,
-};
-
-export interface IndexerSessionPorts {
-  pool: pg.Pool;
-  log: Logger;
-  actors: ActorAsk;
-  /** `{namespace}/{node}`: the deployment and node that hold a running index's lock. */
-  lockOwner: string;
-  /** SERVICE_INDEXER_DAEMON_URL_TEMPLATE; null while unset. */
-  template: string | null;
-  /** SERVICE_REPO_CAP_PER_TENANT. */
-  repoCap: number;
-  /** A fresh installation token for the daemon's clone (INTERFACE §6: never stored here). */
-  accessToken(install: Install, signal: AbortSignal): Promise<string>;
-  timings?: Partial<IndexerTimings>;
-  now?: () => number;
-}
-
-/** Where the repo is, when the caller knows (a webhook payload); otherwise the backfill's registry. */
-export interface RepoHint {
-  full_name: string;
-  clone_url: string;
-}
-
-export type SyncAnswer =
-  | { status: 'indexing' | 'ready' | 'failed'; error?: string }
-  | { status: 'unchanged' | 'inactive' | 'removed' }
-  | { status: 'capped'; used: number; cap: number };
-
-export type ToolAnswer =
-  | { ok: true; text: string }
-  | { ok: false; kind: RpcFailureKind | 'capped' | 'removed' | 'no_daemon' | 'inactive'; message: string };
-
-/**
- * `sync` indexes a sha (null: the default branch head); `tool` answers a slash command
- * through the daemon; `tick` (its own ticker) does due work; `resume` after a shard move.
- */
-export type IndexerSessionProtocol = {
-  sync: { msg: { sha?: string | null; repo?: RepoHint }; answer: SyncAnswer };
-  tool: { msg: { name: ToolName; arguments: Record<string, string>; repo?: RepoHint }; answer: ToolAnswer };
-  tick: { msg: object; answer: object };
-  resume: { msg: object; answer: { ok: true } };
-};
-
-export function indexerSessionKey(installId: string, repoId: number): KeyOf<IndexerSessionProtocol> {
-  return { kind: INDEXER_SESSION_KIND, id: [installId, String(repoId)] };
-}
+import { DEFAULT_INDEXER_TIMINGS, type IndexerSessionPorts, type IndexerTimings } from './indexer-ports.js';
+import {
+  INDEXER_SESSION_KIND,
+  type IndexerSessionProtocol,
+  type RepoHint,
+  type SyncAnswer,
+  type ToolAnswer,
+} from './indexer-protocol.js';
+import { indexerRepos } from './indexer-repo.js';
 
 interface State {
   ticker: Ticker;
@@ -134,38 +54,8 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
   const retryPolicy = { baseMs: t.retryBaseMs, maxMs: t.retryMaxMs, maxRetries: t.maxRetries };
   const ids = (ctx: ActorContext<State>) => ({ installId: ctx.key.id[0]!, repoId: Number(ctx.key.id[1]) });
 
-  const activeInstall = async (ctx: ActorContext<State>): Promise<Install | null> => {
-    const install = await getInstallById(ports.pool, ids(ctx).installId);
-    return install && install.connector_id === 'codehost' && install.status === 'active' ? install : null;
-  };
-
-  /** Where the repo is: the caller's hint (a webhook payload), the session's row, or the backfill's registry. */
-  const repoOf = async (
-    installId: string,
-    repoId: number,
-    hint: RepoHint | undefined,
-    row: RepoIndexState | null,
-  ): Promise<RepoHint | null> => {
-    if (hint && typeof hint.full_name === 'string' && typeof hint.clone_url === 'string') return hint;
-    if (row) return { full_name: row.repo_full_name, clone_url: row.clone_url };
-    const listed = await getListedRepo(ports.pool, installId, repoId);
-    return listed ? { full_name: listed.full_name, clone_url: listed.clone_url } : null;
-  };
-
-  const admit = async (install: Install, repoId: number, repo: RepoHint) =>
-    admitRepo(ports.pool, {
-      installId: install.install_id,
-      tenantId: install.tenant_id,
-      repoId,
-      repoFullName: repo.full_name,
-      cloneUrl: repo.clone_url,
-      cap: ports.repoCap,
-    });
-
-  const urlFor = (installId: string, repoId: number) =>
-    ports.template === null
-      ? ({ ok: false, reason: 'SERVICE_INDEXER_DAEMON_URL_TEMPLATE is not set' } as const)
-      : daemonUrl(ports.template, installId, repoId);
+  const { activeInstall: installOf, repoOf, admit, urlFor } = indexerRepos(ports);
+  const activeInstall = (ctx: ActorContext<State>) => installOf(ids(ctx).installId);
 
   const sync = async (ctx: ActorContext<State>, msg: { sha?: string | null; repo?: RepoHint }): Promise<SyncAnswer> => {
     const { installId, repoId } = ids(ctx);
@@ -321,7 +211,9 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
         return {
           ok: false,
           kind: 'capped',
-          message: `this tenant already has ${admission.used} indexed repositories, its cap of ${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)`,
+          message:
+            `this tenant already has ${admission.used} indexed repositories, its cap of ` +
+            `${admission.cap} (SERVICE_REPO_CAP_PER_TENANT)`,
         };
       }
       row = admission.state;

@@ -24,7 +24,10 @@ const MAX_TRANSIENT_FAILURES = 12;
 const BACKOFF_CAP_MS = 5 * 60_000;
 const SKIPPED_KEPT = 100;
 
-/** INTERFACE §8.16: non_marketplace 1/min with limit 15; marketplace Tier 3 (50/min) with limit 200; list Tier 2 (20/min, §8.22). */
+/**
+ * INTERFACE §8.16: non_marketplace 1/min with limit 15; marketplace Tier 3 (50/min) with limit 200; list Tier 2
+ * (20/min, §8.22).
+ */
 export function pacingFor(tier: AppTier, divisor = 1): Pacing {
   const history = tier === 'marketplace' ? 1_200 : 60_000;
   const d = Math.max(1, divisor);

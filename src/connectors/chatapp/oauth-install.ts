@@ -172,7 +172,8 @@ export async function finishAuthorization(
   if (missingGroupDmHistory(scopes)) {
     // spec §6.1 rule 2: group DMs drop out of backfill; say so once, at install time.
     log.warn(
-      'chat install lacks the mpim:history scope: group DMs are left out of backfill; reinstall with it to include them',
+      'chat install lacks the mpim:history scope: group DMs are left out of backfill; reinstall ' +
+        'with it to include them',
     );
   }
   log.info({ rotation: Boolean(secret.expires_at) }, 'chat workspace installed');

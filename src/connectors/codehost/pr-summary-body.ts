@@ -65,15 +65,17 @@ export function isOversized(input: PrSummaryInput): boolean {
 
 export function renderPrSummary(input: PrSummaryInput): string {
   const head = input.headSha ? input.headSha.slice(0, 7) : null;
+  const by = input.author ? ` by \`${input.author.replace(/`/g, "'")}\`` : '';
+  const lineCounts = `+${n(input.additions)} / −${n(input.deletions)}`;
   const lines: string[] = [
     PR_SUMMARY_SENTINEL,
     '### Pull request summary',
     '',
-    `**${escapeInline(input.title.slice(0, 1_000))}**${input.author ? ` by \`${input.author.replace(/`/g, "'")}\`` : ''}`,
+    `**${escapeInline(input.title.slice(0, 1_000))}**${by}`,
     '',
     '| Commits | Files changed | Lines | Head |',
     '|--:|--:|--:|---|',
-    `| ${n(input.commits)} | ${n(input.changedFiles)} | +${n(input.additions)} / −${n(input.deletions)} | ${head ? `\`${head}\`` : '?'} |`,
+    `| ${n(input.commits)} | ${n(input.changedFiles)} | ${lineCounts} | ${head ? `\`${head}\`` : '?'} |`,
     '',
   ];
   const tail: string[] = [];
@@ -81,7 +83,8 @@ export function renderPrSummary(input: PrSummaryInput): string {
     tail.push(
       '',
       '> [!NOTE]',
-      `> This diff is oversized: GitHub does not return it in full (over ${DIFF_MAX_BYTES.toLocaleString('en-US')} bytes, or files too large to diff). Review it on GitHub.`,
+      `> This diff is oversized: GitHub does not return it in full (over ` +
+        `${DIFF_MAX_BYTES.toLocaleString('en-US')} bytes, or files too large to diff). Review it on GitHub.`,
     );
   }
   tail.push('', `<sub>Kept up to date automatically${head ? ` (last updated for ${head})` : ''}.</sub>`);

@@ -42,7 +42,8 @@ const DELETE_SCHEMA = {
 const EMIT_SCHEMA = {
   summary: 'Emit a write upstream (chatapp.message, chatapp.reaction, codehost.*)',
   description:
-    'Takes an `Idempotency-Key` header (1-255 visible ASCII): the same key and body within 24 h answer the first receipt again; another body answers 409 `idempotency_key_reused`.',
+    'Takes an `Idempotency-Key` header (1-255 visible ASCII): the same key and body within 24 h ' +
+    'answer the first receipt again; another body answers 409 `idempotency_key_reused`.',
   tags,
   params: InstallIdParams,
   headers: IdempotencyHeaders,

@@ -1,0 +1,53 @@
+/**
+ * `/readyz` for this node's own roles (INTERFACE §9.3), each check bounded so the answer
+ * comes within 3 s: an edge-only node is ready when it reaches NATS and Postgres, an actor
+ * host also when every shard has an owner.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { KV } from '@nats-io/kv';
+import { listKeys } from '../runtime/shard-kv.js';
+import type { Pool } from './postgres.js';
+
+/** INTERFACE §9.3: `/readyz` answers within 3 s. */
+const READY_BUDGET_MS = 2_500;
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, boolean>;
+}
+
+export interface ReadinessDeps {
+  nc: NatsConnection;
+  requestPool: Pool;
+  /** The shard lease bucket, when this node hosts actors. */
+  leases: KV | null;
+  shards: number;
+}
+
+export function readinessCheck(d: ReadinessDeps): () => Promise<Readiness> {
+  const bounded = (p: Promise<unknown>) =>
+    Promise.race([
+      p.then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((r) => setTimeout(() => r(false), READY_BUDGET_MS).unref()),
+    ]);
+  return async () => {
+    const leases = d.leases;
+    const [natsOk, postgres, shardsOk] = await Promise.all([
+      bounded(d.nc.isClosed() ? Promise.reject(new Error('closed')) : d.nc.rtt()),
+      bounded(d.requestPool.query('select 1')),
+      leases
+        ? bounded(
+            listKeys(leases).then((k) => {
+              if (k.length < d.shards) throw new Error('shards without an owner');
+            }),
+          )
+        : Promise.resolve(null),
+    ]);
+    const checks: Record<string, boolean> = { nats: natsOk, postgres };
+    if (shardsOk !== null) checks.shards = shardsOk;
+    return { ready: Object.values(checks).every(Boolean), checks };
+  };
+}
