@@ -40,6 +40,7 @@ import { registerInstallMetrics } from './store/install-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
+import { ingestAttempts } from './runtime/ingest-attempts.js';
 import { listKeys } from './runtime/shard-kv.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
@@ -255,6 +256,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       },
       seal,
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
+      attempts: ingestAttempts(deps.dedup, n.ingestStream),
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.onShardAcquired?.(shard);

@@ -20,6 +20,7 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from 
 import type { Logger } from '../log.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
+import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
@@ -55,6 +56,8 @@ export interface ShardIngestConsumerOptions {
   seal?: Seal | null;
   /** A refused (unsealed or forged) message, for metrics. */
   onRefused?: (installId: string | null) => void;
+  /** Real attempts across owners (ingest-attempts.ts); without it, the delivery count stands in. */
+  attempts?: IngestAttemptsPort | null;
 }
 
 interface Tracked {
@@ -89,6 +92,7 @@ export class ShardIngestConsumer {
       nakBaseMs: 1_000,
       seal: null,
       onRefused: () => undefined,
+      attempts: null,
       ...opts,
     };
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
@@ -191,11 +195,14 @@ export class ShardIngestConsumer {
     const dc = t.msg.info.deliveryCount;
     let ev: IngestEvent;
     let blobRef: string | null;
+    let tries = dc;
     if (this.o.seal && !this.o.seal.verify(t.msg.data, t.msg.headers?.get(SEAL_HEADER))) return this.refuse(t);
     try {
       const env = decodeEnvelope(t.msg.data);
-      if (dc > this.o.maxDeliver)
-        return this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
+      // Hand-backs on shard moves count as deliveries; only real attempts may dead-letter.
+      if (this.o.attempts) tries = await this.o.attempts.begin(seq, dc);
+      if (tries > this.o.maxDeliver)
+        return this.deadLetter(t, `not settled after ${tries - 1} attempts (timed out or crashed)`);
       ({ event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs));
       if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
     } catch (err) {
@@ -209,11 +216,12 @@ export class ShardIngestConsumer {
         storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6),
       });
     } catch (err) {
-      if (dc >= this.o.maxDeliver) return this.deadLetter(t, errorText(err));
+      if (tries >= this.o.maxDeliver) return this.deadLetter(t, errorText(err));
       return this.retryLater(t, err);
     }
     this.counts.delivered++;
     const acked = await this.ack(t);
+    if (acked) this.o.attempts?.settled(seq, dc);
     if (acked && blobRef !== null) {
       await this.o.blobs
         .delete(blobRef)
