@@ -41,6 +41,7 @@ import { registerDeadLetterMetrics } from './store/dead-letter-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
+import { ingestAttempts } from './runtime/ingest-attempts.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
@@ -211,6 +212,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       },
       seal,
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
+      attempts: ingestAttempts(deps.dedup, n.ingestStream),
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.onShardAcquired?.(shard);

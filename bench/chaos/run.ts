@@ -1,5 +1,5 @@
 /**
- * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4] [--slash 10]`: steady
+ * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4] [--slash 10] [--kills n]`: steady
  * signed webhook load against three nodes while each fault of scenarios.ts runs, then the
  * figures per fault: sent, acknowledged (2xx on the first attempt), stored, lost
  * (acknowledged but never stored), duplicated, recovered by reconciliation (first attempt
@@ -22,9 +22,13 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '30' },
     installs: { type: 'string', default: '4' },
     slash: { type: 'string', default: '10' },
+    /** Node and nats-server kills of (a) and (b), whatever the scale (moderate runs on a busy machine). */
+    kills: { type: 'string' },
   },
 });
-const scale = values.quick ? QUICK : FULL;
+const base = values.quick ? QUICK : FULL;
+const kills = values.kills === undefined ? null : Number(values.kills);
+const scale = kills === null ? base : { ...base, nodeKills: kills, natsKills: kills };
 const ids = values.only.split(',').map((s) => s.trim()) as ScenarioId[];
 if (ids.some((id) => !(id in TITLES))) throw new Error('--only takes a comma-separated list of a, b, c, d, e');
 const RECONCILE_S = 3;

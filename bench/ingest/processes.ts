@@ -5,7 +5,7 @@
  * Children are SIGKILLed if the bench process exits for any reason.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,12 @@ function launch(name: string, args: string[], env: Record<string, string>, port:
   live.add(proc);
   proc.once('exit', () => live.delete(proc));
   const lines: string[] = [];
+  // BENCH_LOG_DIR: every line of every process also goes to <dir>/<name>.log (appended across restarts).
+  const file = process.env.BENCH_LOG_DIR
+    ? createWriteStream(`${process.env.BENCH_LOG_DIR}/${name}.log`, { flags: 'a' })
+    : null;
   const keep = (b: Buffer) => {
+    file?.write(b);
     for (const l of b.toString().split('\n')) if (l.trim()) lines.push(l);
     if (lines.length > 200) lines.splice(0, lines.length - 200);
   };

@@ -8,16 +8,15 @@
  *   delivered as the next batch (up to `maxBatch`), so a busy install commits many events
  *   per transaction while a quiet one still commits each event at once; pulling goes on
  *   while batches commit.
- * - A poison event does not fail its neighbours: a failed batch is delivered again one
- *   event at a time, and only the failing event is retried (or dead-lettered).
+ * - A poison event does not fail its neighbours: a failed batch is delivered again event by
+ *   event, and only the failing one is retried (or dead-lettered).
  * - Order: events of one install are delivered one after another in stream order, also
  *   across failures (see ingest-lanes.ts) and across a previous owner's crash (events it
  *   left unsettled block their lanes until they come back, see ingest-unsettled.ts);
  *   different installs run concurrently.
- * - Failure: nak with a delay growing with the delivery count; at `maxDeliver` the event
- *   goes to the dead-letter port and is acked so the install's later events flow. The
- *   server-side max_deliver stays unlimited so an event whose handler crashed the process
- *   every time is still dead-lettered (on its next delivery) instead of stuck unacked.
+ * - Failure: nak with a growing delay; at `maxDeliver` attempts (counted across owners,
+ *   ingest-attempts.ts, so a crash loop ends too) the event is dead-lettered and acked so
+ *   the install's later events flow. The server-side max_deliver stays unlimited.
  * - The ack of an event with a blob is confirmed (ackAck), so the blob is deleted only once
  *   its message is surely gone; other acks are not waited for (a lost one only replays).
  * - nats-server 2.9 may redeliver an acked event after a server crash, and any crash
@@ -26,6 +25,7 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
+import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
 import { IngestSettler, type IngestDeliveryMeta, type Ready, type Tracked } from './ingest-settle.js';
@@ -33,6 +33,9 @@ import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import { installIdOfIngestSubject, type Names } from './names.js';
 import { errorText } from './error-text.js';
 import type { Seal } from './seal.js';
+
+/** Attempts after which an unsettled event runs alone (a first retry still batches). */
+const SUSPECT_AFTER = 2;
 
 export interface ShardIngestConsumerOptions {
   js: JetStreamClient;
@@ -47,6 +50,8 @@ export interface ShardIngestConsumerOptions {
   /** Most events in one delivery. Default 256. */
   maxBatch?: number;
   maxDeliver?: number;
+  /** Attempts across owners (ingest-attempts.ts): shard moves never dead-letter an event. */
+  attempts?: IngestAttemptsPort | null;
   /**
    * Server-side ack wait: how long events a dead owner held stay out before the next owner
    * gets them. A live owner keeps its events with +WPI, so this bounds no delivery's time.
@@ -80,6 +85,7 @@ export class ShardIngestConsumer {
   constructor(opts: ShardIngestConsumerOptions) {
     this.o = {
       maxDeliver: 8,
+      attempts: null,
       ackWaitMs: 10_000,
       maxAckPending: 2048,
       maxBatch: 256,
@@ -99,6 +105,7 @@ export class ShardIngestConsumer {
       deadLetters: this.o.deadLetters,
       nakBaseMs: this.o.nakBaseMs,
       maxDeliver: this.o.maxDeliver,
+      attempts: this.o.attempts,
       seal: this.o.seal,
       onRefused: this.o.onRefused,
     });
@@ -239,7 +246,14 @@ export class ShardIngestConsumer {
         this.enqueue(batch.slice(i + 1));
         break;
       }
-      ready.push(r);
+      // An event attempted twice and never settled may be what killed its owners: it runs
+      // alone, so a crash loop dead-letters it and not the neighbours of its batch.
+      const suspect = r.tries > SUSPECT_AFTER;
+      if (!suspect || ready.length === 0) ready.push(r);
+      if (suspect) {
+        this.enqueue(batch.slice(ready.includes(r) ? i + 1 : i));
+        break;
+      }
     }
     if (ready.length === 0) return;
     try {
@@ -250,7 +264,7 @@ export class ShardIngestConsumer {
     } catch (err) {
       if (ready.length > 1) return this.isolate(ready, err);
       const only = ready[0]!;
-      if (only.meta.deliveryCount >= this.o.maxDeliver) return this.settler.deadLetter(only.t, errorText(err));
+      if (only.tries >= this.o.maxDeliver) return this.settler.deadLetter(only.t, errorText(err));
       return this.settler.retryLater(only.t, err);
     }
     this.counts.delivered += ready.length;
@@ -264,7 +278,7 @@ export class ShardIngestConsumer {
       try {
         await this.o.deliver([r.ev], [r.meta]);
       } catch (e) {
-        if (r.meta.deliveryCount >= this.o.maxDeliver) {
+        if (r.tries >= this.o.maxDeliver) {
           await this.settler.deadLetter(r.t, errorText(e));
           continue;
         }

@@ -7,6 +7,7 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
+import type { IngestAttemptsPort } from './ingest-attempts.js';
 import type { InstallLanes } from './ingest-lanes.js';
 import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
@@ -31,6 +32,8 @@ export interface Ready {
   ev: IngestEvent;
   blobRef: string | null;
   meta: IngestDeliveryMeta;
+  /** Real attempts so far, this one included (ingest-attempts.ts); decides dead-lettering. */
+  tries: number;
 }
 
 export interface SettleCounts {
@@ -49,6 +52,8 @@ export interface IngestSettlerOptions {
   deadLetters: DeadLetterPort;
   nakBaseMs: number;
   maxDeliver: number;
+  /** Attempts of redelivered events across owners; null counts deliveries instead. */
+  attempts: IngestAttemptsPort | null;
   seal: Seal | null;
   onRefused: (installId: string | null) => void;
 }
@@ -79,14 +84,16 @@ export class IngestSettler {
     }
     try {
       const env = decodeEnvelope(t.msg.data);
-      if (dc > this.o.maxDeliver) {
-        await this.deadLetter(t, `not settled after ${dc - 1} deliveries (timed out or crashed)`);
+      // Hand-backs on shard moves count as deliveries; only real attempts may dead-letter.
+      const tries = this.o.attempts ? await this.o.attempts.begin(t.msg.seq, dc) : dc;
+      if (tries > this.o.maxDeliver) {
+        await this.deadLetter(t, `not settled after ${tries - 1} attempts (timed out or crashed)`);
         return 'settled';
       }
       const { event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs);
       if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
       const meta = { deliveryCount: dc, streamSeq: t.msg.seq, storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6) };
-      return { t, ev, blobRef, meta };
+      return { t, ev, blobRef, meta, tries };
     } catch (err) {
       if (err instanceof UndecodableMessage) {
         await this.deadLetter(t, err.message);
@@ -109,6 +116,7 @@ export class IngestSettler {
    */
   settle(t: Tracked, blobRef: string | null): void {
     this.lanes.unblock(t.lane, t.msg.seq);
+    this.o.attempts?.settled(t.msg.seq, t.msg.info.deliveryCount);
     if (blobRef === null) {
       this.tracked.delete(t.msg.seq);
       t.msg.ack();

@@ -8,6 +8,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
+import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
@@ -33,6 +34,8 @@ export interface ShardHostOptions {
   /** INTERFACE §9.4: seal checked on every actor request and ingest message, refusals counted. */
   seal?: Seal | null;
   onRefused?(path: 'actor' | 'ingest'): void;
+  /** Attempts of redelivered events across owners, so shard moves never dead-letter an event. */
+  attempts?: IngestAttemptsPort | null;
 }
 
 interface ShardWork {
@@ -70,6 +73,7 @@ export class ShardHost implements ShardListener {
       deliver: (events, meta) => this.o.deliver(events, meta),
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
+      attempts: this.o.attempts ?? null,
     });
     this.work.set(shard, { server, consumer });
     try {
