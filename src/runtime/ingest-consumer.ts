@@ -5,9 +5,8 @@
  * acked only after that resolved.
  *
  * - Group commit: what has arrived for an install while its previous batch committed is
- *   delivered as the next batch (up to `maxBatch`), so a busy install commits many events
- *   per transaction while a quiet one still commits each event at once; pulling goes on
- *   while batches commit.
+ *   delivered as the next batch (up to `maxBatch`): a busy install commits many events per
+ *   transaction, a quiet one each event at once; pulling goes on while batches commit.
  * - A poison event does not fail its neighbours: a failed batch is delivered again event by
  *   event, and only the failing one is retried (or dead-lettered).
  * - Order: events of one install are delivered one after another in stream order, also
