@@ -3,7 +3,11 @@
  * another actor (which takes no signal) still ends its turn at its own deadline.
  */
 export function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  if (signal.aborted) {
+    // `p` runs on regardless: its outcome is nobody's now, but must not surface as unhandled.
+    p.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason as Error);
     signal.addEventListener('abort', onAbort, { once: true });
