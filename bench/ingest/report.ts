@@ -71,6 +71,8 @@ export function printFigures(b: BenchFigures): void {
       e2c99: e.saturated.e2cP99Ms,
       rss,
     });
+    const cpu = Object.entries(e.saturated.cpuUsPerEvent).map(([k, v]) => `${k} ${v}`);
+    out(`  ${name}: cpu µs per committed event, load + drain: ${cpu.join(', ')}`);
     row(`${name}, ${e.paced.rate}/s`, e.paced, { e2c50: e.paced.e2cP50Ms, e2c99: e.paced.e2cP99Ms, rss });
     if (e.saturated.committed < e.saturated.accepted || e.paced.committed < e.paced.accepted) {
       out(`  ! ${name}: not every accepted event was committed within the drain timeout`);

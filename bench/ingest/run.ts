@@ -5,7 +5,7 @@
  * the edge-only node with no consumer running, the apples-to-apples comparison with the
  * baseline (edge-alone.ts).
  *
- *   npm run bench -- [--duration 15] [--connections 16] [--only baseline,alone,edge1,edge2,split]
+ *   npm run bench -- [--duration 15] [--connections 64] [--only baseline,alone,edge1,edge2,split]
  *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
@@ -32,7 +32,7 @@ import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '15' },
-    connections: { type: 'string', default: '16' },
+    connections: { type: 'string', default: '64' },
     only: { type: 'string', default: 'baseline,alone,edge1,edge2,split' },
     shards: { type: 'string', default: '16' },
     'keep-db': { type: 'boolean', default: false },
