@@ -15,9 +15,8 @@ export interface BenchFigures {
   settings: { durationS: number; connections: number; shards: number; installs: number };
   baseline?: { saturated: LoadResult; peakRssMiB: number };
   alone?: AloneFigures;
-  edge1?: EdgeFigures;
-  edge2?: EdgeFigures;
-  split?: EdgeFigures;
+  /** One entry per topology and installs count (`--installs 1,32`: the big tenant, and many). */
+  topologies: { label: string; installs: number; figures: EdgeFigures }[];
 }
 
 const f = (v: number | null | undefined, digits = 1) => (v == null ? '-' : v.toFixed(digits));
@@ -62,12 +61,8 @@ export function printFigures(b: BenchFigures): void {
         `in ${f(k.drainS)} s (start-up included)`,
     );
   }
-  for (const [name, e] of [
-    ['1 node', b.edge1],
-    ['2 nodes', b.edge2],
-    ['edge|actors', b.split],
-  ] as const) {
-    if (!e) continue;
+  for (const t of b.topologies) {
+    const [name, e] = [`${t.label}, ${t.installs} inst`, t.figures];
     const rss = Object.values(e.peakRssMiB).join(' + ');
     row(`${name}, saturated`, e.saturated, {
       committedPerS: e.saturated.committedPerS,
@@ -75,6 +70,8 @@ export function printFigures(b: BenchFigures): void {
       e2c99: e.saturated.e2cP99Ms,
       rss,
     });
+    const cpu = Object.entries(e.saturated.cpuUsPerEvent).map(([k, v]) => `${k} ${v}`);
+    out(`  ${name}: cpu µs per committed event, load + drain: ${cpu.join(', ')}`);
     row(`${name}, ${e.paced.rate}/s`, e.paced, { e2c50: e.paced.e2cP50Ms, e2c99: e.paced.e2cP99Ms, rss });
     if (e.saturated.committed < e.saturated.accepted || e.paced.committed < e.paced.accepted) {
       out(`  ! ${name}: not every accepted event was committed within the drain timeout`);
@@ -94,12 +91,8 @@ export function printFigures(b: BenchFigures): void {
     };
     out('');
     if (alone) out(`verdict: ${versus('alone', alone.saturated)}`);
-    for (const [name, e] of [
-      ['1 node', b.edge1],
-      ['edge-only node, consumer running', b.split],
-    ] as const) {
-      if (e) out(`for information, sharing the machine with the consumers: ${versus(name, e.saturated)}`);
-    }
+    for (const t of b.topologies.filter((t) => t.label !== '2 nodes'))
+      out(`for information, sharing the machine with the consumers: ${versus(t.label, t.figures.saturated)}`);
   }
   out('');
   out(`bench ingest figures: ${JSON.stringify(b)}`);

@@ -5,8 +5,8 @@
  * the edge-only node with no consumer running, the apples-to-apples comparison with the
  * baseline (edge-alone.ts).
  *
- *   npm run bench -- [--duration 15] [--connections 16] [--only baseline,alone,edge1,edge2,split]
- *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N]
+ *   npm run bench -- [--duration 15] [--connections 64] [--only baseline,alone,edge1,edge2,split]
+ *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N] [--installs 1,32]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
@@ -33,12 +33,13 @@ import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '15' },
-    connections: { type: 'string', default: '16' },
+    connections: { type: 'string', default: '64' },
     only: { type: 'string', default: 'baseline,alone,edge1,edge2,split' },
     shards: { type: 'string', default: '16' },
     'keep-db': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     rate: { type: 'string' },
+    installs: { type: 'string', default: '32' },
   },
 });
 const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [];
@@ -46,6 +47,10 @@ const durationS = Number(args.duration);
 const connections = Number(args.connections);
 const shards = Number(args.shards);
 const only = new Set(args.only.split(','));
+// The installs the load spreads over: 1 is the big tenant (every event on one install's shard).
+const installCounts = args.installs.split(',').map(Number);
+if (!installCounts.every((n) => Number.isInteger(n) && n >= 1 && n <= 32))
+  throw new Error('--installs takes counts 1-32, e.g. 1,32');
 if (
   !(durationS > 0 && durationS <= 120) ||
   !(connections > 0 && connections <= 512) ||
@@ -154,6 +159,7 @@ async function cleanup(): Promise<void> {
 const figures: BenchFigures = {
   machine: await describeMachine(db.pool, (nc as NatsConnection).info?.version ?? 'unknown'),
   settings: { durationS, connections, shards, installs: installationIds.length },
+  topologies: [],
 };
 try {
   await seedInstalls(db.pool, masterKey, installationIds);
@@ -184,16 +190,20 @@ try {
     await Promise.all(started.map((n) => stop(n)));
   }
   const topologies = [
-    ['edge1', ['edge,actors']],
-    ['edge2', ['edge,actors', 'edge,actors']],
+    ['edge1', '1 node', ['edge,actors']],
+    ['edge2', '2 nodes', ['edge,actors', 'edge,actors']],
     // An edge-only node in front of an actors-only node (`serve --roles`, INTERFACE §1).
-    ['split', ['edge', 'actors']],
+    ['split', 'edge|actors', ['edge', 'actors']],
   ] as const;
-  for (const [tag, roles] of topologies) {
-    if (!only.has(tag)) continue;
-    const { edges, all } = await cluster(tag, [...roles]);
-    figures[tag] = await runEdge(settings, edges, all, db.pool, tag);
-    await Promise.all(all.map((n) => stop(n)));
+  for (const installs of installCounts) {
+    for (const [tag, label, roles] of topologies) {
+      if (!only.has(tag)) continue;
+      const { edges, all } = await cluster(`${tag}i${installs}`, [...roles]);
+      const s = { ...settings, installationIds: installationIds.slice(0, installs) };
+      const run = await runEdge(s, edges, all, db.pool, `${tag}i${installs}`);
+      figures.topologies.push({ label, installs, figures: run });
+      await Promise.all(all.map((n) => stop(n)));
+    }
   }
   printFigures(figures);
 } finally {

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { cpuMs, peakRssMiB, type Child } from './processes.js';
+import { systemCpu, systemCpuUsed } from './system-cpu.js';
 
 export const WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
 
@@ -31,6 +32,8 @@ export interface EdgeFigures {
     drainS: number;
     e2cP50Ms: number | null;
     e2cP99Ms: number | null;
+    /** CPU µs per committed event from the start of the load to the end of the drain, per process. */
+    cpuUsPerEvent: Record<string, number>;
   };
   paced: LoadResult & { rate: number; committed: number; e2cP50Ms: number | null; e2cP99Ms: number | null };
   peakRssMiB: Record<string, number>;
@@ -102,8 +105,17 @@ export async function runEdge(
   const warm = await load(s, urls, `${tag}w-`, { durationS: WARMUP_S });
   await drain(pool, `${tag}w-`, warm.accepted, s.drainTimeoutS);
 
+  const nodesBefore = await Promise.all(all.map(cpuMs));
+  const sysBefore = await systemCpu();
   const sat = await withServerCpu(edges, () => load(s, urls, `${tag}s-`));
   const d = await drain(pool, `${tag}s-`, sat.accepted, s.drainTimeoutS);
+  const nodesAfter = await Promise.all(all.map(cpuMs));
+  const sys = systemCpuUsed(sysBefore, await systemCpu());
+  const perEvent = (ms: number) => (d.stats.committed > 0 ? Math.round((ms * 1000) / d.stats.committed) : 0);
+  const cpuUsPerEvent: Record<string, number> = {};
+  for (const [i, n] of all.entries()) cpuUsPerEvent[n.name] = perEvent(nodesAfter[i]! - nodesBefore[i]!);
+  cpuUsPerEvent['nats-server'] = perEvent(sys.natsServerMs);
+  cpuUsPerEvent.postgres = perEvent(sys.postgresMs);
   const spanS =
     d.stats.firstCommit && d.stats.lastCommit
       ? (d.stats.lastCommit.getTime() - d.stats.firstCommit.getTime()) / 1000
@@ -126,6 +138,7 @@ export async function runEdge(
       drainS: d.waitedS,
       e2cP50Ms: d.stats.e2cP50Ms,
       e2cP99Ms: d.stats.e2cP99Ms,
+      cpuUsPerEvent,
     },
     paced: { ...paced, rate, committed: p.stats.committed, e2cP50Ms: p.stats.e2cP50Ms, e2cP99Ms: p.stats.e2cP99Ms },
     peakRssMiB: rss,
