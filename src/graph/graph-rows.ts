@@ -88,7 +88,8 @@ export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly 
 export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<number> {
   if (rows.length === 0) return 0;
   const { rowCount } = await tx.query(
-    `INSERT INTO graph_nodes (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
+    `INSERT INTO graph_nodes
+       (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
      SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
      FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[], $9::text[])
           WITH ORDINALITY AS v(node_id, kind, external_id, props, prop_versions, search_text, ord)
@@ -143,7 +144,8 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
     removed: boolean;
   }>(
     `SELECT e.from_node, e.type, e.to_node, e.key, e.props, e.version, e.removed
-     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[]) WITH ORDINALITY AS k(from_node, type, to_node, key, ord)
+     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[])
+          WITH ORDINALITY AS k(from_node, type, to_node, key, ord)
      CROSS JOIN LATERAL (
        SELECT * FROM graph_edges g
        WHERE g.tenant_id = $1 AND g.from_node = k.from_node AND g.type = k.type AND g.to_node = k.to_node

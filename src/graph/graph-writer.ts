@@ -207,7 +207,8 @@ export class GraphWriter {
     this.refs = new Map();
     if (!target) {
       await this.tx.query(
-        `UPDATE graph_nodes SET external_id = $2, install_id = $3, connector_id = $4, updated_at = now() WHERE node_id = $1`,
+        `UPDATE graph_nodes SET external_id = $2, install_id = $3, connector_id = $4, updated_at = now()
+         WHERE node_id = $1`,
         [old.node_id, to, installId, connectorId],
       );
       this.mark({ id: old.node_id, kind });

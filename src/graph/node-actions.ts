@@ -4,15 +4,18 @@
  * from the node, and then runs exactly as `POST .../installs/{install_id}/emit` does
  * (same install actor, same validation, same errors).
  *
- * | node kind               | action                 | emit                                                                  |
- * |-------------------------|------------------------|-----------------------------------------------------------------------|
- * | `chat.message`          | `reply {text}`         | `chatapp.message {channel_id, text, thread_ts}`: in the message's     |
- * |                         |                        | thread (its `thread_ts` if it is a reply, else its own `ts`)          |
- * | `chat.message`          | `react {name}`         | `chatapp.reaction {channel_id, timestamp: ts, name}`                  |
- * | `codehost.pull_request` | `reply {text}`         | `codehost.issue_comment {repo_full_name, issue_number, body: text}`   |
- * | `codehost.issue`        | `reply {text}`         | same                                                                  |
- * | `codehost.pull_request` | `label {labels}`       | `codehost.label {repo_full_name, issue_number, labels}`               |
- * | `codehost.issue`        | `label {labels}`       | same                                                                  |
+ * | node kind               | action           | emit                                                  |
+ * |-------------------------|------------------|-------------------------------------------------------|
+ * | `chat.message`          | `reply {text}`   | `chatapp.message {channel_id, text, thread_ts}`: in   |
+ * |                         |                  | the message's thread (its `thread_ts` if a reply,     |
+ * |                         |                  | else its own `ts`)                                    |
+ * | `chat.message`          | `react {name}`   | `chatapp.reaction {channel_id, timestamp: ts, name}`  |
+ * | `codehost.pull_request` | `reply {text}`   | `codehost.issue_comment {repo_full_name,              |
+ * |                         |                  | issue_number, body: text}`                            |
+ * | `codehost.issue`        | `reply {text}`   | same                                                  |
+ * | `codehost.pull_request` | `label {labels}` | `codehost.label {repo_full_name, issue_number,        |
+ * |                         |                  | labels}`                                              |
+ * | `codehost.issue`        | `label {labels}` | same                                                  |
  *
  * Any other pair is a `bad_request` (an action that does not fit the node's kind).
  */

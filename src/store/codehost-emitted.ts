@@ -19,7 +19,8 @@ export const COMMENT_EMIT_KINDS = [
 export async function commentsEmittedBy(q: Queryable, installId: string, commentIds: string[]): Promise<Set<string>> {
   if (!isUuid(installId) || commentIds.length === 0) return new Set();
   const { rows } = await q.query<{ provider_id: string }>(
-    'SELECT DISTINCT provider_id FROM emitted_events WHERE install_id = $1 AND provider_id = ANY($2::text[]) AND kind = ANY($3::text[])',
+    `SELECT DISTINCT provider_id FROM emitted_events
+     WHERE install_id = $1 AND provider_id = ANY($2::text[]) AND kind = ANY($3::text[])`,
     [installId, commentIds.map(sanitizeText), COMMENT_EMIT_KINDS],
   );
   return new Set(rows.map((r) => r.provider_id));

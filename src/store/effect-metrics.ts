@@ -72,7 +72,9 @@ export function registerEffectMetrics(registry: Registry, pool: Pool, namespace:
 
   new Gauge({
     name: 'connector_service_effects_queued',
-    help: 'Side effects of ingested events still to run, whole cluster, by connector, kind and state (pending|retrying)',
+    help:
+      'Side effects of ingested events still to run, whole cluster, ' +
+      'by connector, kind and state (pending|retrying)',
     labelNames: ['connector', 'kind', 'state'],
     registers: [registry],
     async collect() {
