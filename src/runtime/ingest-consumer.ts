@@ -49,12 +49,11 @@ export interface ShardIngestConsumerOptions {
   /** Most events in one delivery. Default 256. */
   maxBatch?: number;
   maxDeliver?: number;
+  /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
+  flush?: (() => Promise<void>) | null;
   /** Attempts across owners (ingest-attempts.ts): shard moves never dead-letter an event. */
   attempts?: IngestAttemptsPort | null;
-  /**
-   * Server-side ack wait: how long events a dead owner held stay out before the next owner
-   * gets them. A live owner keeps its events with +WPI, so this bounds no delivery's time.
-   */
+  /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
   ackWaitMs?: number;
   maxAckPending?: number;
   /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
@@ -64,6 +63,8 @@ export interface ShardIngestConsumerOptions {
   /** A refused (unsealed or forged) message, for metrics. */
   onRefused?: (installId: string | null) => void;
 }
+
+export type ConsumerStats = { inFlight: number; delivered: number; redeliveries: number; deadLettered: number };
 
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
@@ -85,6 +86,7 @@ export class ShardIngestConsumer {
     this.o = {
       maxDeliver: 8,
       attempts: null,
+      flush: null,
       ackWaitMs: 10_000,
       maxAckPending: 2048,
       maxBatch: 256,
@@ -157,17 +159,14 @@ export class ShardIngestConsumer {
       this.lanes.releaseAll();
       await Promise.allSettled(this.lanes.tails());
       await Promise.allSettled(this.settler.pendingAcks());
+      // Unconfirmed acks must reach the server before the next owner looks for unsettled events.
+      await this.o.flush?.().catch(() => undefined);
       if (this.timer) clearInterval(this.timer);
     })();
     return this.stopped;
   }
 
-  stats(): {
-    inFlight: number;
-    delivered: number;
-    redeliveries: number;
-    deadLettered: number;
-  } {
+  stats(): ConsumerStats {
     return { inFlight: this.tracked.size, ...this.counts };
   }
 

@@ -38,6 +38,8 @@ export interface ShardHostOptions {
   attempts?: IngestAttemptsPort | null;
 }
 
+const FLUSH_TIMEOUT_MS = 2_000;
+
 interface ShardWork {
   server: { stop(): Promise<void> };
   consumer: ShardIngestConsumer;
@@ -74,6 +76,7 @@ export class ShardHost implements ShardListener {
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
       attempts: this.o.attempts ?? null,
+      flush: () => flushWithin(this.o.nc, FLUSH_TIMEOUT_MS),
     });
     this.work.set(shard, { server, consumer });
     try {
@@ -117,4 +120,11 @@ export class ShardHost implements ShardListener {
     }
     return t;
   }
+}
+
+/** The connection's PING round trip, given up after `ms` (a stop must not hang on a dead server). */
+function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error('flush timed out')), ms)));
+  return Promise.race([nc.flush(), late]).finally(() => clearTimeout(timer));
 }

@@ -74,6 +74,7 @@ describe('integration: ingest stream and shard consumer', () => {
         blobs,
         deadLetters,
         deliver: eachEvent(deliver),
+        flush: () => nc.flush(),
         ...extra,
       });
       running.push(c);
