@@ -175,9 +175,15 @@ describe('chatapp emit', () => {
     expect(upstream).toHaveLength(ok.length);
     expect(ok.length).toBeLessThanOrEqual(Math.floor(elapsed / 1000) + 1);
     expect(ok.length).toBeGreaterThanOrEqual(2);
-    // Gaps as Slack sees them: the bucket spaces permits 1 s apart; what a loaded test machine
-    // adds between a permit and its request reaching Slack differs a little from post to post.
-    for (let i = 1; i < upstream.length; i++) expect(upstream[i]! - upstream[i - 1]!).toBeGreaterThanOrEqual(900);
+    // Gaps as Slack sees them: the bucket spaces permits 1 s apart, and what a loaded 2-core
+    // machine adds between a permit and its request reaching Slack varies from post to post
+    // (up to a few hundred ms). Concurrent emits without a bucket would arrive ms apart.
+    for (let i = 1; i < upstream.length; i++) expect(upstream[i]! - upstream[i - 1]!).toBeGreaterThanOrEqual(500);
+    // Over any stretch the rate holds: k gaps span at least k seconds, less one jitter.
+    if (upstream.length > 2) {
+      const k = upstream.length - 1;
+      expect(upstream[k]! - upstream[0]!).toBeGreaterThanOrEqual(k * 1000 - 500);
+    }
   });
 
   it('a throttled channel takes no workspace token; past 100 per minute an emit waits for one', async () => {
