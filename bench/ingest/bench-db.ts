@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPool } from '../../src/store/db.js';
+import { claimWorkspace } from '../../src/store/chat-claims.js';
 import { createInstall, setBackfill } from '../../src/store/installs.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
@@ -70,13 +71,42 @@ export interface CommitStats {
   e2cP99Ms: number | null;
 }
 
+/**
+ * Postgres here may run with `autovacuum = off`; production has it on, and its analyze
+ * keeps the planner's statistics current. Without statistics the planner may pick the
+ * wrong index for the graph lookups on a fresh database, so the bench runs `ANALYZE`
+ * every `everyMs` while it runs, as autovacuum's analyze would. Returns the stopper.
+ */
+export function analyzePeriodically(pool: pg.Pool, everyMs = 10_000): () => void {
+  const timer = setInterval(() => void pool.query('ANALYZE').catch(() => undefined), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** One chat install per team (drain runs): tenant, install, backfill done, workspace claim. */
+export async function seedChatInstalls(
+  pool: pg.Pool,
+  masterKey: string,
+  teamIds: string[],
+): Promise<{ installId: string; tenantId: string; teamId: string }[]> {
+  const out = [];
+  for (const teamId of teamIds) {
+    const tenant = await createTenant(pool, masterKey, `bench-${teamId}`);
+    const inst = await createInstall(pool, { tenantId: tenant.tenant_id, connectorId: 'chatapp', externalId: teamId });
+    await setBackfill(pool, inst.install_id, 'complete');
+    await claimWorkspace(pool, { teamId, installId: inst.install_id, tenantId: tenant.tenant_id });
+    out.push({ installId: inst.install_id, tenantId: tenant.tenant_id, teamId });
+  }
+  return out;
+}
+
 /** Events of one run (their ids start with `prefix`). */
-export async function commitStats(pool: pg.Pool, prefix: string): Promise<CommitStats> {
+export async function commitStats(pool: pg.Pool, prefix: string, connector = 'codehost'): Promise<CommitStats> {
   const { rows } = await pool.query<{ n: string; first: Date | null; last: Date | null; p: number[] | null }>(
     `SELECT count(*) AS n, min(received_at) AS first, max(received_at) AS last,
             percentile_cont(ARRAY[0.5, 0.99]) WITHIN GROUP (ORDER BY extract(epoch FROM received_at - occurred_at) * 1000) AS p
-       FROM events WHERE connector_id = 'codehost' AND id LIKE $1`,
-    [`${prefix}%`],
+       FROM events WHERE connector_id = $2 AND id LIKE $1`,
+    [`${prefix}%`, connector],
   );
   const r = rows[0]!;
   return {

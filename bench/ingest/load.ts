@@ -30,6 +30,11 @@ export interface LoadResult {
   ackP50Ms: number;
   ackP99Ms: number;
   statusCodes: Record<string, number>;
+  /**
+   * Requests sent but not answered when the run's time was up (autocannon stops waiting):
+   * counted apart, neither accepted nor refused; the edge may still have published them.
+   */
+  inFlightAtEnd: number;
   /** CPU the server process(es) used per accepted request, in µs (set by the scenario). */
   serverCpuUsPerAccepted?: number;
 }
@@ -77,5 +82,6 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     ackP50Ms: result.latency.p50,
     ackP99Ms: result.latency.p99,
     statusCodes,
+    inFlightAtEnd: Math.max(0, result.requests.sent - result['2xx'] - result.non2xx - result.errors),
   };
 }

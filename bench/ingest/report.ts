@@ -6,6 +6,7 @@
  * against the baseline too, for information.
  */
 import type { LoadResult } from './load.js';
+import type { DrainFigures } from './drain.js';
 import type { AloneFigures } from './edge-alone.js';
 import type { Machine } from './machine.js';
 import type { EdgeFigures } from './scenario.js';
@@ -17,6 +18,8 @@ export interface BenchFigures {
   alone?: AloneFigures;
   /** One entry per topology and installs count (`--installs 1,32`: the big tenant, and many). */
   topologies: { label: string; installs: number; figures: EdgeFigures }[];
+  /** Actors-only drains of a pre-published backlog, per installs count. */
+  drains: { installs: number; figures: DrainFigures }[];
 }
 
 const f = (v: number | null | undefined, digits = 1) => (v == null ? '-' : v.toFixed(digits));
@@ -72,10 +75,25 @@ export function printFigures(b: BenchFigures): void {
     });
     const cpu = Object.entries(e.saturated.cpuUsPerEvent).map(([k, v]) => `${k} ${v}`);
     out(`  ${name}: cpu µs per committed event, load + drain: ${cpu.join(', ')}`);
-    row(`${name}, ${e.paced.rate}/s`, e.paced, { e2c50: e.paced.e2cP50Ms, e2c99: e.paced.e2cP99Ms, rss });
-    if (e.saturated.committed < e.saturated.accepted || e.paced.committed < e.paced.accepted) {
-      out(`  ! ${name}: not every accepted event was committed within the drain timeout`);
+    for (const p of e.paced) {
+      const label = `${name}, ${p.pct === null ? '' : `${p.pct}% `}${p.rate}/s`;
+      row(label, p, { committedPerS: p.committed / p.durationS, e2c50: p.e2cP50Ms, e2c99: p.e2cP99Ms, rss });
     }
+    for (const r of [e.saturated, ...e.paced]) {
+      if (r.committed < r.accepted)
+        out(`  ! ${name}: ${r.accepted - r.committed} accepted events not committed in time`);
+      if (r.inFlightAtEnd > 0)
+        out(`  (${name}: ${r.inFlightAtEnd} requests in flight when a run ended, counted apart)`);
+    }
+  }
+  for (const d of b.drains) {
+    const k = d.figures;
+    const cpu = Object.entries(k.cpuUsPerEvent).map(([n, v]) => `${n} ${v}`);
+    out(
+      `actors-only drain, ${d.installs} inst: ${k.committed}/${k.events} committed, ${f(k.committedPerS)} committed/s ` +
+        `(${f(k.drainS)} s incl. start-up); cpu µs/event ${cpu.join(', ')}; peak RSS MiB ` +
+        Object.values(k.peakRssMiB).join(' + '),
+    );
   }
   if (b.baseline) {
     const base = b.baseline.saturated;

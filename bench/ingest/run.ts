@@ -23,7 +23,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createBenchDb, seedInstalls } from './bench-db.js';
+import { analyzePeriodically, createBenchDb, seedChatInstalls, seedInstalls } from './bench-db.js';
+import { runDrain } from './drain.js';
 import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
@@ -32,14 +33,16 @@ import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 
 const { values: args } = parseArgs({
   options: {
-    duration: { type: 'string', default: '15' },
+    duration: { type: 'string', default: '20' },
     connections: { type: 'string', default: '64' },
-    only: { type: 'string', default: 'baseline,alone,edge1,edge2,split' },
+    only: { type: 'string', default: 'baseline,alone,drain,edge1,edge2,split' },
     shards: { type: 'string', default: '16' },
     'keep-db': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     rate: { type: 'string' },
-    installs: { type: 'string', default: '32' },
+    installs: { type: 'string', default: '1,32' },
+    paced: { type: 'string', default: '50,90' },
+    'drain-events': { type: 'string', default: '20000' },
   },
 });
 const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [];
@@ -68,7 +71,13 @@ const installationIds = Array.from({ length: 32 }, (_, i) => 91_000_001 + i);
 const pacedRate = args.rate === undefined ? undefined : Number(args.rate);
 if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000))
   throw new Error('--rate must be 1-100000 per second');
+const pacedPercents = args.paced === '' ? [] : args.paced.split(',').map(Number);
+if (!pacedPercents.every((p) => p > 0 && p <= 100)) throw new Error('--paced takes percentages 1-100, e.g. 50,90');
+const drainEvents = Number(args['drain-events']);
+if (!(Number.isInteger(drainEvents) && drainEvents >= 1 && drainEvents <= 1_000_000))
+  throw new Error('--drain-events must be 1-1000000');
 const settings: ScenarioSettings = {
+  pacedPercents,
   secret,
   installationIds,
   connections,
@@ -160,7 +169,9 @@ const figures: BenchFigures = {
   machine: await describeMachine(db.pool, (nc as NatsConnection).info?.version ?? 'unknown'),
   settings: { durationS, connections, shards, installs: installationIds.length },
   topologies: [],
+  drains: [],
 };
+const stopAnalyze = analyzePeriodically(db.pool);
 try {
   await seedInstalls(db.pool, masterKey, installationIds);
   if (only.has('baseline')) {
@@ -189,6 +200,30 @@ try {
     figures.alone = await runEdgeAlone(settings, edge, startActors, db.pool, 'alone');
     await Promise.all(started.map((n) => stop(n)));
   }
+  if (only.has('drain')) {
+    for (const installs of installCounts) {
+      const tag = `D${runId.toUpperCase()}I${installs}X`;
+      const teams = await seedChatInstalls(
+        db.pool,
+        masterKey,
+        Array.from({ length: installs }, (_, i) => `T${tag}N${i}`),
+      );
+      const env = deployment(`drain${installs}`);
+      const run = await runDrain({
+        nc,
+        pool: db.pool,
+        namespace: env.SERVICE_NAMESPACE!,
+        masterKey,
+        shards,
+        installs: teams,
+        events: drainEvents,
+        tag,
+        startActors: () => node(`bench-drain${installs}-actors`, env, 'actors'),
+      });
+      figures.drains.push({ installs, figures: run });
+      await Promise.all(children.map((n) => stop(n)));
+    }
+  }
   const topologies = [
     ['edge1', '1 node', ['edge,actors']],
     ['edge2', '2 nodes', ['edge,actors', 'edge,actors']],
@@ -207,5 +242,6 @@ try {
   }
   printFigures(figures);
 } finally {
+  stopAnalyze();
   await cleanup();
 }

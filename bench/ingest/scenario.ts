@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { cpuMs, peakRssMiB, type Child } from './processes.js';
+import { RssSampler } from './rss.js';
 import { systemCpu, systemCpuUsed } from './system-cpu.js';
 
 export const WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
@@ -21,8 +22,19 @@ export interface ScenarioSettings {
   durationS: number;
   /** Longest wait for a run's accepted events to be committed. */
   drainTimeoutS: number;
-  /** The paced run's rate; default half of what both sides sustain (to compare versions at one rate). */
+  /** Paced runs at these percentages of the saturated committed rate (`--paced 50,90`). */
+  pacedPercents: number[];
+  /** A further paced run at this fixed rate (`--rate N`), to compare versions at one load. */
   pacedRate?: number;
+}
+
+export interface PacedFigures extends LoadResult {
+  rate: number;
+  /** `pct` of the saturated committed rate, or null for the fixed `--rate`. */
+  pct: number | null;
+  committed: number;
+  e2cP50Ms: number | null;
+  e2cP99Ms: number | null;
 }
 
 export interface EdgeFigures {
@@ -35,7 +47,7 @@ export interface EdgeFigures {
     /** CPU µs per committed event from the start of the load to the end of the drain, per process. */
     cpuUsPerEvent: Record<string, number>;
   };
-  paced: LoadResult & { rate: number; committed: number; e2cP50Ms: number | null; e2cP99Ms: number | null };
+  paced: PacedFigures[];
   peakRssMiB: Record<string, number>;
 }
 
@@ -59,20 +71,32 @@ export function load(
   });
 }
 
-/** Wait (bounded) until `accepted` events of the run are in Postgres. */
-async function drain(
+/**
+ * Wait (bounded) until `accepted` events of the run are in Postgres, then until the count
+ * stops growing for a second: requests autocannon cut off at the end of a run are not
+ * counted as accepted, yet may have been published and are committed too (LoadResult
+ * `inFlightAtEnd`), so committed may exceed accepted by at most that many.
+ */
+export async function drain(
   pool: pg.Pool,
   prefix: string,
   accepted: number,
   timeoutS: number,
+  connector = 'codehost',
 ): Promise<{ stats: CommitStats; waitedS: number }> {
   const t0 = Date.now();
-  for (;;) {
-    const stats = await commitStats(pool, prefix);
-    const waitedS = (Date.now() - t0) / 1000;
-    if (stats.committed >= accepted || waitedS > timeoutS) return { stats, waitedS };
+  let stats = await commitStats(pool, prefix, connector);
+  while (stats.committed < accepted && (Date.now() - t0) / 1000 <= timeoutS) {
     await sleep(250);
+    stats = await commitStats(pool, prefix, connector);
   }
+  const waitedS = (Date.now() - t0) / 1000;
+  for (let prev = -1; prev !== stats.committed && (Date.now() - t0) / 1000 <= timeoutS;) {
+    prev = stats.committed;
+    await sleep(1_000);
+    stats = await commitStats(pool, prefix, connector);
+  }
+  return { stats, waitedS };
 }
 
 export async function runBaseline(
@@ -93,7 +117,7 @@ export async function withServerCpu(servers: Child[], run: () => Promise<LoadRes
   return r.accepted > 0 ? { ...r, serverCpuUsPerAccepted: (ms * 1000) / r.accepted } : r;
 }
 
-/** Load goes to the `edges`; peak RSS is read from `all` nodes. */
+/** Load goes to the `edges`; RSS is sampled from `all` nodes throughout. */
 export async function runEdge(
   s: ScenarioSettings,
   edges: Child[],
@@ -101,6 +125,7 @@ export async function runEdge(
   pool: pg.Pool,
   tag: string,
 ): Promise<EdgeFigures> {
+  const rss = new RssSampler([...all]);
   const urls = edges.map((n) => n.url);
   const warm = await load(s, urls, `${tag}w-`, { durationS: WARMUP_S });
   await drain(pool, `${tag}w-`, warm.accepted, s.drainTimeoutS);
@@ -122,14 +147,28 @@ export async function runEdge(
       : 0;
   const committedPerS = spanS > 0 ? d.stats.committed / spanS : 0;
 
-  // Below saturation: half of the slower of accepting and committing.
-  const rate =
-    s.pacedRate ?? Math.max(1, Math.floor(0.5 * Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS)));
-  const paced = await load(s, urls, `${tag}p-`, { rate });
-  const p = await drain(pool, `${tag}p-`, paced.accepted, s.drainTimeoutS);
-
-  const rss: Record<string, number> = {};
-  for (const n of all) rss[n.name] = await peakRssMiB(n);
+  // Below saturation: percentages of the slower of accepting and committing, plus `--rate`.
+  const sustained = Math.min(sat.acceptedPerS, committedPerS || sat.acceptedPerS);
+  const runs: [number, number | null][] = s.pacedPercents.map((pct) => [
+    Math.max(1, Math.floor((sustained * pct) / 100)),
+    pct,
+  ]);
+  if (s.pacedRate !== undefined) runs.push([s.pacedRate, null]);
+  const paced: PacedFigures[] = [];
+  for (const [rate, pct] of runs) {
+    const p0 = `${tag}p${pct ?? 'r'}-`;
+    const r = await withServerCpu(edges, () => load(s, urls, p0, { rate }));
+    const p = await drain(pool, p0, r.accepted, s.drainTimeoutS);
+    paced.push({
+      ...r,
+      rate,
+      pct,
+      committed: p.stats.committed,
+      e2cP50Ms: p.stats.e2cP50Ms,
+      e2cP99Ms: p.stats.e2cP99Ms,
+    });
+  }
+  rss.stop();
   return {
     saturated: {
       ...sat,
@@ -140,7 +179,7 @@ export async function runEdge(
       e2cP99Ms: d.stats.e2cP99Ms,
       cpuUsPerEvent,
     },
-    paced: { ...paced, rate, committed: p.stats.committed, e2cP50Ms: p.stats.e2cP50Ms, e2cP99Ms: p.stats.e2cP99Ms },
-    peakRssMiB: rss,
+    paced,
+    peakRssMiB: rss.peaks(),
   };
 }
