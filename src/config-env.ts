@@ -130,6 +130,7 @@ export const envSchema = z.object({
   NATS_TLS_KEY: opt,
   SERVICE_NATS_REPLICAS: intIn(1, 5),
   SERVICE_INGEST_MAX_BYTES: intIn(1024 * 1024, Number.MAX_SAFE_INTEGER),
+  SERVICE_INGEST_COMMIT_SLOTS: intIn(1, 64),
   SERVICE_GITHUB_RECONCILE_S: intIn(0, 86_400),
 });
 

@@ -10,6 +10,7 @@ import { createPrivateKey } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
+import { DEFAULT_COMMIT_SLOTS } from './runtime/commit-slots.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
 export type { NatsSettings } from './config-nats.js';
@@ -39,6 +40,8 @@ export interface Config {
     migrateDatabaseUrl: string | null;
   };
   shards: number;
+  /** Ingest batches a node commits at once (runtime/commit-slots.ts). */
+  ingestCommitSlots: number;
   leaseTtlMs: number;
   admin: { endpointsEnabled: boolean; apiToken: string | null };
   chatapp: {
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
       migrateDatabaseUrl: e.DATABASE_MIGRATE_URL ?? null,
     },
     shards: e.SERVICE_SHARDS ?? 64,
+    ingestCommitSlots: e.SERVICE_INGEST_COMMIT_SLOTS ?? DEFAULT_COMMIT_SLOTS,
     leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
     admin: {
       endpointsEnabled: e.SERVICE_ADMIN_ENDPOINTS === '1',

@@ -50,6 +50,7 @@ import { findTenantByApiKey } from './store/tenants.js';
 import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
+import { deliverToInstallActor } from './node/ingest-delivery.js';
 import { readinessCheck } from './node/readiness.js';
 import { stopStep, undoAll, type Undo } from './node/undo.js';
 
@@ -64,8 +65,6 @@ export interface RunningNode {
   nc: NatsConnection;
 }
 
-/** Generous: the ingest handler's Postgres transaction plus a projection. */
-const INGEST_DEADLINE_MS = 60_000;
 /** spec §2.3: backfill cursors stay under the record store's 100 KB row ceiling. */
 const CURSOR_MAX_BYTES = 100 * 1024;
 const DEDUP_TTL_MS = 10 * 60_000;
@@ -198,21 +197,11 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       blobs,
       deadLetters: pgDeadLetterPort(pool),
       dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
-      deliver: async (events, meta) => {
-        const started = performance.now();
-        await kernel.dispatch(
-          installKey(events[0]!.installId),
-          { type: 'ingest', events },
-          { deadline: Date.now() + INGEST_DEADLINE_MS },
-        );
-        runtimeMetrics?.ingestCommit.observe((performance.now() - started) / 1000);
-        runtimeMetrics?.ingestBatchSize.observe(events.length);
-        const now = Date.now();
-        for (const m of meta) runtimeMetrics?.eventToCommit.observe(Math.max(0, now - m.storedAtMs) / 1000);
-      },
+      deliver: deliverToInstallActor(kernel, () => runtimeMetrics),
       seal,
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
       attempts: ingestAttempts(deps.dedup, n.ingestStream),
+      commitSlots: config.ingestCommitSlots,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.onShardAcquired?.(shard);

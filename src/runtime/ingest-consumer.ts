@@ -1,28 +1,22 @@
 /**
  * The durable inbound path, consumer side (ARCHITECTURE.md "Inbound", step 2): the shard
  * owner pulls its slice of the ingest stream and hands an install's events to `deliver`
- * (the install actor, which commits them to Postgres in one transaction); the messages are
- * acked only after that resolved.
+ * (the install actor's one transaction); messages are acked only after it resolved.
  *
- * - Group commit: what has arrived for an install while its previous batch committed is
- *   delivered as the next batch (up to `maxBatch`): a busy install commits many events per
- *   transaction, a quiet one each event at once; pulling goes on while batches commit.
- * - A poison event does not fail its neighbours: a failed batch is delivered again event by
- *   event, and only the failing one is retried (or dead-lettered).
- * - Order: events of one install are delivered one after another in stream order, also
- *   across failures (see ingest-lanes.ts) and across a previous owner's crash (events it
- *   left unsettled block their lanes until they come back, see ingest-unsettled.ts);
- *   different installs run concurrently.
+ * - Group commit: a lane takes what has arrived for its install (up to `maxBatch`) once it
+ *   holds one of the node's commit slots (commit-slots.ts); pulling goes on meanwhile.
+ * - A failed batch is delivered again event by event: a poison event fails only itself.
+ * - Order: an install's events are delivered in stream order, also across failures
+ *   (ingest-lanes.ts) and a previous owner's crash (ingest-unsettled.ts); installs run
+ *   concurrently.
  * - Failure: nak with a growing delay; at `maxDeliver` attempts (counted across owners,
- *   ingest-attempts.ts, so a crash loop ends too) the event is dead-lettered and acked so
- *   the install's later events flow. The server-side max_deliver stays unlimited.
- * - The ack of an event with a blob is confirmed (ackAck), so the blob is deleted only once
- *   its message is surely gone; other acks are not waited for (a lost one only replays).
- * - nats-server 2.9 may redeliver an acked event after a server crash, and any crash
- *   between commit and ack replays: `deliver` must be idempotent (ON CONFLICT DO NOTHING).
+ *   ingest-attempts.ts) the event is dead-lettered and acked so later events flow.
+ * - Only the ack of an event with a blob is confirmed (ackAck) before its blob goes. A
+ *   crash between commit and ack replays, so `deliver` must be idempotent.
  */
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
+import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { InstallLanes } from './ingest-lanes.js';
@@ -35,6 +29,7 @@ import type { Seal } from './seal.js';
 
 /** Attempts after which an unsettled event runs alone (a first retry still batches). */
 const SUSPECT_AFTER = 2;
+const NOT_RECEIVING = new Set(['heartbeats_missed', 'consumer_deleted', 'consumer_not_found', 'stream_not_found']);
 
 export interface ShardIngestConsumerOptions {
   js: JetStreamClient;
@@ -48,6 +43,8 @@ export interface ShardIngestConsumerOptions {
   deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
   /** Most events in one delivery. Default 256. */
   maxBatch?: number;
+  /** Batches committing at once, shared by the node's shards (commit-slots.ts). Default: DEFAULT_COMMIT_SLOTS of its own. */
+  slots?: CommitSlots;
   maxDeliver?: number;
   /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
   flush?: (() => Promise<void>) | null;
@@ -55,6 +52,7 @@ export interface ShardIngestConsumerOptions {
   attempts?: IngestAttemptsPort | null;
   /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
   ackWaitMs?: number;
+  /** Events one shard holds at most: 2 batches' worth, so a backlog does not fill the node's memory. */
   maxAckPending?: number;
   /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
   nakBaseMs?: number;
@@ -88,12 +86,13 @@ export class ShardIngestConsumer {
       attempts: null,
       flush: null,
       ackWaitMs: 10_000,
-      maxAckPending: 2048,
+      maxAckPending: 512,
       maxBatch: 256,
       nakBaseMs: 1_000,
       seal: null,
       onRefused: () => undefined,
       ...opts,
+      slots: opts.slots ?? new CommitSlots(DEFAULT_COMMIT_SLOTS),
     };
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes((err) => this.log.error({ err }, 'ingest lane task failed'));
@@ -135,14 +134,8 @@ export class ShardIngestConsumer {
     })();
     void (async () => {
       for await (const s of messages.status()) {
-        if (
-          s.type === 'heartbeats_missed' ||
-          s.type === 'consumer_deleted' ||
-          s.type === 'consumer_not_found' ||
-          s.type === 'stream_not_found'
-        ) {
+        if (NOT_RECEIVING.has(s.type))
           this.log.warn({ status: s }, 'ingest consumer is not receiving; it retries by itself');
-        }
       }
     })();
     // +WPI for what we hold, so a slow delivery or a held event is not redelivered meanwhile.
@@ -222,11 +215,19 @@ export class ShardIngestConsumer {
         for (const t of queue) this.settler.handBack(t);
         return;
       }
-      // Up to the lane's first blocking event: what follows it waits for its redelivery.
-      const block = this.lanes.firstBlock(lane);
-      let n = 0;
-      while (n < queue.length && n < this.o.maxBatch && (block === null || queue[n]!.msg.seq < block)) n++;
-      await this.runBatch(queue.splice(0, Math.max(1, n)));
+      // The batch is taken once a commit slot is ours: what arrives meanwhile joins it.
+      const release = await this.o.slots.acquire();
+      try {
+        // Stopping, or an earlier event began to block while we waited: go round again.
+        const block = this.lanes.firstBlock(lane);
+        if (this.stopping || (block !== null && block < queue[0]!.msg.seq)) continue;
+        // Up to the lane's first blocking event: what follows it waits for its redelivery.
+        let n = 0;
+        while (n < queue.length && n < this.o.maxBatch && (block === null || queue[n]!.msg.seq < block)) n++;
+        await this.runBatch(queue.splice(0, Math.max(1, n)));
+      } finally {
+        release();
+      }
     }
   }
 

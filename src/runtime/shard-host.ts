@@ -9,6 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
+import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
@@ -36,6 +37,8 @@ export interface ShardHostOptions {
   onRefused?(path: 'actor' | 'ingest'): void;
   /** Attempts of redelivered events across owners, so shard moves never dead-letter an event. */
   attempts?: IngestAttemptsPort | null;
+  /** Ingest batches committing at once across all shards of this node (commit-slots.ts). */
+  commitSlots?: number;
 }
 
 const FLUSH_TIMEOUT_MS = 2_000;
@@ -49,8 +52,11 @@ export class ShardHost implements ShardListener {
   private readonly work = new Map<number, ShardWork>();
   /** Counts of consumers already stopped, so totals stay monotonic across shard moves. */
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
+  private readonly slots: CommitSlots;
 
-  constructor(private readonly o: ShardHostOptions) {}
+  constructor(private readonly o: ShardHostOptions) {
+    this.slots = new CommitSlots(o.commitSlots ?? DEFAULT_COMMIT_SLOTS);
+  }
 
   async acquire(shard: number): Promise<void> {
     if (this.work.has(shard)) return;
@@ -76,6 +82,7 @@ export class ShardHost implements ShardListener {
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
       attempts: this.o.attempts ?? null,
+      slots: this.slots,
       flush: () => flushWithin(this.o.nc, FLUSH_TIMEOUT_MS),
     });
     this.work.set(shard, { server, consumer });

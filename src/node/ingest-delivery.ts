@@ -1,0 +1,31 @@
+/**
+ * Where a shard's ingest consumer hands a batch (ARCHITECTURE.md "Inbound" 2): the install
+ * actor of the batch's install, which commits it in one transaction; timed for metrics.
+ */
+import type { IngestDeliveryMeta } from '../runtime/ingest-settle.js';
+import type { Kernel } from '../runtime/kernel.js';
+import type { RuntimeMetrics } from '../runtime/metrics.js';
+import { installKey } from '../runtime/names.js';
+import type { IngestEvent } from '../runtime/ports.js';
+
+/** Generous: the install actor's transaction with its projection; past it the batch is retried. */
+const INGEST_DEADLINE_MS = 60_000;
+
+export function deliverToInstallActor(
+  kernel: Kernel,
+  metrics: () => RuntimeMetrics | null,
+): (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void> {
+  return async (events, meta) => {
+    const started = performance.now();
+    await kernel.dispatch(
+      installKey(events[0]!.installId),
+      { type: 'ingest', events },
+      { deadline: Date.now() + INGEST_DEADLINE_MS },
+    );
+    const m = metrics();
+    m?.ingestCommit.observe((performance.now() - started) / 1000);
+    m?.ingestBatchSize.observe(events.length);
+    const now = Date.now();
+    for (const x of meta) m?.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);
+  };
+}
