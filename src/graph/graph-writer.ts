@@ -20,7 +20,7 @@
  *   ends changed), attributed to the event that made it. `op` is `deleted` for a node
  *   marked deleted, else `upserted`.
  * - `moveNode` and `dropOtherEdges` (rare: a transferred issue) write at once, after
- *   flushing what is pending, so they see and leave the tables current.
+ *   flushing what is pending (graph-transfer.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -39,34 +39,12 @@ import {
   type Owner,
   type StoredEdge,
 } from './graph-rows.js';
+import { dropEdgesExcept, moveNodeRows } from './graph-transfer.js';
+import type { EdgeOptions, NodeRef, NodeWrite } from './graph-write.js';
 import type { EdgeType, NodeKind } from './kinds.js';
-import { mergeProps, type PropVersions, type Props } from './merge-props.js';
+import { mergeIdentityAndWrite, type PropVersions, type Props } from './merge-props.js';
 import { searchText } from './search-text.js';
 import { IDENTITY_VERSION, type Version } from './version.js';
-
-/** A node named by a projection; `id` is known once the batch is flushed. */
-export interface NodeRef {
-  id: string;
-  kind: NodeKind;
-}
-
-/** What a projection made of one event: `invalid` and `unknown` are worth an operator's look. */
-export type ProjectOutcome = 'projected' | 'ignored' | 'invalid' | 'unknown';
-
-export interface NodeWrite {
-  identity?: Props;
-  props?: Props;
-  version?: Version;
-}
-
-export interface EdgeOptions {
-  /** Tells apart several edges of one type between the same two nodes (reaction name). */
-  key?: string;
-  props?: Props;
-  /** Only for edges that can be removed: the version of the event that set the state. */
-  version?: Version;
-  removed?: boolean;
-}
 
 /** A node or edge another transaction created between our lock and our insert. */
 export class GraphWriteConflict extends Error {
@@ -184,63 +162,21 @@ export class GraphWriter {
     if (edgeOps.length > 0) await this.flushEdges(edgeOps);
   }
 
-  /**
-   * INTERFACE §9.5 (`issues.transferred`): the node `fromExt` takes the identity `toExt`,
-   * keeping its id, props and edges. When `toExt` already exists (its own events came
-   * first), the old node's edges move onto it and the old node goes. No node at `fromExt`
-   * (a replay, or never seen): nothing to do.
-   */
+  /** INTERFACE §9.5 (`issues.transferred`): the node `fromExt` takes the identity `toExt` (graph-transfer.ts). */
   async moveNode(kind: NodeKind, fromExt: string, toExt: string): Promise<void> {
     await this.flush();
-    const [from, to] = [sanitizeText(fromExt), sanitizeText(toExt)];
-    if (from === to) return;
-    const { tenantId, installId, connectorId } = this.owner;
-    const { rows } = await this.tx.query<{ node_id: string; external_id: string }>(
-      `SELECT node_id, external_id FROM graph_nodes
-       WHERE tenant_id = $1 AND kind = $2 AND external_id = ANY($3::text[]) ORDER BY external_id FOR UPDATE`,
-      [tenantId, kind, [from, to]],
-    );
-    const old = rows.find((r) => r.external_id === from);
-    const target = rows.find((r) => r.external_id === to);
-    if (!old) return;
+    const move = await moveNodeRows(this.tx, this.owner, kind, sanitizeText(fromExt), sanitizeText(toExt));
+    if (move.changed.length === 0) return;
     // Later writes of the batch name these nodes afresh.
     this.refs = new Map();
-    if (!target) {
-      await this.tx.query(
-        `UPDATE graph_nodes SET external_id = $2, install_id = $3, connector_id = $4, updated_at = now()
-         WHERE node_id = $1`,
-        [old.node_id, to, installId, connectorId],
-      );
-      this.mark({ id: old.node_id, kind });
-      return;
-    }
-    const args = [tenantId, old.node_id, target.node_id];
-    await this.tx.query(
-      `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
-       SELECT tenant_id, CASE WHEN from_node = $2 THEN $3 ELSE from_node END, type,
-              CASE WHEN to_node = $2 THEN $3 ELSE to_node END, key, props, version, removed
-       FROM graph_edges WHERE tenant_id = $1 AND (from_node = $2 OR to_node = $2)
-       ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-      args,
-    );
-    await this.tx.query(
-      `DELETE FROM graph_edges WHERE tenant_id = $1 AND (from_node = $2 OR to_node = $2)`,
-      args.slice(0, 2),
-    );
-    await this.tx.query(`DELETE FROM graph_nodes WHERE node_id = $1`, [old.node_id]);
-    this.deleted.set(old.node_id, true);
-    this.mark({ id: old.node_id, kind });
-    this.mark({ id: target.node_id, kind });
+    if (move.removed !== null) this.deleted.set(move.removed, true);
+    for (const id of move.changed) this.mark({ id, kind });
   }
 
   /** Removes `from`'s edges of `type` to any node but `keep` (a transferred issue's old repository). */
   async dropOtherEdges(type: EdgeType, from: NodeRef, keep: NodeRef): Promise<void> {
     await this.flush();
-    const { rowCount } = await this.tx.query(
-      `DELETE FROM graph_edges WHERE tenant_id = $1 AND from_node = $2 AND type = $3 AND to_node <> $4`,
-      [this.owner.tenantId, from.id, type, keep.id],
-    );
-    if ((rowCount ?? 0) > 0) this.mark(from);
+    if (await dropEdgesExcept(this.tx, this.owner.tenantId, type, from.id, keep.id)) this.mark(from);
   }
 
   /** What the batch changed, event by event, one notice per node and event, in first-change order. */
@@ -270,7 +206,7 @@ export class GraphWriter {
         s = { ref: op.ref, ext: op.ext, installId: '', props: {}, versions: {}, stored: false, write: 'touched' };
         states.set(op.key, s);
       }
-      const m = mergeTwice(s.props, s.versions, op.identity, op.props, op.version);
+      const m = mergeIdentityAndWrite(s.props, s.versions, op.identity, op.props, op.version);
       const moved = m.changed || s.installId !== this.owner.installId;
       s.props = m.props;
       s.versions = m.versions;
@@ -354,15 +290,4 @@ export class GraphWriter {
     if (prev) prev.op = op;
     else changes.set(ref.id, { node_id: ref.id, kind: ref.kind, op });
   }
-}
-
-function mergeTwice(props: Props, versions: PropVersions, identity: Props, write: Props, version: Version) {
-  const a = mergeProps(props, versions, identity, IDENTITY_VERSION);
-  const b = mergeProps(a.props, a.versions, write, version);
-  return {
-    props: b.props,
-    versions: b.versions,
-    changed: a.changed || b.changed,
-    versionsChanged: a.versionsChanged || b.versionsChanged,
-  };
 }

@@ -4,7 +4,7 @@
  * message keeps its text, because the message's own (older) version cannot replace it.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Version } from './version.js';
+import { IDENTITY_VERSION, type Version } from './version.js';
 
 export type Props = Record<string, unknown>;
 export type PropVersions = Record<string, Version>;
@@ -43,4 +43,22 @@ export function mergeProps(props: Props, versions: PropVersions, write: Props, v
     }
   }
   return { props: out, versions: outVersions, changed, versionsChanged };
+}
+
+/** A node write: its identity props at the lowest version, then its props at `version`. */
+export function mergeIdentityAndWrite(
+  props: Props,
+  versions: PropVersions,
+  identity: Props,
+  write: Props,
+  version: Version,
+): MergeResult {
+  const a = mergeProps(props, versions, identity, IDENTITY_VERSION);
+  const b = mergeProps(a.props, a.versions, write, version);
+  return {
+    props: b.props,
+    versions: b.versions,
+    changed: a.changed || b.changed,
+    versionsChanged: a.versionsChanged || b.versionsChanged,
+  };
 }

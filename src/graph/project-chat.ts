@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import type { IngestEvent } from '../runtime/ports.js';
-import type { GraphWriter, NodeRef, ProjectOutcome } from './graph-writer.js';
+import type { NodeRef, ProjectOutcome } from './graph-write.js';
+import type { GraphWriter } from './graph-writer.js';
 import { slackTsMicros, timeMicros, versionAt, type Version } from './version.js';
 
 const Ts = z.string().refine((s) => slackTsMicros(s) !== null, 'not a Slack timestamp');

@@ -26,7 +26,8 @@ import {
   type Repository,
   type User,
 } from './codehost-payloads.js';
-import type { GraphWriter, NodeRef, ProjectOutcome } from './graph-writer.js';
+import type { NodeRef, ProjectOutcome } from './graph-write.js';
+import type { GraphWriter } from './graph-writer.js';
 import { timeMicros, versionAt, type Version } from './version.js';
 
 /** Events the graph has nothing to learn from (installation lifecycle, ping, branches). */

@@ -15,7 +15,8 @@ import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import type { GraphChange } from './change.js';
-import { GraphWriter, type ProjectOutcome } from './graph-writer.js';
+import type { ProjectOutcome } from './graph-write.js';
+import { GraphWriter } from './graph-writer.js';
 import { projectChat } from './project-chat.js';
 import { projectCodehost } from './project-codehost.js';
 
