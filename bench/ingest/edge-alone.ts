@@ -40,7 +40,8 @@ export async function runEdgeAlone(
   const warm = await load(s, [edge.url], `${tag}w-`, { durationS: WARMUP_S });
   const saturated = await withServerCpu([edge], () => load(s, [edge.url], `${tag}s-`));
   const rss: Record<string, number> = { [edge.name]: await peakRssMiB(edge) };
-  const before = await commitStats(pool, tag);
+  const [ids, connector] = [s.traffic.idPrefix(tag), s.traffic.connector];
+  const before = await commitStats(pool, ids, connector);
   if (before.committed !== 0)
     throw new Error(`${tag}: ${before.committed} events were committed with no actors node running`);
 
@@ -52,7 +53,7 @@ export async function runEdgeAlone(
   while (stats.committed < events && (Date.now() - t0) / 1000 < BACKLOG_DRAIN_MAX_S) {
     if (actors.proc.exitCode !== null) throw new Error(`${actors.name} exited:\n${actors.logTail()}`);
     await sleep(250);
-    stats = await commitStats(pool, tag);
+    stats = await commitStats(pool, ids, connector);
   }
   const drainS = (Date.now() - t0) / 1000;
   const spanS =

@@ -1,19 +1,18 @@
 /**
- * The load generator: autocannon with a freshly signed delivery per request. Closed loop
+ * The load generator: autocannon with a freshly signed request per send (route-traffic.ts). Closed loop
  * (`connections` requests in flight, as fast as answers come) measures how many events
  * the edge accepts per second; paced (`rate` per second) measures latency below saturation.
  * Every run is bounded by `durationS`; only 127.0.0.1 is ever targeted.
  */
 import autocannon from 'autocannon';
-import { signedDelivery } from './webhook-request.js';
+import type { RouteTraffic } from './route-traffic.js';
 
 export interface LoadOptions {
   urls: string[];
-  path: string;
-  secret: string;
-  installationIds: number[];
-  /** Prefix of every X-GitHub-Delivery of this run, to find its events afterwards. */
-  deliveryPrefix: string;
+  /** The route: its path, and a freshly signed request per send. */
+  traffic: RouteTraffic;
+  /** The run's prefix, to find its events afterwards (`traffic.idPrefix`). */
+  prefix: string;
   connections: number;
   durationS: number;
   /** Requests per second across all connections; omit for a closed loop. */
@@ -47,7 +46,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const result = await autocannon({
     // autocannon spreads connections over several URLs (its README: "More than one URL is
     // allowed"); @types/autocannon only knows the single-string form.
-    url: o.urls.map((u) => `${u}${o.path}`) as unknown as string,
+    url: o.urls.map((u) => `${u}${o.traffic.path}`) as unknown as string,
     connections: o.connections,
     duration: o.durationS,
     ...(o.rate === undefined ? {} : { overallRate: o.rate }),
@@ -57,13 +56,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       {
         method: 'POST',
         setupRequest: (req) => {
-          const i = n++;
-          const d = signedDelivery({
-            secret: o.secret,
-            installationId: o.installationIds[i % o.installationIds.length]!,
-            n: i,
-            deliveryPrefix: o.deliveryPrefix,
-          });
+          const d = o.traffic.request(n++, o.prefix);
           return { ...req, method: 'POST', body: d.body, headers: d.headers };
         },
       },

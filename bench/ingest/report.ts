@@ -1,27 +1,32 @@
 /**
  * Prints the bench figures: a table for people, one JSON line for the README and for
  * comparing runs, and the verdict README "Performance" states (the edge's acknowledgement path must
- * not be slower than the baseline's). The verdict compares the edge alone (no consumer
- * sharing the CPUs, like the baseline); the edges of the other topologies are shown
- * against the baseline too, for information.
+ * not be slower than the baseline's). Every row and every run in the JSON names its route
+ * (`github`, `slack`). The verdict compares, per route, the edge alone (no consumer
+ * sharing the CPUs, like the baseline) with that route's baseline; the edges of the other
+ * topologies are shown against it too, for information.
  */
 import type { LoadResult } from './load.js';
 import type { DrainFigures } from './drain.js';
 import type { AloneFigures } from './edge-alone.js';
 import type { Machine } from './machine.js';
+import type { Route } from './route-traffic.js';
 import type { EdgeFigures } from './scenario.js';
 
 export interface BenchFigures {
   machine: Machine;
-  settings: { durationS: number; connections: number; shards: number; installs: number };
-  baseline?: { saturated: LoadResult; peakRssMiB: number };
-  alone?: AloneFigures;
-  /** One entry per topology and installs count (`--installs 1,32`: the big tenant, and many). */
-  topologies: { label: string; installs: number; figures: EdgeFigures }[];
+  settings: { durationS: number; connections: number; shards: number; installs: number; routes: Route[] };
+  /** One per route (`--route`). */
+  baselines: ({ route: Route } & { saturated: LoadResult; peakRssMiB: number })[];
+  alones: ({ route: Route } & AloneFigures)[];
+  /** One entry per route, topology and installs count (`--installs 1,32`: the big tenant, and many). */
+  topologies: { route: Route; label: string; installs: number; figures: EdgeFigures }[];
   /** Actors-only drains of a pre-published backlog, per installs count. */
   drains: { installs: number; figures: DrainFigures }[];
 }
 
+/** Width of the run column: `slack: edge|actors, 32 inst, 90% 1234/s`. */
+const NAME = 40;
 const f = (v: number | null | undefined, digits = 1) => (v == null ? '-' : v.toFixed(digits));
 
 export function printFigures(b: BenchFigures): void {
@@ -33,7 +38,7 @@ export function printFigures(b: BenchFigures): void {
   );
   out(
     `settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ` +
-      `${b.settings.shards} shards, ${b.settings.installs} installs`,
+      `${b.settings.shards} shards, ${b.settings.installs} installs, routes ${b.settings.routes.join(', ')}`,
   );
   out('');
   out('(edge alone: an edge-only node, no consumer until its backlog drains; 1 node, 2 nodes: serve with both roles;');
@@ -43,7 +48,7 @@ export function printFigures(b: BenchFigures): void {
       'than req/s on a shared machine)',
   );
   out(
-    'run                       accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB',
+    `${'run (route: topology)'.padEnd(NAME)} accepted/s  ack p50 ms  ack p99 ms  non-2xx  errors  committed/s  e2c p50 ms  e2c p99 ms  cpu µs/req  peak RSS MiB`,
   );
   const row = (
     name: string,
@@ -51,21 +56,21 @@ export function printFigures(b: BenchFigures): void {
     extra: { committedPerS?: number; e2c50?: number | null; e2c99?: number | null; rss: string },
   ) =>
     out(
-      `${name.padEnd(25)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${f(l.serverCpuUsPerAccepted, 0).padStart(10)}  ${extra.rss}`,
+      `${name.padEnd(NAME)} ${f(l.acceptedPerS).padStart(10)}  ${f(l.ackP50Ms).padStart(10)}  ${f(l.ackP99Ms).padStart(10)}  ${String(l.refused).padStart(7)}  ${String(l.errors).padStart(6)}  ${f(extra.committedPerS).padStart(11)}  ${f(extra.e2c50).padStart(10)}  ${f(extra.e2c99).padStart(10)}  ${f(l.serverCpuUsPerAccepted, 0).padStart(10)}  ${extra.rss}`,
     );
-  if (b.baseline) row('baseline (sign+publish)', b.baseline.saturated, { rss: String(b.baseline.peakRssMiB) });
-  const alone = b.alone;
-  if (alone) {
+  for (const base of b.baselines)
+    row(`${base.route}: baseline (sign+publish)`, base.saturated, { rss: String(base.peakRssMiB) });
+  for (const alone of b.alones) {
     const rss = Object.values(alone.peakRssMiB).join(' + ');
-    row('edge alone, saturated', alone.saturated, { committedPerS: alone.backlog.committedPerS, rss });
+    row(`${alone.route}: edge alone, saturated`, alone.saturated, { committedPerS: alone.backlog.committedPerS, rss });
     const k = alone.backlog;
     out(
-      `  edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node ` +
+      `  ${alone.route}: edge alone: backlog of ${k.events} events, ${k.committed} committed by the actors node ` +
         `in ${f(k.drainS)} s (start-up included)`,
     );
   }
   for (const t of b.topologies) {
-    const [name, e] = [`${t.label}, ${t.installs} inst`, t.figures];
+    const [name, e] = [`${t.route}: ${t.label}, ${t.installs} inst`, t.figures];
     const rss = Object.values(e.peakRssMiB).join(' + ');
     row(`${name}, saturated`, e.saturated, {
       committedPerS: e.saturated.committedPerS,
@@ -95,23 +100,27 @@ export function printFigures(b: BenchFigures): void {
         Object.values(k.peakRssMiB).join(' + '),
     );
   }
-  if (b.baseline) {
-    const base = b.baseline.saturated;
+  const verdicts: string[] = [];
+  for (const { route, saturated: base } of b.baselines) {
     const versus = (name: string, edge: LoadResult) => {
       const slower = edge.acceptedPerS < base.acceptedPerS * 0.95 || edge.ackP99Ms > base.ackP99Ms * 1.05;
       return (
-        `edge (${name}) vs baseline, saturated: ` +
+        `${route}: edge (${name}) vs baseline, saturated: ` +
         `${f((edge.acceptedPerS / base.acceptedPerS) * 100, 0)}% of the baseline's accepted/s, ` +
         `ack p50 ${f(edge.ackP50Ms)} vs ${f(base.ackP50Ms)} ms, p99 ${f(edge.ackP99Ms)} vs ${f(base.ackP99Ms)} ms, ` +
         `cpu/req ${f(edge.serverCpuUsPerAccepted, 0)} vs ${f(base.serverCpuUsPerAccepted, 0)} µs: ` +
         (slower ? 'SLOWER than the baseline' : 'not slower than the baseline')
       );
     };
-    out('');
-    if (alone) out(`verdict: ${versus('alone', alone.saturated)}`);
-    for (const t of b.topologies.filter((t) => t.label !== '2 nodes'))
-      out(`for information, sharing the machine with the consumers: ${versus(t.label, t.figures.saturated)}`);
+    const alone = b.alones.find((a) => a.route === route);
+    if (alone) verdicts.push(`verdict: ${versus('alone', alone.saturated)}`);
+    for (const t of b.topologies.filter((t) => t.route === route && t.label !== '2 nodes'))
+      verdicts.push(
+        `for information, sharing the machine with the consumers: ${versus(`${t.label}, ${t.installs} inst`, t.figures.saturated)}`,
+      );
   }
+  if (verdicts.length > 0) out('');
+  for (const v of verdicts) out(v);
   out('');
   out(`bench ingest figures: ${JSON.stringify(b)}`);
 }

@@ -1,12 +1,14 @@
 /**
- * bench/ingest (README "Performance"): signed GitHub webhooks → edge → JetStream →
- * shard consumer → Postgres, on one node and on two, against the baseline of a minimal
- * Fastify route that verifies the signature and awaits one JetStream publish. `alone` is
- * the edge-only node with no consumer running, the apples-to-apples comparison with the
- * baseline (edge-alone.ts).
+ * bench/ingest (README "Performance"): signed webhooks → edge → JetStream → shard
+ * consumer → Postgres, on one node and on two, against the baseline of a minimal Fastify
+ * route that verifies the signature and awaits one JetStream publish. Every topology that
+ * takes webhooks runs once per route (`--route`, route-traffic.ts): GitHub `issues`
+ * deliveries and Slack `event_callback` messages. `alone` is the edge-only node with no
+ * consumer running, the apples-to-apples comparison with the baseline (edge-alone.ts).
  *
- *   npm run bench -- [--duration 15] [--connections 64] [--only baseline,alone,edge1,edge2,split]
- *                    [--shards 16] [--keep-db] [--cpu-prof DIR] [--rate N] [--installs 1,32]
+ *   npm run bench -- [--duration 20] [--connections 64] [--only baseline,alone,drain,edge1,edge2,split]
+ *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
+ *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
@@ -19,74 +21,43 @@
  * figures as a table and as one JSON line.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { readBenchArgs } from './bench-args.js';
 import { analyzePeriodically, createBenchDb, seedChatInstalls, seedInstalls } from './bench-db.js';
 import { runDrain } from './drain.js';
 import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
 import { printFigures, type BenchFigures } from './report.js';
+import { trafficFor, type Route } from './route-traffic.js';
 import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 
-const { values: args } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '20' },
-    connections: { type: 'string', default: '64' },
-    only: { type: 'string', default: 'baseline,alone,drain,edge1,edge2,split' },
-    shards: { type: 'string', default: '16' },
-    'keep-db': { type: 'boolean', default: false },
-    'cpu-prof': { type: 'string' },
-    rate: { type: 'string' },
-    installs: { type: 'string', default: '1,32' },
-    paced: { type: 'string', default: '50,90' },
-    'drain-events': { type: 'string', default: '20000' },
-  },
-});
-const nodeFlags = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [];
-const durationS = Number(args.duration);
-const connections = Number(args.connections);
-const shards = Number(args.shards);
-const only = new Set(args.only.split(','));
-// The installs the load spreads over: 1 is the big tenant (every event on one install's shard).
-const installCounts = args.installs.split(',').map(Number);
-if (!installCounts.every((n) => Number.isInteger(n) && n >= 1 && n <= 32))
-  throw new Error('--installs takes counts 1-32, e.g. 1,32');
-if (
-  !(durationS > 0 && durationS <= 120) ||
-  !(connections > 0 && connections <= 512) ||
-  !(shards >= 1 && shards <= 256)
-) {
-  throw new Error('--duration must be 1-120 s, --connections 1-512, --shards 1-256');
-}
+const args = readBenchArgs();
+const { durationS, connections, shards, only, routes, installCounts, nodeFlags } = args;
 
 const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const runId = randomBytes(3).toString('hex');
 const masterKey = randomBytes(32).toString('base64url');
-const secret = randomBytes(20).toString('hex');
-const installationIds = Array.from({ length: 32 }, (_, i) => 91_000_001 + i);
-const pacedRate = args.rate === undefined ? undefined : Number(args.rate);
-if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000))
-  throw new Error('--rate must be 1-100000 per second');
-const pacedPercents = args.paced === '' ? [] : args.paced.split(',').map(Number);
-if (!pacedPercents.every((p) => p > 0 && p <= 100)) throw new Error('--paced takes percentages 1-100, e.g. 50,90');
-const drainEvents = Number(args['drain-events']);
-if (!(Number.isInteger(drainEvents) && drainEvents >= 1 && drainEvents <= 1_000_000))
-  throw new Error('--drain-events must be 1-1000000');
-const settings: ScenarioSettings = {
-  pacedPercents,
-  secret,
-  installationIds,
+const secrets = { github: randomBytes(20).toString('hex'), slack: randomBytes(16).toString('hex') };
+const MAX_INSTALLS = 32;
+const installs = {
+  github: Array.from({ length: MAX_INSTALLS }, (_, i) => 91_000_001 + i),
+  // Slack team ids: upper-case alphanumerics, one chat install (and workspace claim) each.
+  slack: Array.from({ length: MAX_INSTALLS }, (_, i) => `TB${runId.toUpperCase()}N${i}`),
+};
+/** The run settings for `route`, its load spread over the first `n` installs. */
+const settingsFor = (route: Route, n = MAX_INSTALLS): ScenarioSettings => ({
+  traffic: trafficFor(route, secrets, installs, n),
+  pacedPercents: args.pacedPercents,
   connections,
   durationS,
   drainTimeoutS: 120,
-  ...(pacedRate === undefined ? {} : { pacedRate }),
-};
+  ...(args.pacedRate === undefined ? {} : { pacedRate: args.pacedRate }),
+});
 
-const db = await createBenchDb(adminUrl, args['keep-db']);
+const db = await createBenchDb(adminUrl, args.keepDb);
 const nc = await connect({ servers: natsUrl, name: 'bench-ingest' });
 const namespaces: string[] = [];
 const children: Child[] = [];
@@ -118,9 +89,13 @@ function nodeEnv(namespace: string): Record<string, string> {
     CODEHOST_CONNECTOR_ENABLED: 'true',
     CODEHOST_APP_ID: '424242',
     CODEHOST_APP_PRIVATE_KEY_PEM: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    CODEHOST_WEBHOOK_SECRET: secret,
+    CODEHOST_WEBHOOK_SECRET: secrets.github,
     CODEHOST_API_URL: 'http://127.0.0.1:9',
     SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:9/indexer/{install}/{repo}',
+    // The signing secret mounts the Slack events route (HTTP transport, INTERFACE §3). No
+    // client id/secret: the chat driver stays off (no name lookups at Slack), as in `drain`.
+    CHATAPP_SIGNING_SECRET: secrets.slack,
+    CHATAPP_API_URL: 'http://127.0.0.1:9/api/',
   };
 }
 
@@ -167,48 +142,57 @@ async function cleanup(): Promise<void> {
 
 const figures: BenchFigures = {
   machine: await describeMachine(db.pool, (nc as NatsConnection).info?.version ?? 'unknown'),
-  settings: { durationS, connections, shards, installs: installationIds.length },
+  settings: { durationS, connections, shards, installs: MAX_INSTALLS, routes },
+  baselines: [],
+  alones: [],
   topologies: [],
   drains: [],
 };
 const stopAnalyze = analyzePeriodically(db.pool);
 try {
-  await seedInstalls(db.pool, masterKey, installationIds);
+  if (routes.includes('github')) await seedInstalls(db.pool, masterKey, installs.github);
+  if (routes.includes('slack')) await seedChatInstalls(db.pool, masterKey, installs.slack);
   if (only.has('baseline')) {
     const namespace = `bench_${runId}_base`;
     namespaces.push(namespace);
     const b = await startBaseline(
-      { NATS_URL: natsUrl, SERVICE_NAMESPACE: namespace, CODEHOST_WEBHOOK_SECRET: secret },
+      {
+        NATS_URL: natsUrl,
+        SERVICE_NAMESPACE: namespace,
+        CODEHOST_WEBHOOK_SECRET: secrets.github,
+        CHATAPP_SIGNING_SECRET: secrets.slack,
+      },
       nodeFlags,
     );
     children.push(b);
     await waitFor(b, '/healthz', 30_000);
-    figures.baseline = await runBaseline(settings, b);
+    for (const route of routes) figures.baselines.push({ route, ...(await runBaseline(settingsFor(route), b)) });
     await stop(b);
   }
-  if (only.has('alone')) {
-    const env = deployment('alone');
-    const edge = await node('bench-alone-edge', env, 'edge');
+  for (const route of only.has('alone') ? routes : []) {
+    const env = deployment(`alone${route[0]}`);
+    const edge = await node(`bench-alone-${route}-edge`, env, 'edge');
     // /readyz wants every shard owned, and no actors node runs yet: liveness is what is left.
     await waitFor(edge, '/healthz', 60_000);
     const started: Child[] = [edge];
     const startActors = async () => {
-      const a = await node('bench-alone-actors', env, 'actors');
+      const a = await node(`bench-alone-${route}-actors`, env, 'actors');
       started.push(a);
       return a;
     };
-    figures.alone = await runEdgeAlone(settings, edge, startActors, db.pool, 'alone');
+    const run = await runEdgeAlone(settingsFor(route), edge, startActors, db.pool, 'alone');
+    figures.alones.push({ route, ...run });
     await Promise.all(started.map((n) => stop(n)));
   }
   if (only.has('drain')) {
-    for (const installs of installCounts) {
-      const tag = `D${runId.toUpperCase()}I${installs}X`;
+    for (const count of installCounts) {
+      const tag = `D${runId.toUpperCase()}I${count}X`;
       const teams = await seedChatInstalls(
         db.pool,
         masterKey,
-        Array.from({ length: installs }, (_, i) => `T${tag}N${i}`),
+        Array.from({ length: count }, (_, i) => `T${tag}N${i}`),
       );
-      const env = deployment(`drain${installs}`);
+      const env = deployment(`drain${count}`);
       const run = await runDrain({
         nc,
         pool: db.pool,
@@ -216,11 +200,11 @@ try {
         masterKey,
         shards,
         installs: teams,
-        events: drainEvents,
+        events: args.drainEvents,
         tag,
-        startActors: () => node(`bench-drain${installs}-actors`, env, 'actors'),
+        startActors: () => node(`bench-drain${count}-actors`, env, 'actors'),
       });
-      figures.drains.push({ installs, figures: run });
+      figures.drains.push({ installs: count, figures: run });
       await Promise.all(children.map((n) => stop(n)));
     }
   }
@@ -230,14 +214,17 @@ try {
     // An edge-only node in front of an actors-only node (`serve --roles`, INTERFACE §1).
     ['split', 'edge|actors', ['edge', 'actors']],
   ] as const;
-  for (const installs of installCounts) {
-    for (const [tag, label, roles] of topologies) {
-      if (!only.has(tag)) continue;
-      const { edges, all } = await cluster(`${tag}i${installs}`, [...roles]);
-      const s = { ...settings, installationIds: installationIds.slice(0, installs) };
-      const run = await runEdge(s, edges, all, db.pool, `${tag}i${installs}`);
-      figures.topologies.push({ label, installs, figures: run });
-      await Promise.all(all.map((n) => stop(n)));
+  for (const route of routes) {
+    for (const n of installCounts) {
+      for (const [tag, label, roles] of topologies) {
+        if (!only.has(tag)) continue;
+        // Route and installs in the tag: a namespace per run, event ids apart per run.
+        const runTag = `${route[0]}${tag}i${n}`;
+        const { edges, all } = await cluster(runTag, [...roles]);
+        const run = await runEdge(settingsFor(route, n), edges, all, db.pool, runTag);
+        figures.topologies.push({ route, label, installs: n, figures: run });
+        await Promise.all(all.map((c) => stop(c)));
+      }
     }
   }
   printFigures(figures);

@@ -10,14 +10,13 @@ import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { cpuMs, peakRssMiB, type Child } from './processes.js';
+import type { RouteTraffic } from './route-traffic.js';
 import { RssSampler } from './rss.js';
 import { systemCpu, systemCpuUsed } from './system-cpu.js';
 
-export const WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
-
 export interface ScenarioSettings {
-  secret: string;
-  installationIds: number[];
+  /** The route driven and the installs its load spreads over (route-traffic.ts). */
+  traffic: RouteTraffic;
   connections: number;
   durationS: number;
   /** Longest wait for a run's accepted events to be committed. */
@@ -61,10 +60,8 @@ export function load(
 ): Promise<LoadResult> {
   return runLoad({
     urls,
-    path: WEBHOOK_PATH,
-    secret: s.secret,
-    installationIds: s.installationIds,
-    deliveryPrefix: prefix,
+    traffic: s.traffic,
+    prefix,
     connections: s.connections,
     durationS: s.durationS,
     ...extra,
@@ -72,29 +69,30 @@ export function load(
 }
 
 /**
- * Wait (bounded) until `accepted` events of the run are in Postgres, then until the count
+ * Wait (bounded) until `accepted` events of the run (`prefix`) are in Postgres, then until the count
  * stops growing for a second: requests autocannon cut off at the end of a run are not
  * counted as accepted, yet may have been published and are committed too (LoadResult
  * `inFlightAtEnd`), so committed may exceed accepted by at most that many.
  */
 export async function drain(
   pool: pg.Pool,
+  traffic: RouteTraffic,
   prefix: string,
   accepted: number,
   timeoutS: number,
-  connector = 'codehost',
 ): Promise<{ stats: CommitStats; waitedS: number }> {
   const t0 = Date.now();
-  let stats = await commitStats(pool, prefix, connector);
+  const [ids, connector] = [traffic.idPrefix(prefix), traffic.connector];
+  let stats = await commitStats(pool, ids, connector);
   while (stats.committed < accepted && (Date.now() - t0) / 1000 <= timeoutS) {
     await sleep(250);
-    stats = await commitStats(pool, prefix, connector);
+    stats = await commitStats(pool, ids, connector);
   }
   const waitedS = (Date.now() - t0) / 1000;
   for (let prev = -1; prev !== stats.committed && (Date.now() - t0) / 1000 <= timeoutS;) {
     prev = stats.committed;
     await sleep(1_000);
-    stats = await commitStats(pool, prefix, connector);
+    stats = await commitStats(pool, ids, connector);
   }
   return { stats, waitedS };
 }
@@ -128,12 +126,12 @@ export async function runEdge(
   const rss = new RssSampler([...all]);
   const urls = edges.map((n) => n.url);
   const warm = await load(s, urls, `${tag}w-`, { durationS: WARMUP_S });
-  await drain(pool, `${tag}w-`, warm.accepted, s.drainTimeoutS);
+  await drain(pool, s.traffic, `${tag}w-`, warm.accepted, s.drainTimeoutS);
 
   const nodesBefore = await Promise.all(all.map(cpuMs));
   const sysBefore = await systemCpu();
   const sat = await withServerCpu(edges, () => load(s, urls, `${tag}s-`));
-  const d = await drain(pool, `${tag}s-`, sat.accepted, s.drainTimeoutS);
+  const d = await drain(pool, s.traffic, `${tag}s-`, sat.accepted, s.drainTimeoutS);
   const nodesAfter = await Promise.all(all.map(cpuMs));
   const sys = systemCpuUsed(sysBefore, await systemCpu());
   const perEvent = (ms: number) => (d.stats.committed > 0 ? Math.round((ms * 1000) / d.stats.committed) : 0);
@@ -158,7 +156,7 @@ export async function runEdge(
   for (const [rate, pct] of runs) {
     const p0 = `${tag}p${pct ?? 'r'}-`;
     const r = await withServerCpu(edges, () => load(s, urls, p0, { rate }));
-    const p = await drain(pool, p0, r.accepted, s.drainTimeoutS);
+    const p = await drain(pool, s.traffic, p0, r.accepted, s.drainTimeoutS);
     paced.push({
       ...r,
       rate,

@@ -1,0 +1,76 @@
+/**
+ * The command line of `npm run bench` (run.ts has the usage), read and checked before
+ * anything starts.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseRoutes, type Route } from './route-traffic.js';
+
+export interface BenchArgs {
+  durationS: number;
+  connections: number;
+  shards: number;
+  only: Set<string>;
+  routes: Route[];
+  /** The installs the load spreads over: 1 is the big tenant (every event on one install's shard). */
+  installCounts: number[];
+  pacedPercents: number[];
+  pacedRate: number | undefined;
+  drainEvents: number;
+  keepDb: boolean;
+  /** Flags for node itself (`--cpu-prof`). */
+  nodeFlags: string[];
+}
+
+export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
+  const { values: args } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: 'string', default: '20' },
+      connections: { type: 'string', default: '64' },
+      only: { type: 'string', default: 'baseline,alone,drain,edge1,edge2,split' },
+      route: { type: 'string', default: 'github,slack' },
+      shards: { type: 'string', default: '16' },
+      'keep-db': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
+      rate: { type: 'string' },
+      installs: { type: 'string', default: '1,32' },
+      paced: { type: 'string', default: '50,90' },
+      'drain-events': { type: 'string', default: '20000' },
+    },
+  });
+  const durationS = Number(args.duration);
+  const connections = Number(args.connections);
+  const shards = Number(args.shards);
+  if (
+    !(durationS > 0 && durationS <= 120) ||
+    !(connections > 0 && connections <= 512) ||
+    !(shards >= 1 && shards <= 256)
+  ) {
+    throw new Error('--duration must be 1-120 s, --connections 1-512, --shards 1-256');
+  }
+  const installCounts = args.installs.split(',').map(Number);
+  if (!installCounts.every((n) => Number.isInteger(n) && n >= 1 && n <= 32))
+    throw new Error('--installs takes counts 1-32, e.g. 1,32');
+  const pacedRate = args.rate === undefined ? undefined : Number(args.rate);
+  if (pacedRate !== undefined && !(pacedRate >= 1 && pacedRate <= 100_000))
+    throw new Error('--rate must be 1-100000 per second');
+  const pacedPercents = args.paced === '' ? [] : args.paced.split(',').map(Number);
+  if (!pacedPercents.every((p) => p > 0 && p <= 100)) throw new Error('--paced takes percentages 1-100, e.g. 50,90');
+  const drainEvents = Number(args['drain-events']);
+  if (!(Number.isInteger(drainEvents) && drainEvents >= 1 && drainEvents <= 1_000_000))
+    throw new Error('--drain-events must be 1-1000000');
+  return {
+    durationS,
+    connections,
+    shards,
+    only: new Set(args.only.split(',')),
+    routes: parseRoutes(args.route),
+    installCounts,
+    pacedPercents,
+    pacedRate,
+    drainEvents,
+    keepDb: args['keep-db'],
+    nodeFlags: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [],
+  };
+}
