@@ -98,14 +98,13 @@ export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesO
     const { cjk, rest } = splitCjk(q);
     if (cjk.length === 0) add((p) => `n.search @@ ${tsq(p)}`, q);
     else {
-      // INTERFACE §9.5: every CJK run of q is a substring of the text (migration 010), and
-      // the rest of q, if it has words, matches as usual; or the whole of q matches as words.
-      params.push(q, cjk, rest);
-      const [pq, pcjk, prest] = [params.length - 2, params.length - 1, params.length].map((i) => `$${i}`);
-      where.push(
-        `(n.search @@ ${tsq(pq!)} OR (n.search_text ILIKE ALL (${pcjk}::text[]) AND ` +
-          `(numnode(${tsq(prest!)}) = 0 OR n.search @@ ${tsq(prest!)})))`,
-      );
+      // INTERFACE §9.5: every CJK run of q is a substring of the text's CJK runs (migration
+      // 016), and the rest of q, if it has words, matches as usual; or the whole of q matches
+      // as words. One ILIKE per run: the partial trigram index serves each (not ILIKE ALL).
+      const param = (v: unknown) => `$${params.push(v)}`;
+      const [pq, prest] = [param(q), param(rest)];
+      const runs = cjk.map((pattern) => `n.search_cjk ILIKE ${param(pattern)}`).join(' AND ');
+      where.push(`(n.search @@ ${tsq(pq)} OR (${runs} AND (numnode(${tsq(prest)}) = 0 OR n.search @@ ${tsq(prest)})))`);
     }
   }
   if (after !== null) add((p) => `n.seq < ${p}::bigint`, after);
