@@ -120,16 +120,23 @@ describe('chatapp backfill', () => {
     stall.release();
 
     // Node B takes the shards over once A's leases expire, and resumes the walk from its cursor.
-    const b = await node(slack, { SERVICE_NAMESPACE: namespace });
+    const bLogs = new LogCapture();
+    const b = await node(slack, { SERVICE_NAMESPACE: namespace }, bLogs);
     cleanups.push(() => b.stop());
+    let last: unknown = null;
     const done = await until(
       'backfill complete',
       async () => {
         const i = await installOf(b.url, tenant, install_id);
+        last = i.backfill;
         return i.backfill.state === 'complete' ? i.backfill : undefined;
       },
       { timeoutMs: 25_000 },
-    );
+    ).catch((err: unknown) => {
+      // What the walk had reached, and what B said about it, name the stuck step.
+      const said = bLogs.lines.filter((l) => l.level >= LOG_LEVEL.info).map((l) => JSON.stringify(l));
+      throw new Error(`${String(err)}; backfill ${JSON.stringify(last)}; node B logged:\n${said.join('\n')}`);
+    });
 
     const events = await until(
       'all messages ingested',
