@@ -98,7 +98,8 @@ it(
     nodes.push(...(await Promise.all(['ncl-a', 'ncl-b', 'ncl-c'].map((id) => startServeReady(id, env, 30_000)))));
 
     nc = await connect({ servers: c.natsUrl.split(','), user: c.user, pass: c.password, name: 'nats-cluster-test' });
-    const jsm = await jetstreamManager(nc);
+    // Short requests: a stream without a leader does not answer, and the election is measured by polling.
+    const jsm = await jetstreamManager(nc, { timeout: 1_000 });
     for (const stream of [
       n.ingestStream,
       ...[n.leaseBucket, n.nodeBucket, n.metaBucket, n.cursorBucket, n.dedupBucket].map((b) => `KV_${b}`),
@@ -156,6 +157,22 @@ it(
     );
     running = false;
     await load;
+    // /readyz lists the shard leases (INTERFACE §9.3): the listing must not hang on the dead server.
+    await until(
+      'every node ready again',
+      async () => {
+        const codes = await Promise.all(
+          nodes.map((p) =>
+            fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(4_000) }).then(
+              (r) => r.status,
+              () => 0,
+            ),
+          ),
+        );
+        return codes.every((code) => code === 200);
+      },
+      { timeoutMs: 20_000, everyMs: 250 },
+    );
 
     const firsts = sent.filter((d) => !d.redelivery);
     const guids = firsts.map((d) => d.guid);
@@ -176,8 +193,12 @@ it(
       { timeoutMs: 30_000, everyMs: 250 },
     ).catch(async (err: Error) => {
       const s = await storedCounts();
-      const missing = firsts.filter((d) => !s.has(d.guid)).map((d) => `${d.guid} ${d.status_code}`);
-      throw new Error(`${err.message}; missing: ${missing.join(', ')}`, { cause: err });
+      const missing = firsts
+        .filter((d) => !s.has(d.guid))
+        .map((d) => `${d.guid} [${gh!.hooks.byGuid(d.guid).map((x) => x.status_code)}]`);
+      throw new Error(`${err.message}; missing: ${missing.join(', ')}\n${await describeIngest(jsm, n.ingestStream)}`, {
+        cause: err,
+      });
     });
     const ackedFirst = firsts.filter((d) => d.status_code >= 200 && d.status_code < 300);
     for (const d of ackedFirst) expect(stored.get(d.guid), d.guid).toBe(1);
@@ -192,4 +213,19 @@ it(
 
 async function streamLeader(jsm: JetStreamManager, stream: string): Promise<string | null> {
   return (await jsm.streams.info(stream)).cluster?.leader ?? null;
+}
+
+/** For a failure report: what the ingest stream and each shard's consumer hold. */
+async function describeIngest(jsm: JetStreamManager, stream: string): Promise<string> {
+  const info = await jsm.streams.info(stream).catch((err: Error) => err.message);
+  const lines = [
+    typeof info === 'string' ? info : `stream: ${info.state.messages} messages, leader ${info.cluster?.leader}`,
+  ];
+  for await (const ci of jsm.consumers.list(stream)) {
+    lines.push(
+      `${ci.name}: pending ${ci.num_pending}, ack pending ${ci.num_ack_pending}, waiting ${ci.num_waiting}, ` +
+        `delivered ${ci.delivered.stream_seq}, ack floor ${ci.ack_floor.stream_seq}, leader ${ci.cluster?.leader}`,
+    );
+  }
+  return lines.join('\n');
 }
