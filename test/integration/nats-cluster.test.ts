@@ -53,7 +53,7 @@ afterAll(async () => {
 
 it(
   'keeps every acknowledged webhook exactly once when the ingest stream leader is killed',
-  { timeout: 90_000 },
+  { timeout: 60_000 },
   async (ctx) => {
     const c = cluster!;
     const keys = generateAppKeyPair();
