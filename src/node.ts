@@ -32,7 +32,8 @@ import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js'
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
 import { names as makeNames, installKey, natsDescription, parseKey, shardOf } from './runtime/names.js';
-import { checkServerVersion, connectNats, openKv } from './runtime/nats.js';
+import { checkServerVersion, connectNats, openKv, type OpenKvOptions } from './runtime/nats.js';
+import { retryJsAdmin } from './runtime/js-admin-retry.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
 import { registerInstallMetrics } from './store/install-metrics.js';
@@ -52,6 +53,7 @@ import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/po
 import { warnIncompleteConnectors } from './node/preflight.js';
 import { deliverToInstallActor } from './node/ingest-delivery.js';
 import { readinessCheck } from './node/readiness.js';
+import { keyLister } from './runtime/kv-keys.js';
 import { stopStep, undoAll, type Undo } from './node/undo.js';
 
 export type Role = 'edge' | 'actors';
@@ -106,9 +108,19 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
-  await ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes });
+  // A NATS cluster may still be electing its leaders (js-admin-retry.ts).
+  await retryJsAdmin(
+    `stream ${n.ingestStream}`,
+    () => ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes }),
+    log,
+  );
   // INTERFACE §9.2: every bucket gets the configured replicas and a description.
-  const kvOf = (name: string) => ({ replicas: config.nats.replicas, description: natsDescription(n.ns, name) });
+  const bucket = (name: string, o: OpenKvOptions) =>
+    retryJsAdmin(
+      `KV bucket ${name}`,
+      () => openKv(nc, name, { ...o, replicas: config.nats.replicas, description: natsDescription(n.ns, name) }),
+      log,
+    );
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
     // INTERFACE §9.3: the publish a webhook awaits gives up after 2 s (503, the platform retries).
@@ -137,8 +149,8 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     cipher: CredentialCipher.fromMasterKeys(masterKeys),
     actors: router,
     publish: (event) => publisher.publish(event),
-    cursors: kvPort(await openKv(nc, n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES, ...kvOf(n.cursorBucket) })),
-    dedup: kvPort(await openKv(nc, n.dedupBucket, { ttlMs: DEDUP_TTL_MS, ...kvOf(n.dedupBucket) })),
+    cursors: kvPort(await bucket(n.cursorBucket, { maxValueSize: CURSOR_MAX_BYTES })),
+    dedup: kvPort(await bucket(n.dedupBucket, { ttlMs: DEDUP_TTL_MS })),
     shardOf: (key) => shardOf(key, config.shards),
     metrics: registry,
   };
@@ -226,8 +238,15 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   effects?.start();
   undo.push({ name: 'effects', fn: async () => effects?.stop() });
 
-  const leases = await openKv(nc, n.leaseBucket, { ttlMs: config.leaseTtlMs, ...kvOf(n.leaseBucket) });
-  const ready = readinessCheck({ nc, requestPool, leases: roles.has('actors') ? leases : null, shards: config.shards });
+  // Requests of its own bounded below /readyz's 3 s (INTERFACE §9.3).
+  const readyTimeoutMs = 2_000;
+  const leases = await bucket(n.leaseBucket, { ttlMs: config.leaseTtlMs, timeoutMs: readyTimeoutMs });
+  const ready = readinessCheck({
+    nc,
+    requestPool,
+    leaseKeys: roles.has('actors') ? keyLister(nc, leases, n.leaseBucket, readyTimeoutMs) : null,
+    shards: config.shards,
+  });
 
   let edge: FastifyInstance | null = null;
   let url: string | null = null;

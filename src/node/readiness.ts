@@ -4,8 +4,7 @@
  * host also when every shard has an owner.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { KV } from '@nats-io/kv';
-import { listKeys } from '../runtime/shard-kv.js';
+import type { KeyLister } from '../runtime/kv-keys.js';
 import type { Pool } from './postgres.js';
 
 /** INTERFACE §9.3: `/readyz` answers within 3 s. */
@@ -19,8 +18,8 @@ export interface Readiness {
 export interface ReadinessDeps {
   nc: NatsConnection;
   requestPool: Pool;
-  /** The shard lease bucket, when this node hosts actors. */
-  leases: KV | null;
+  /** Lists the shard lease bucket's held leases, when this node hosts actors. */
+  leaseKeys: KeyLister | null;
   shards: number;
 }
 
@@ -34,13 +33,13 @@ export function readinessCheck(d: ReadinessDeps): () => Promise<Readiness> {
       new Promise<boolean>((r) => setTimeout(() => r(false), READY_BUDGET_MS).unref()),
     ]);
   return async () => {
-    const leases = d.leases;
+    const leaseKeys = d.leaseKeys;
     const [natsOk, postgres, shardsOk] = await Promise.all([
       bounded(d.nc.isClosed() ? Promise.reject(new Error('closed')) : d.nc.rtt()),
       bounded(d.requestPool.query('select 1')),
-      leases
+      leaseKeys
         ? bounded(
-            listKeys(leases).then((k) => {
+            leaseKeys().then((k) => {
               if (k.length < d.shards) throw new Error('shards without an owner');
             }),
           )

@@ -17,7 +17,7 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
-import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
+import { ensureIngestConsumer, ingestPullOptions } from './ensure-ingest-consumer.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { InstallLanes } from './ingest-lanes.js';
 import { findUnsettled } from './ingest-unsettled.js';
@@ -121,7 +121,7 @@ export class ShardIngestConsumer {
       this.lanes.block(installIdOfIngestSubject(u.subject) ?? `?${u.seq}`, u.seq, due);
     }
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(shard));
-    const messages = await consumer.consume({ max_messages: Math.min(1000, maxAckPending) });
+    const messages = await consumer.consume(ingestPullOptions(maxAckPending));
     this.messages = messages;
     this.pump = (async () => {
       try {

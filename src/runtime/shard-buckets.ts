@@ -8,7 +8,9 @@ import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import { natsDescription, type Names } from './names.js';
-import { openKv } from './nats.js';
+import { retryJsAdmin } from './js-admin-retry.js';
+import { openKv, type OpenKvOptions } from './nats.js';
+import { keyLister, type KeyLister } from './kv-keys.js';
 import { ensureShardCount } from './shard-kv.js';
 
 export interface ShardBuckets {
@@ -16,6 +18,9 @@ export interface ShardBuckets {
   nodes: KV;
   /** The lease bucket's TTL; fencing and renewal follow it. */
   ttlMs: number;
+  /** Held leases and live nodes, listed without a consumer (kv-keys.ts). */
+  leaseKeys: KeyLister;
+  nodeKeys: KeyLister;
 }
 
 export async function openShardBuckets(
@@ -23,13 +28,19 @@ export async function openShardBuckets(
   o: { names: Names; shards: number; leaseTtlMs: number; renewEveryMs: number; replicas?: number; log: Logger },
 ): Promise<ShardBuckets> {
   const { names } = o;
-  const kvOf = (name: string) => ({ replicas: o.replicas ?? 1, description: natsDescription(names.ns, name) });
-  const meta = await openKv(nc, names.metaBucket, { history: 1, ...kvOf(names.metaBucket) });
-  await ensureShardCount(meta, o.shards);
+  // A NATS cluster may still be electing its leaders (js-admin-retry.ts).
+  const open = (name: string, opts: OpenKvOptions) =>
+    retryJsAdmin(
+      `KV bucket ${name}`,
+      () => openKv(nc, name, { ...opts, replicas: o.replicas ?? 1, description: natsDescription(names.ns, name) }),
+      o.log,
+    );
+  const meta = await open(names.metaBucket, { history: 1 });
+  await retryJsAdmin('the shard count', () => ensureShardCount(meta, o.shards), o.log);
   const timeoutMs = Math.min(5_000, Math.max(250, o.renewEveryMs));
   const ttlMs = o.leaseTtlMs;
-  const leases = await openKv(nc, names.leaseBucket, { ttlMs, timeoutMs, ...kvOf(names.leaseBucket) });
-  const nodes = await openKv(nc, names.nodeBucket, { ttlMs, timeoutMs, ...kvOf(names.nodeBucket) });
+  const leases = await open(names.leaseBucket, { ttlMs, timeoutMs });
+  const nodes = await open(names.nodeBucket, { ttlMs, timeoutMs });
   const bucketTtl = (await leases.status()).ttl;
   if (!(bucketTtl > 0))
     throw new Error(
@@ -42,5 +53,11 @@ export async function openShardBuckets(
       'lease bucket TTL differs from SERVICE_LEASE_TTL_S; fencing on the shorter one',
     );
   }
-  return { leases, nodes, ttlMs: Math.min(bucketTtl, o.leaseTtlMs) };
+  return {
+    leases,
+    nodes,
+    ttlMs: Math.min(bucketTtl, o.leaseTtlMs),
+    leaseKeys: keyLister(nc, leases, names.leaseBucket, timeoutMs),
+    nodeKeys: keyLister(nc, nodes, names.nodeBucket, timeoutMs),
+  };
 }

@@ -1,6 +1,6 @@
 /**
  * KV reads and writes the shard manager needs besides leases: the deployment's fixed shard
- * count, key listing, and telling a CAS refusal from a transport failure.
+ * count and telling a CAS refusal from a transport failure.
  */
 import { JetStreamApiError, JetStreamApiCodes } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -47,11 +47,4 @@ export function isWrongSequence(err: unknown): boolean {
     (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
       err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
-}
-
-/** Keys whose last operation is a put (deleted and expired keys are absent). */
-export async function listKeys(kv: KV): Promise<string[]> {
-  const out: string[] = [];
-  for await (const k of await kv.keys()) out.push(k);
-  return out;
 }

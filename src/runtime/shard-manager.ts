@@ -26,7 +26,8 @@ import { openShardBuckets } from './shard-buckets.js';
 import type { ShardManagerOptions, ShardStats } from './shard-ports.js';
 import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
 import { keepLeases, type Lease } from './lease-keeper.js';
-import { isWrongSequence, listKeys } from './shard-kv.js';
+import type { KeyLister } from './kv-keys.js';
+import { isWrongSequence } from './shard-kv.js';
 
 export { ShardCountMismatch } from './shard-kv.js';
 
@@ -48,6 +49,8 @@ export class ShardManager {
   private renewEveryMs: number;
   private leases: KV | null = null;
   private nodes: KV | null = null;
+  private leaseKeys: KeyLister = async () => [];
+  private nodeKeys: KeyLister = async () => [];
   private timer: NodeJS.Timeout | null = null;
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> = Promise.resolve();
@@ -111,6 +114,8 @@ export class ShardManager {
     const buckets = await openShardBuckets(nc, { ...this.o, renewEveryMs: this.renewEveryMs, log: this.log });
     this.leases = buckets.leases;
     this.nodes = buckets.nodes;
+    this.leaseKeys = buckets.leaseKeys;
+    this.nodeKeys = buckets.nodeKeys;
     if (buckets.ttlMs !== this.ttlMs) {
       this.ttlMs = buckets.ttlMs;
       this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
@@ -174,7 +179,7 @@ export class ShardManager {
     const { nodeId, shards } = this.o;
     const nodes = this.nodes!;
     await nodes.put(this.nodeKey, JSON.stringify({ node: nodeId, at: new Date().toISOString() }));
-    const live = await listKeys(nodes);
+    const live = await this.nodeKeys();
     this.target = targetShare(shards, live, this.nodeKey);
     this.liveNodes = new Set([...live, this.nodeKey]).size;
     if (this.stopping) return;
@@ -185,7 +190,7 @@ export class ShardManager {
       await Promise.all(extras.map((s) => this.giveUp(this.held.get(s)!, 'rebalance')));
     } else if (mine.length < this.target) {
       const taken = new Set<number>(this.held.keys());
-      for (const k of await listKeys(this.leases!)) {
+      for (const k of await this.leaseKeys()) {
         const s = this.shardByKey.get(k);
         if (s !== undefined) taken.add(s);
       }

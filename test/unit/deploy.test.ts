@@ -22,6 +22,21 @@ type Doc = any;
 
 const read = (rel: string) => readFileSync(join(ROOT, rel), 'utf8');
 
+/** deploy/nats/connectors-account.conf: its user and the subjects it may publish and subscribe to. */
+const account = (() => {
+  const text = read('deploy/nats/connectors-account.conf');
+  const quoted = (from: string, to?: string) => {
+    const part = text.slice(text.indexOf(from), to ? text.indexOf(to) : undefined);
+    return [...part.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
+  };
+  return {
+    text,
+    user: /user: (\S+)/.exec(text)?.[1],
+    publish: quoted('publish:', 'subscribe:'),
+    subscribe: quoted('subscribe:'),
+  };
+})();
+
 describe('docker-compose.yml', () => {
   const compose: Doc = parse(read('docker-compose.yml'), { merge: true });
   const services: Record<string, Doc> = compose.services;
@@ -81,18 +96,25 @@ describe('docker-compose.yml', () => {
     expect(() => loadConfig(envOf(services.migrate, dotEnv), { requireDatabase: true })).not.toThrow();
   });
 
-  it('runs NATS with authorization, and every node authenticates as its user (INTERFACE §9.2)', () => {
+  it('runs NATS with the account file, and every node authenticates as its user (INTERFACE §9.2)', () => {
     const nats = services.nats;
     const conf = nats.command[nats.command.indexOf('-c') + 1];
-    const mount = nats.volumes.find((v: string) => v.split(':')[1] === conf);
-    expect(mount).toBe('./deploy/nats/nats.conf:/etc/nats/nats.conf:ro');
-    const text = read('deploy/nats/nats.conf');
-    expect(text).toMatch(/password: \$NATS_PASSWORD/);
-    expect(envOf(nats, dotEnv).NATS_PASSWORD).toBe('np');
+    const mounted = (file: string) => nats.volumes.find((v: string) => v.startsWith(`./deploy/nats/${file}:`));
+    expect(mounted('nats.conf')).toBe(`./deploy/nats/nats.conf:${conf}:ro`);
+    // nats-server resolves an include relative to the including file.
+    expect(read('deploy/nats/nats.conf')).toMatch(/^include \.\/connectors-account\.conf$/m);
+    expect(mounted('connectors-account.conf')).toBe(
+      `./deploy/nats/connectors-account.conf:${conf.replace(/[^/]+$/, 'connectors-account.conf')}:ro`,
+    );
+    expect(account.text).toMatch(/password: \$CONNECTORS_NATS_PASSWORD/);
+    expect(envOf(nats, dotEnv).CONNECTORS_NATS_PASSWORD).toBe('np');
     for (const [, node] of nodes) {
       const config = loadConfig(envOf(node, dotEnv), SERVE);
-      expect(text).toContain(`user: ${config.nats.user}`);
+      expect(account.user).toBe(config.nats.user);
       expect(config.nats.password).toBe('np');
+      // The account's permissions stop at its namespace.
+      expect(account.publish).toContain(`${config.namespace}.>`);
+      expect(account.publish).toContain(`$JS.API.STREAM.*.${config.namespace}_INGEST`);
     }
   });
 });
@@ -149,7 +171,16 @@ describe('deploy/k8s', () => {
     expect(values.config.cluster.replicas).toBe(3);
     expect(config.nats.replicas).toBe(values.config.cluster.replicas);
     expect(values.config.jetstream.enabled).toBe(true);
-    expect(values.config.merge.authorization.users.map((u: Doc) => u.user)).toEqual([config.nats.user]);
+    // The same account as deploy/nats/connectors-account.conf: user, JetStream, permissions.
+    const acct = values.config.merge.accounts.CONNECTORS;
+    expect(acct.jetstream).toBe('enabled');
+    expect(acct.users.map((u: Doc) => u.user)).toEqual([config.nats.user]);
+    expect(account.user).toBe(config.nats.user);
+    const perms = acct.users[0].permissions;
+    expect(perms.publish.allow).toEqual(account.publish);
+    expect(perms.subscribe.allow).toEqual(account.subscribe);
+    expect(perms.allow_responses).toBe(true);
+    expect(acct.users[0].password).toMatch(/^<< \$[A-Z_]+ >>$/);
     expect(config.nats.password).toBe('np');
   });
 
