@@ -52,6 +52,7 @@ import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
 import { deliverToInstallActor } from './node/ingest-delivery.js';
+import { RESUME_SWEEP_MS, ResumeSweep } from './node/resume-sweep.js';
 import { readinessCheck } from './node/readiness.js';
 import { keyLister } from './runtime/kv-keys.js';
 import { stopStep, undoAll, type Undo } from './node/undo.js';
@@ -71,7 +72,13 @@ export interface RunningNode {
 const CURSOR_MAX_BYTES = 100 * 1024;
 const DEDUP_TTL_MS = 10 * 60_000;
 
-type StartOptions = { roles: Role[]; log: Logger; effectTimings?: Partial<EffectTimings> };
+type StartOptions = {
+  roles: Role[];
+  log: Logger;
+  effectTimings?: Partial<EffectTimings>;
+  /** Period of the resume sweep (resume-sweep.ts); tests shorten it. */
+  resumeSweepMs?: number;
+};
 
 /**
  * INTERFACE §9.1: a node that cannot start (port in use, Postgres or NATS unreachable)
@@ -237,6 +244,16 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   await shards?.start();
   effects?.start();
   undo.push({ name: 'effects', fn: async () => effects?.stop() });
+  const sweep = shards
+    ? new ResumeSweep({
+        owned: () => shards?.owned() ?? [],
+        resumers: modules.flatMap((m) => (m.onShardAcquired ? [(s: number) => m.onShardAcquired!(s)] : [])),
+        periodMs: opts.resumeSweepMs ?? RESUME_SWEEP_MS,
+        log,
+      })
+    : null;
+  sweep?.start();
+  undo.push({ name: 'resume sweep', fn: async () => sweep?.stop() });
 
   // Requests of its own bounded below /readyz's 3 s (INTERFACE §9.3).
   const readyTimeoutMs = 2_000;
@@ -296,6 +313,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         await step('metrics', async () => metricsServer?.close());
         await step('key announcements', async () => keysHeard?.stop());
       }
+      await step('resume sweep', async () => sweep?.stop());
       await step('effects', async () => effects?.stop());
       await step('shards', async () => shards?.stop());
       await step('kernel', () => kernel.stop());

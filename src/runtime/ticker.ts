@@ -4,7 +4,8 @@
  * per activation, and the actor's `onPassivate` cancels it. When the tick fires it does
  * not call the actor locally: `fire` must send the tick through the router (an ask to the
  * actor's own key), so after a shard move the tick reaches the key's new owner, or
- * finds no responder and lets the new owner's resume take over.
+ * finds no responder and lets the new owner's resume take over (on acquisition, and the
+ * node's resume sweep once a minute, src/node/resume-sweep.ts).
  *
  * Delays are capped at `maxDelayMs` so a long wait (a large Retry-After) wakes the actor
  * now and then; the tick handler re-checks what is due and re-arms, and each wake-up

@@ -152,7 +152,7 @@ export const chatappModule: ModuleFactory = (deps) => {
           if (still > 0)
             log.error(
               { shard, failed: still },
-              'chat backfill walkers still not resumed; the next shard move resumes them',
+              'chat backfill walkers still not resumed; the resume sweep retries within a minute',
             );
         });
       }, RESUME_RETRY_MS).unref();

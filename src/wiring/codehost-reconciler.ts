@@ -68,7 +68,10 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
     async onShardAcquired(shard) {
       if (deps.shardOf(key) !== shard) return;
       await deps.actors.ask(key, { type: 'resume' }, { idempotent: true }).catch((err: unknown) => {
-        deps.log.warn({ err }, 'GitHub delivery reconciliation did not resume; the next shard acquisition retries');
+        deps.log.warn(
+          { err },
+          'GitHub delivery reconciliation did not resume; the resume sweep retries within a minute',
+        );
       });
     },
   };

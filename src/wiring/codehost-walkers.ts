@@ -136,7 +136,8 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
       keys.map((k) => deps.actors.ask(k, { type: 'resume' }, { timeoutMs: ASK_TIMEOUT_MS })),
     );
     const failed = results.filter((r) => r.status === 'rejected').length;
-    if (failed > 0) log.warn({ failed, of: keys.length }, `some ${what} did not resume; the next shard move retries`);
+    if (failed > 0)
+      log.warn({ failed, of: keys.length }, `some ${what} did not resume; the resume sweep retries within a minute`);
   };
 
   return {

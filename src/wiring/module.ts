@@ -53,8 +53,10 @@ export interface ConnectorModule {
   startEdge?(): Promise<void>;
   stopEdge?(): Promise<void>;
   /**
-   * Called on the node that just acquired `shard`, after its work started: resume actors
-   * that must run without a request (backfill walkers of installs whose key is in it).
+   * Called on the node that just acquired `shard`, after its work started, and again for
+   * every shard it holds once a minute (src/node/resume-sweep.ts): resume actors that
+   * must run without a request (backfill walkers of installs whose key is in it). Must be
+   * idempotent: a resume of an actor with a tick pending changes nothing.
    */
   onShardAcquired?(shard: number): Promise<void>;
 }

@@ -37,8 +37,16 @@ function fill(ch: FakeChannel, n: number, threads: Record<number, number> = {}):
   return ids;
 }
 
-async function node(slack: FakeSlack, extra: Record<string, string> = {}, logs?: LogCapture): Promise<TestNode> {
-  const n = await startTestNode(chatEnv(slack, extra), undefined, { logs });
+async function node(
+  slack: FakeSlack,
+  extra: Record<string, string> = {},
+  logs?: LogCapture,
+  resumeSweepMs?: number,
+): Promise<TestNode> {
+  const n = await startTestNode(chatEnv(slack, extra), undefined, {
+    logs,
+    ...(resumeSweepMs === undefined ? {} : { resumeSweepMs }),
+  });
   slack.eventsUrl = `${n.url}${EVENTS_PATH}`;
   return n;
 }
@@ -121,8 +129,13 @@ describe('chatapp backfill', () => {
 
     // Node B takes the shards over once A's leases expire, and resumes the walk from its cursor.
     const bLogs = new LogCapture();
-    const b = await node(slack, { SERVICE_NAMESPACE: namespace }, bLogs);
-    cleanups.push(() => b.stop());
+    // A resume that fails at acquisition (a loaded machine) is repeated by the sweep.
+    const b = await node(slack, { SERVICE_NAMESPACE: namespace }, bLogs, 3_000);
+    // Stopped when this test ends: the database is shared with the next tests, and a live node
+    // resumes every unfinished walk whose key hashes to a shard it holds, theirs too.
+    let bStopped: Promise<void> | null = null;
+    const stopB = () => (bStopped ??= b.stop());
+    cleanups.push(stopB);
     let last: unknown = null;
     const done = await until(
       'backfill complete',
@@ -180,6 +193,7 @@ describe('chatapp backfill', () => {
     const pubTop = pub.messages.map((m) => `message:${pub.id}:${m.ts}`);
     const storedOrder = ids.filter((id) => pubTop.includes(id)).reverse();
     expect(storedOrder).toEqual([...pubTop].reverse());
+    await stopB();
     // A second process, a lease expiry and a takeover: generous on a loaded 2-core machine.
   }, 60_000);
 

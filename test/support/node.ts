@@ -25,11 +25,14 @@ export interface TestNode {
   stop(): Promise<void>;
 }
 
-/** `logs`: keep the node's log lines (info and above, or LOG_LEVEL if lower) in memory instead of printing them. */
+/**
+ * `logs`: keep the node's log lines (info and above, or LOG_LEVEL if lower) in memory instead of printing them.
+ * `resumeSweepMs`: the node's resume sweep period (src/node/resume-sweep.ts; default a minute).
+ */
 export async function startTestNode(
   env: Record<string, string> = {},
   roles: Role[] = ['edge', 'actors'],
-  opts: { logs?: LogCapture } = {},
+  opts: { logs?: LogCapture; resumeSweepMs?: number } = {},
 ): Promise<TestNode> {
   const namespace = env.SERVICE_NAMESPACE ?? freshNamespace('node');
   const config = loadConfig(
@@ -59,7 +62,11 @@ export async function startTestNode(
         opts.logs.stream,
       )
     : createLogger({ level: config.logLevel, node: config.nodeId });
-  const node = await startNode(config, { roles, log });
+  const node = await startNode(config, {
+    roles,
+    log,
+    ...(opts.resumeSweepMs === undefined ? {} : { resumeSweepMs: opts.resumeSweepMs }),
+  });
   const pool = createPool(testDatabaseUrl(), { max: 4 });
   return {
     node,
