@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import type { Config } from './config.js';
 import { EffectRunner, type EffectTimings } from './actors/effect-runner.js';
 import { installActor } from './actors/install.js';
@@ -28,12 +28,10 @@ import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import { projectEvents } from './graph/project.js';
 import type { Logger } from './log.js';
-import { ensureIngestStream, IngestPublisher } from './runtime/ingest-stream.js';
+import { IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
-import { names as makeNames, installKey, natsDescription, parseKey, shardOf } from './runtime/names.js';
-import { checkServerVersion, connectNats, openKv, type OpenKvOptions } from './runtime/nats.js';
-import { retryJsAdmin } from './runtime/js-admin-retry.js';
+import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
 import { registerInstallMetrics } from './store/install-metrics.js';
@@ -52,10 +50,12 @@ import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
 import { deliverToInstallActor } from './node/ingest-delivery.js';
-import { RESUME_SWEEP_MS, ResumeSweep } from './node/resume-sweep.js';
+import { openNodeNats } from './node/nats-setup.js';
+import { modulesSweep } from './node/resume-sweep.js';
 import { readinessCheck } from './node/readiness.js';
 import { keyLister } from './runtime/kv-keys.js';
-import { stopStep, undoAll, type Undo } from './node/undo.js';
+import { stopInOrder } from './node/stop-in-order.js';
+import { undoAll, type Undo } from './node/undo.js';
 
 export type Role = 'edge' | 'actors';
 
@@ -110,24 +110,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   // The cross-tenant pool (ingest, fan-out, walkers, actors); tenant routes use `tenantDb`.
   const { pool, requestPool, onIdleError } = await openPools(config, log, undo);
 
-  const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
-  undo.push({ name: 'nats', fn: () => nc.close() });
-  await checkServerVersion(nc);
-  const jsm = await jetstreamManager(nc);
-  const js = jetstream(nc);
-  // A NATS cluster may still be electing its leaders (js-admin-retry.ts).
-  await retryJsAdmin(
-    `stream ${n.ingestStream}`,
-    () => ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes }),
-    log,
-  );
-  // INTERFACE §9.2: every bucket gets the configured replicas and a description.
-  const bucket = (name: string, o: OpenKvOptions) =>
-    retryJsAdmin(
-      `KV bucket ${name}`,
-      () => openKv(nc, name, { ...o, replicas: config.nats.replicas, description: natsDescription(n.ns, name) }),
-      log,
-    );
+  const { nc, jsm, js, bucket } = await openNodeNats(config, n, log, undo);
   const blobs = pgBlobPort(pool);
   const publisher = new IngestPublisher({
     // INTERFACE §9.3: the publish a webhook awaits gives up after 2 s (503, the platform retries).
@@ -244,14 +227,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   await shards?.start();
   effects?.start();
   undo.push({ name: 'effects', fn: async () => effects?.stop() });
-  const sweep = shards
-    ? new ResumeSweep({
-        owned: () => shards?.owned() ?? [],
-        resumers: modules.flatMap((m) => (m.onShardAcquired ? [(s: number) => m.onShardAcquired!(s)] : [])),
-        periodMs: opts.resumeSweepMs ?? RESUME_SWEEP_MS,
-        log,
-      })
-    : null;
+  const sweep = shards ? modulesSweep(modules, shards, log, opts.resumeSweepMs) : null;
   sweep?.start();
   undo.push({ name: 'resume sweep', fn: async () => sweep?.stop() });
 
@@ -302,27 +278,21 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     log.info({ url, roles: [...roles] }, 'node ready');
   }
 
-  const step = stopStep(log);
   let stopping: Promise<void> | null = null;
   const stop = () =>
-    (stopping ??= (async () => {
-      log.info('node stopping');
-      if (edge) {
-        for (const m of modules) await step('connector edge', async () => m.stopEdge?.());
-        await step('edge', () => edge!.close());
-        await step('metrics', async () => metricsServer?.close());
-        await step('key announcements', async () => keysHeard?.stop());
-      }
-      await step('resume sweep', async () => sweep?.stop());
-      await step('effects', async () => effects?.stop());
-      await step('shards', async () => shards?.stop());
-      await step('kernel', () => kernel.stop());
-      await step('nats', () => nc.drain());
-      await step('postgres', () => Promise.all([pool.end(), requestPool.end()]));
-      await step('postgres (tenant routes)', async () => tenantDb?.end());
-      stopUpstreamMetrics();
-      log.info('node stopped');
-    })());
+    (stopping ??= stopInOrder(log, {
+      edge,
+      modules,
+      metricsServer,
+      keysHeard,
+      sweep,
+      effects,
+      shards,
+      kernel,
+      nc,
+      pools: [pool, requestPool, tenantDb],
+      stopUpstreamMetrics,
+    }));
 
   return { url, nodeId: config.nodeId, stop, edge, shards, nc };
 }

@@ -9,6 +9,8 @@
  * are idempotent: an actor with a tick pending ignores them.
  */
 import type { Logger } from '../log.js';
+import type { ShardManager } from '../runtime/shard-manager.js';
+import type { ConnectorModule } from '../wiring/module.js';
 
 export interface ResumeSweepOptions {
   /** The shards this node holds now. */
@@ -61,4 +63,19 @@ export class ResumeSweep {
     this.timer = null;
     await this.running;
   }
+}
+
+/** The sweep of a node's connector modules over the shards `shards` holds. */
+export function modulesSweep(
+  modules: readonly ConnectorModule[],
+  shards: Pick<ShardManager, 'owned'>,
+  log: Logger,
+  periodMs = RESUME_SWEEP_MS,
+): ResumeSweep {
+  return new ResumeSweep({
+    owned: () => shards.owned(),
+    resumers: modules.flatMap((m) => (m.onShardAcquired ? [(s: number) => m.onShardAcquired!(s)] : [])),
+    periodMs,
+    log,
+  });
 }
