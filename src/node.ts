@@ -44,7 +44,7 @@ import { ingestAttempts } from './runtime/ingest-attempts.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
-import { pgBlobPort, pgDeadLetterPort } from './store/runtime-ports.js';
+import { pgBlobPort, pgDeadLetterPort, pgStoredEventsPort } from './store/runtime-ports.js';
 import { findTenantByApiKey } from './store/tenants.js';
 import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
@@ -203,6 +203,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       seal,
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
       attempts: ingestAttempts(deps.dedup, n.ingestStream),
+      storedEvents: pgStoredEventsPort(pool),
       commitSlots: config.ingestCommitSlots,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {

@@ -14,55 +14,23 @@
  * - Only the ack of an event with a blob is confirmed (ackAck) before its blob goes. A
  *   crash between commit and ack replays, so `deliver` must be idempotent.
  */
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
 import { ensureIngestConsumer, ingestPullOptions } from './ensure-ingest-consumer.js';
-import type { IngestAttemptsPort } from './ingest-attempts.js';
+import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
 import { InstallLanes } from './ingest-lanes.js';
+import { decideTakeover } from './ingest-takeover.js';
 import { findUnsettled } from './ingest-unsettled.js';
-import { IngestSettler, type IngestDeliveryMeta, type Ready, type Tracked } from './ingest-settle.js';
-import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
-import { installIdOfIngestSubject, type Names } from './names.js';
+import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
+import { installIdOfIngestSubject } from './names.js';
 import { errorText } from './error-text.js';
-import type { Seal } from './seal.js';
+
+export type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
 
 /** Attempts after which an unsettled event runs alone (a first retry still batches). */
 const SUSPECT_AFTER = 2;
 const NOT_RECEIVING = new Set(['heartbeats_missed', 'consumer_deleted', 'consumer_not_found', 'stream_not_found']);
-
-export interface ShardIngestConsumerOptions {
-  js: JetStreamClient;
-  jsm: JetStreamManager;
-  names: Names;
-  shard: number;
-  log: Logger;
-  blobs: BlobPort;
-  deadLetters: DeadLetterPort;
-  /** Commit events of one install, in order, all or none. */
-  deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
-  /** Most events in one delivery. Default 256. */
-  maxBatch?: number;
-  /** Batches committing at once, shared by the node's shards (commit-slots.ts). Default: DEFAULT_COMMIT_SLOTS of its own. */
-  slots?: CommitSlots;
-  maxDeliver?: number;
-  /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
-  flush?: (() => Promise<void>) | null;
-  /** Attempts across owners (ingest-attempts.ts): shard moves never dead-letter an event. */
-  attempts?: IngestAttemptsPort | null;
-  /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
-  ackWaitMs?: number;
-  /** Events one shard holds at most: 2 batches' worth, so a backlog does not fill the node's memory. */
-  maxAckPending?: number;
-  /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
-  nakBaseMs?: number;
-  /** INTERFACE §9.4: when set, a message without this deployment's seal is refused. */
-  seal?: Seal | null;
-  /** A refused (unsealed or forged) message, for metrics. */
-  onRefused?: (installId: string | null) => void;
-}
-
-export type ConsumerStats = { inFlight: number; delivered: number; redeliveries: number; deadLettered: number };
 
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
@@ -84,6 +52,7 @@ export class ShardIngestConsumer {
     this.o = {
       maxDeliver: 8,
       attempts: null,
+      storedEvents: null,
       flush: null,
       ackWaitMs: 10_000,
       maxAckPending: 512,
@@ -115,11 +84,16 @@ export class ShardIngestConsumer {
     const { js, names, shard, maxAckPending, ackWaitMs } = this.o;
     await ensureIngestConsumer(this.o.jsm, names, shard, { ackWaitMs, maxAckPending });
     // Before pulling: events an earlier owner left unsettled come back only after the ack
-    // wait, so newer events of their installs must wait for them.
+    // wait, so newer events of their installs must wait for those not stored yet.
     const due = Date.now() + ackWaitMs;
-    for (const u of await findUnsettled(this.o.jsm, names, shard, this.log)) {
-      this.lanes.block(installIdOfIngestSubject(u.subject) ?? `?${u.seq}`, u.seq, due);
-    }
+    const unsettled = await findUnsettled(this.o.jsm, names, shard, this.log);
+    const { block, stored } = await decideTakeover(unsettled, this.o.storedEvents, this.log);
+    for (const u of block) this.lanes.block(u.installId ?? `?${u.seq}`, u.seq, due);
+    if (unsettled.length > 0)
+      this.log.info(
+        { unsettled: unsettled.length, stored: stored.length },
+        'unsettled ingest events of an earlier owner',
+      );
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(shard));
     const messages = await consumer.consume(ingestPullOptions(maxAckPending));
     this.messages = messages;

@@ -10,7 +10,8 @@
  *
  * A lane can have several blocking events: a new shard owner blocks every event an earlier
  * owner received and never settled (a kill -9 leaves them to come back only after the ack
- * wait, while newer events arrive at once). Blocking events run in stream order among
+ * wait, while newer events arrive at once), unless the store holds it already
+ * (ingest-takeover.ts). Blocking events run in stream order among
  * themselves, and an event waits for every blocking event before it.
  */
 import { deferred, type Deferred } from '@nats-io/transport-node';

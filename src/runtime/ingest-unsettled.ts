@@ -11,10 +11,14 @@
  * shard's subjects between the consumer's ack floor and its last delivered sequence is one
  * that was delivered and not settled (in someone's hands, or nak'd and due back).
  * `next_by_subj` on STREAM.MSG.GET exists since nats-server 2.9.0.
+ *
+ * Each comes with its event's key when its `Nats-Msg-Id` shows it (`<install_id>:<event
+ * id>`, ingest-stream.ts), so the new owner can ask which ones were committed already
+ * (ingest-takeover.ts).
  */
 import type { JetStreamManager, MsgRequest } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { Names } from './names.js';
+import { installIdOfIngestSubject, type Names } from './names.js';
 
 /** Far above max_ack_pending; a range this long means something else is wrong. */
 const SCAN_LIMIT = 10_000;
@@ -22,6 +26,20 @@ const SCAN_LIMIT = 10_000;
 export interface UnsettledEvent {
   seq: number;
   subject: string;
+  /** The install of its subject; null when the subject is malformed. */
+  installId: string | null;
+  /** The upstream event id, from its Nats-Msg-Id; null when that does not show it. */
+  eventId: string | null;
+}
+
+/**
+ * The event id in `Nats-Msg-Id` `<install_id>:<event id>` (ingestMsgId). A digested id
+ * has no ':' and a replayed dead letter's (`replay:...`) names no install: both give null.
+ */
+export function eventIdOfMsgId(installId: string | null, msgId: string | null | undefined): string | null {
+  if (installId === null || !msgId) return null;
+  const prefix = `${installId}:`;
+  return msgId.startsWith(prefix) && msgId.length > prefix.length ? msgId.slice(prefix.length) : null;
 }
 
 export async function findUnsettled(
@@ -45,7 +63,9 @@ export async function findUnsettled(
     const query = { seq, next_by_subj: names.ingestShardFilter(shard) } as unknown as MsgRequest;
     const m = await jsm.streams.getMessage(names.ingestStream, query);
     if (m === null || m.seq > last) break;
-    out.push({ seq: m.seq, subject: m.subject });
+    const installId = installIdOfIngestSubject(m.subject);
+    const eventId = eventIdOfMsgId(installId, m.header?.get('Nats-Msg-Id'));
+    out.push({ seq: m.seq, subject: m.subject, installId, eventId });
     seq = m.seq + 1;
   }
   return out;

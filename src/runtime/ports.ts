@@ -3,7 +3,7 @@
  * edge and the store see of the runtime, and what the runtime needs from the store. Types
  * only; the implementations are `runtime/router.ts` (ActorAsk), `runtime/kv-port.ts`
  * (KvPort), `runtime/ingest-stream.ts` (publishing IngestEvent) and `store/runtime-ports.ts`
- * (BlobPort, DeadLetterPort).
+ * (BlobPort, DeadLetterPort, StoredEventsPort).
  */
 import type { ActorKey } from './names.js';
 
@@ -106,4 +106,21 @@ export interface DeadLetterPort {
     error: string;
     payload: Uint8Array;
   }): Promise<void>;
+}
+
+/** An event as the events table keys it: `(install_id, id)`. */
+export interface StoredEventKey {
+  installId: string;
+  /** The upstream event id (IngestEvent.id). */
+  id: string;
+}
+
+/**
+ * Which ingest events are already stored (committed by the install actor), so a new shard
+ * owner does not hold an install's lane for an event whose commit happened and only its
+ * ack was lost (ingest-takeover.ts). Only a committed row may answer true.
+ */
+export interface StoredEventsPort {
+  /** One answer per key, in order: true when the events table holds it. */
+  whichStored(keys: readonly StoredEventKey[]): Promise<boolean[]>;
 }

@@ -7,7 +7,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
+import type { BlobPort, DeadLetterPort, IngestEvent, StoredEventsPort } from './ports.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
@@ -37,6 +37,8 @@ export interface ShardHostOptions {
   onRefused?(path: 'actor' | 'ingest'): void;
   /** Attempts of redelivered events across owners, so shard moves never dead-letter an event. */
   attempts?: IngestAttemptsPort | null;
+  /** At takeover, which of an earlier owner's unsettled events are stored already (ingest-takeover.ts). */
+  storedEvents?: StoredEventsPort | null;
   /** Ingest batches committing at once across all shards of this node (commit-slots.ts). */
   commitSlots?: number;
 }
@@ -82,6 +84,7 @@ export class ShardHost implements ShardListener {
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
       attempts: this.o.attempts ?? null,
+      storedEvents: this.o.storedEvents ?? null,
       slots: this.slots,
       flush: () => flushWithin(this.o.nc, FLUSH_TIMEOUT_MS),
     });

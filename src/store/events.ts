@@ -212,3 +212,27 @@ export async function eventExists(q: Queryable, installId: string, id: string): 
   ]);
   return (rowCount ?? 0) > 0;
 }
+
+/**
+ * Which of `keys` the events table holds, one answer per key in order (a shard's new owner
+ * at takeover, runtime/ingest-takeover.ts). One statement for the lot. Keyed by the primary
+ * key: an install id names one tenant's install, so no key can see another tenant's row,
+ * and only a boolean per key comes back. A key whose install id is not a uuid is not stored.
+ */
+export async function storedEventKeys(
+  q: Queryable,
+  keys: readonly { installId: string; id: string }[],
+): Promise<boolean[]> {
+  const asked = keys.flatMap((k, i) =>
+    isUuid(k.installId) ? [{ i, installId: k.installId, id: sanitizeText(k.id) }] : [],
+  );
+  const out = keys.map(() => false);
+  if (asked.length === 0) return out;
+  const { rows } = await q.query<{ ord: string }>(
+    `SELECT k.ord FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS k(install_id, id, ord)
+     WHERE EXISTS (SELECT 1 FROM events e WHERE e.install_id = k.install_id AND e.id = k.id)`,
+    [asked.map((a) => a.installId), asked.map((a) => a.id)],
+  );
+  for (const r of rows) out[asked[Number(r.ord) - 1]!.i] = true;
+  return out;
+}

@@ -3,9 +3,10 @@
  * so runtime code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
  */
 import type { Pool } from 'pg';
-import type { BlobPort, DeadLetterPort } from '../runtime/ports.js';
+import type { BlobPort, DeadLetterPort, StoredEventsPort } from '../runtime/ports.js';
 import { deleteBlob, getBlob, putBlob } from './blobs.js';
 import { countDeadLetters, recordDeadLetter } from './dead-letters.js';
+import { storedEventKeys } from './events.js';
 
 /** Every put is a new row with a new uuid ref, never content-addressed (BlobPort's contract). */
 export function pgBlobPort(pool: Pool): BlobPort {
@@ -26,4 +27,9 @@ export function pgDeadLetterPort(pool: Pool): DeadLetterPort & { count(): Promis
     },
     count: () => countDeadLetters(pool),
   };
+}
+
+/** On the cross-tenant pool, as the ingest path that stores the events. */
+export function pgStoredEventsPort(pool: Pool): StoredEventsPort {
+  return { whichStored: (keys) => storedEventKeys(pool, keys) };
 }

@@ -1,7 +1,14 @@
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/store/db.js';
-import { decodeCursor, encodeCursor, insertEvent, listEvents, type NewEvent } from '../../src/store/events.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  insertEvent,
+  listEvents,
+  storedEventKeys,
+  type NewEvent,
+} from '../../src/store/events.js';
 import { createInstall, type Install } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
@@ -171,5 +178,26 @@ describe('events', () => {
     }
     const good = encodeCursor('2024-01-01T00:00:00.000001Z', '7');
     expect(decodeCursor(good)).toEqual({ receivedAt: '2024-01-01T00:00:00.000001Z', seq: '7' });
+  });
+
+  it('tells which (install, id) keys are stored, one answer per key in order, in one statement', async () => {
+    const a = await freshInstall();
+    const b = await freshInstall();
+    await insertEvent(pool, ev(a, 'e1'));
+    await insertEvent(pool, ev(a, 'e\u00002'));
+    await insertEvent(pool, ev(b, 'e3'));
+    const answer = await storedEventKeys(pool, [
+      { installId: a.install_id, id: 'e3' },
+      { installId: b.install_id, id: 'e3' },
+      { installId: a.install_id, id: 'e1' },
+      // Stored sanitized, asked raw, as the message's id is.
+      { installId: a.install_id, id: 'e\u00002' },
+      { installId: 'not-a-uuid', id: 'e1' },
+      { installId: b.install_id, id: 'e1' },
+      { installId: a.install_id, id: 'e1' },
+    ]);
+    expect(answer).toEqual([false, true, true, true, false, false, true]);
+    expect(await storedEventKeys(pool, [])).toEqual([]);
+    expect(await storedEventKeys(pool, [{ installId: 'x', id: 'y' }])).toEqual([false]);
   });
 });

@@ -1,0 +1,46 @@
+/**
+ * What a shard ingest consumer (ingest-consumer.ts) is given, and the figures it reports.
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '../log.js';
+import type { CommitSlots } from './commit-slots.js';
+import type { IngestAttemptsPort } from './ingest-attempts.js';
+import type { IngestDeliveryMeta } from './ingest-settle.js';
+import type { Names } from './names.js';
+import type { BlobPort, DeadLetterPort, IngestEvent, StoredEventsPort } from './ports.js';
+import type { Seal } from './seal.js';
+
+export interface ShardIngestConsumerOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  names: Names;
+  shard: number;
+  log: Logger;
+  blobs: BlobPort;
+  deadLetters: DeadLetterPort;
+  /** Commit events of one install, in order, all or none. */
+  deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
+  /** Most events in one delivery. Default 256. */
+  maxBatch?: number;
+  /** Batches committing at once, shared by the node's shards (commit-slots.ts). Default: DEFAULT_COMMIT_SLOTS of its own. */
+  slots?: CommitSlots;
+  maxDeliver?: number;
+  /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
+  flush?: (() => Promise<void>) | null;
+  /** Attempts across owners (ingest-attempts.ts): shard moves never dead-letter an event. */
+  attempts?: IngestAttemptsPort | null;
+  /** At takeover, which unsettled events are stored: those hold no lane (ingest-takeover.ts). Null: all block. */
+  storedEvents?: StoredEventsPort | null;
+  /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
+  ackWaitMs?: number;
+  /** Events one shard holds at most: 2 batches' worth, so a backlog does not fill the node's memory. */
+  maxAckPending?: number;
+  /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
+  nakBaseMs?: number;
+  /** INTERFACE §9.4: when set, a message without this deployment's seal is refused. */
+  seal?: Seal | null;
+  /** A refused (unsealed or forged) message, for metrics. */
+  onRefused?: (installId: string | null) => void;
+}
+
+export type ConsumerStats = { inFlight: number; delivered: number; redeliveries: number; deadLettered: number };
