@@ -53,6 +53,8 @@ interface WireRequest {
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_CAP_MS = 1_000;
+/** A request sent with less time than this could not tell "nobody there" from "no answer". */
+const LAST_ATTEMPT_MIN_MS = 100;
 /**
  * Idempotent asks: how long a received request may stay unanswered before it is resent,
  * doubling per resend so a slow but live handler still gets the whole deadline.
@@ -105,9 +107,16 @@ export class Router {
     const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
     const body = enc.encode(JSON.stringify(wire));
     const headers = this.seal?.headers(body);
+    // True while every attempt so far was refused before any node took it (no responders,
+    // or an owner letting the shard go): nothing has acted on the request.
+    let untouched = true;
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) {
+      // Too little time left for a request to come back even as "no responders" on a loaded
+      // machine: a timeout then would wrongly say a node took it (DeadlineExceeded). So the
+      // last sliver of the deadline is waited out and the ask ends as what it was.
+      if (remaining <= 0 || (attempt > 0 && untouched && remaining < LAST_ATTEMPT_MIN_MS)) {
+        await sleep(Math.max(0, remaining));
         throw new ActorUnavailable(`no node answers for ${keyString(key)}`, { details: { attempts: attempt } });
       }
       let reply: Msg;
@@ -124,6 +133,7 @@ export class Router {
           continue;
         }
         if (err instanceof natsErrors.TimeoutError) {
+          untouched = false;
           if (opts.idempotent && Date.now() < deadline) {
             this.log.debug(
               { key: keyString(key), type: msg.type, silenceMs },
