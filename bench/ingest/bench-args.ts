@@ -18,7 +18,7 @@ export interface BenchArgs {
   pacedRate: number | undefined;
   drainEvents: number;
   keepDb: boolean;
-  /** Flags for node itself (`--cpu-prof`). */
+  /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
 }
 
@@ -37,6 +37,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       installs: { type: 'string', default: '1,32' },
       paced: { type: 'string', default: '50,90' },
       'drain-events': { type: 'string', default: '20000' },
+      'node-flags': { type: 'string', default: '' },
     },
   });
   const durationS = Number(args.duration);
@@ -60,6 +61,9 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const drainEvents = Number(args['drain-events']);
   if (!(Number.isInteger(drainEvents) && drainEvents >= 1 && drainEvents <= 1_000_000))
     throw new Error('--drain-events must be 1-1000000');
+  const extraFlags = args['node-flags'].split(' ').filter((f) => f !== '');
+  if (!extraFlags.every((f) => /^--[a-z0-9-]+(=[A-Za-z0-9._-]+)?$/.test(f)))
+    throw new Error('--node-flags takes node options separated by spaces, e.g. --node-flags=--max-semi-space-size=8');
   return {
     durationS,
     connections,
@@ -71,6 +75,9 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
     pacedRate,
     drainEvents,
     keepDb: args['keep-db'],
-    nodeFlags: args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : [],
+    nodeFlags: [
+      ...extraFlags,
+      ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),
+    ],
   };
 }

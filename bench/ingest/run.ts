@@ -9,6 +9,7 @@
  *   npm run bench -- [--duration 20] [--connections 64] [--only baseline,alone,drain,edge1,edge2,split]
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
+ *                    [--node-flags=--max-semi-space-size=8]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
