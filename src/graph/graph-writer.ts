@@ -34,6 +34,7 @@ import {
   lockEdges,
   lockNodes,
   updateEdges,
+  updateNodeVersions,
   updateNodes,
   type NodeRowWrite,
   type Owner,
@@ -229,7 +230,8 @@ export class GraphWriter {
     const all = [...states.values()];
     const fresh = all.filter((s) => !s.stored).map(row);
     if ((await insertNodes(this.tx, this.owner, fresh)) < fresh.length) throw new GraphWriteConflict('node');
-    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write !== 'none').map(row));
+    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write === 'touched').map(row));
+    await updateNodeVersions(this.tx, all.filter((s) => s.stored && s.write === 'versions').map(row));
     return new Set(fresh.map((r) => r.nodeId));
   }
 
