@@ -114,6 +114,23 @@ export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly No
   );
 }
 
+/**
+ * Rows whose props are unchanged and only a prop's version moved (a channel named by every
+ * message, a repository by every issue event: issue 12). Setting `prop_versions` alone
+ * leaves `props`, `search_text` and `install_id` as they are (equal to what `updateNodes`
+ * would write) and, as no column they derive from is set, Postgres does not compute the
+ * generated `search` tsvector and `search_cjk` again.
+ */
+export async function updateNodeVersions(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `UPDATE graph_nodes g SET prop_versions = v.prop_versions
+     FROM unnest($1::uuid[], $2::jsonb[]) AS v(node_id, prop_versions)
+     WHERE g.node_id = v.node_id`,
+    [rows.map((r) => r.nodeId), rows.map((r) => JSON.stringify(r.versions))],
+  );
+}
+
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

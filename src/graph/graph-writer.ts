@@ -34,6 +34,7 @@ import {
   lockEdges,
   lockNodes,
   updateEdges,
+  updateNodeVersions,
   updateNodes,
   type NodeRowWrite,
   type Owner,
@@ -158,8 +159,8 @@ export class GraphWriter {
     const edgeOps = this.edgeOps;
     this.nodeOps = [];
     this.edgeOps = [];
-    if (nodeOps.length > 0) await this.flushNodes(nodeOps);
-    if (edgeOps.length > 0) await this.flushEdges(edgeOps);
+    const created = nodeOps.length > 0 ? await this.flushNodes(nodeOps) : new Set<string>();
+    if (edgeOps.length > 0) await this.flushEdges(edgeOps, created);
   }
 
   /** INTERFACE §9.5 (`issues.transferred`): the node `fromExt` takes the identity `toExt` (graph-transfer.ts). */
@@ -184,7 +185,8 @@ export class GraphWriter {
     return this.changed.flatMap((m) => [...m.values()]);
   }
 
-  private async flushNodes(ops: NodeOp[]): Promise<void> {
+  /** Returns the ids of the nodes it created. */
+  private async flushNodes(ops: NodeOp[]): Promise<Set<string>> {
     const keys = new Map<string, NodeOp>();
     for (const op of ops) if (!keys.has(op.key)) keys.set(op.key, op);
     const stored = await lockNodes(
@@ -228,14 +230,23 @@ export class GraphWriter {
     const all = [...states.values()];
     const fresh = all.filter((s) => !s.stored).map(row);
     if ((await insertNodes(this.tx, this.owner, fresh)) < fresh.length) throw new GraphWriteConflict('node');
-    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write !== 'none').map(row));
+    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write === 'touched').map(row));
+    await updateNodeVersions(this.tx, all.filter((s) => s.stored && s.write === 'versions').map(row));
+    return new Set(fresh.map((r) => r.nodeId));
   }
 
-  private async flushEdges(ops: EdgeOp[]): Promise<void> {
+  /**
+   * `created`: nodes this flush just inserted. No stored edge can touch one (its id is new,
+   * and nothing else saw it before this transaction commits), so edges to or from them are
+   * not looked up: a new chat message's `in_channel` and `authored_by` (issue 12).
+   */
+  private async flushEdges(ops: EdgeOp[], created: ReadonlySet<string>): Promise<void> {
     const keyOf = (op: EdgeOp) => `${op.from.id}\u0000${op.type}\u0000${op.to.id}\u0000${op.key}`;
     const wanted = new Map<string, EdgeOp>();
     for (const op of ops) if (!wanted.has(keyOf(op))) wanted.set(keyOf(op), op);
-    const lookup = [...wanted.values()].map((op) => ({ from: op.from.id, type: op.type, to: op.to.id, key: op.key }));
+    const lookup = [...wanted.values()]
+      .filter((op) => !created.has(op.from.id) && !created.has(op.to.id))
+      .map((op) => ({ from: op.from.id, type: op.type, to: op.to.id, key: op.key }));
     const states = new Map<string, EdgeState>();
     for (const row of await lockEdges(this.tx, this.owner.tenantId, lookup)) {
       const key = `${row.from}\u0000${row.type}\u0000${row.to}\u0000${row.key}`;

@@ -374,6 +374,36 @@ describe('graph projection: chat', () => {
     expect(again.edges.filter((e) => e.type === 'reacted').map((e) => e.props)).toEqual([{ name: 'eyes' }]);
   });
 
+  it('stores a newer version of an equal prop alone (row otherwise as it was), and an older differing fact still loses', async () => {
+    const inst = await freshInstall('chatapp', TEAM);
+    const msg = (ts: string, channelType: string): RawEvent => ({
+      id: `message:C7:${ts}`,
+      kind: 'message',
+      payload: { channel_id: 'C7', channel_type: channelType, ts, user: 'U1', text: `at ${ts}` },
+    });
+    await project(inst, msg('1700000300.000100', 'channel'));
+    const channelRow = () =>
+      pool
+        .query(`SELECT * FROM graph_nodes WHERE tenant_id = $1 AND kind = 'chat.channel'`, [inst.tenant_id])
+        .then((r) => r.rows[0] as Record<string, unknown>);
+    const before = await channelRow();
+    // The channel is named again, same type, later: only its channel_type version moves.
+    await project(inst, msg('1700000300.000300', 'channel'));
+    const after = await channelRow();
+    expect((after.prop_versions as Record<string, string>).channel_type).not.toBe(
+      (before.prop_versions as Record<string, string>).channel_type,
+    );
+    expect({ ...after, prop_versions: null }).toEqual({ ...before, prop_versions: null });
+    // A fact older than the stored version (a message between the two, another type) loses.
+    await project(inst, msg('1700000300.000200', 'group'));
+    expect((await channelRow()).props).toEqual(before.props);
+    // A newer differing fact wins.
+    await project(inst, msg('1700000300.000400', 'group'));
+    const moved = await channelRow();
+    expect((moved.props as Record<string, unknown>).channel_type).toBe('group');
+    expect(moved.search).toEqual(before.search);
+  });
+
   it('skips a payload that does not fit its kind, and an unknown kind, without failing the ingest', async () => {
     const inst = await freshInstall('chatapp', TEAM);
     expect(
