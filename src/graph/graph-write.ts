@@ -1,8 +1,9 @@
 /**
- * What projections hand the graph writer (graph-writer.ts), apart from how it writes them.
+ * What projections hand the graph writer (graph-writer.ts), and the writes it queues from
+ * them, apart from how it writes them.
  */
 import type { Props } from './merge-props.js';
-import type { NodeKind } from './kinds.js';
+import type { EdgeType, NodeKind } from './kinds.js';
 import type { Version } from './version.js';
 
 /** A node named by a projection; `id` is known once the batch is flushed. */
@@ -27,4 +28,28 @@ export interface EdgeOptions {
   /** Only for edges that can be removed: the version of the event that set the state. */
   version?: Version;
   removed?: boolean;
+}
+
+/** A node write as the writer queues it until `flush` (`event`: its index in the batch). */
+export interface NodeOp {
+  event: number;
+  ref: NodeRef;
+  key: string;
+  kind: NodeKind;
+  ext: string;
+  identity: Props;
+  props: Props;
+  version: Version;
+}
+
+/** An edge write as the writer queues it. */
+export interface EdgeOp {
+  event: number;
+  type: EdgeType;
+  from: NodeRef;
+  to: NodeRef;
+  key: string;
+  props: Props;
+  version: Version;
+  removed: boolean;
 }

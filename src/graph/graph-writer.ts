@@ -41,11 +41,11 @@ import {
   type StoredEdge,
 } from './graph-rows.js';
 import { dropEdgesExcept, moveNodeRows } from './graph-transfer.js';
-import type { EdgeOptions, NodeRef, NodeWrite } from './graph-write.js';
+import type { EdgeOp, EdgeOptions, NodeOp, NodeRef, NodeWrite } from './graph-write.js';
 import type { EdgeType, NodeKind } from './kinds.js';
 import { mergeIdentityAndWrite, type PropVersions, type Props } from './merge-props.js';
 import { searchText } from './search-text.js';
-import { IDENTITY_VERSION, type Version } from './version.js';
+import { IDENTITY_VERSION } from './version.js';
 
 /** A node or edge another transaction created between our lock and our insert. */
 export class GraphWriteConflict extends Error {
@@ -57,28 +57,6 @@ export class GraphWriteConflict extends Error {
 
 /** `withTx` option: retry the whole transaction on a graph write conflict. */
 export const retryGraphConflict = (err: unknown): boolean => err instanceof GraphWriteConflict;
-
-interface NodeOp {
-  event: number;
-  ref: NodeRef;
-  key: string;
-  kind: NodeKind;
-  ext: string;
-  identity: Props;
-  props: Props;
-  version: Version;
-}
-
-interface EdgeOp {
-  event: number;
-  type: EdgeType;
-  from: NodeRef;
-  to: NodeRef;
-  key: string;
-  props: Props;
-  version: Version;
-  removed: boolean;
-}
 
 interface NodeState {
   ref: NodeRef;
