@@ -23,7 +23,7 @@ import { selfEmitVerdicts } from '../../src/connectors/chatapp/self-emit-filter.
 import { projectEvents } from '../../src/graph/project.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { createPool, type Queryable } from '../../src/store/db.js';
-import { insertEvents } from '../../src/store/events.js';
+import { insertEvents, newEventOf } from '../../src/store/events.js';
 import { createInstall, getInstallById, type Install } from '../../src/store/installs.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
@@ -126,18 +126,7 @@ async function commit(q: Queryable, install: Install, events: IngestEvent[]): Pr
       events.map((e) => ({ kind: e.kind, payload: e.payload as Record<string, unknown> })),
     );
   }
-  const inserted = await insertEvents(
-    q,
-    events.map((ev) => ({
-      id: ev.id,
-      kind: ev.kind,
-      connector_id: ev.connectorId,
-      install_id: ev.installId,
-      tenant_id: ev.tenantId,
-      occurred_at: ev.occurredAt,
-      payload: ev.payload,
-    })),
-  );
+  const inserted = await insertEvents(q, events.map(newEventOf));
   await projectEvents(
     q,
     install,

@@ -14,7 +14,7 @@ import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
 import { withTx, type Queryable } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
 import { insertEffects } from '../store/effects.js';
-import { insertEvents } from '../store/events.js';
+import { insertEvents, newEventOf } from '../store/events.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
@@ -94,18 +94,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
     const candidates = events.filter((_, i) => own[i]);
     const verdicts = (await driver?.ingest?.(tx, driverCtx(ctx, install), candidates)) ?? candidates.map(() => null);
     const kept = candidates.filter((_, i) => verdicts[i] === null);
-    const inserted = await insertEvents(
-      tx,
-      kept.map((ev) => ({
-        id: ev.id,
-        kind: ev.kind,
-        connector_id: ev.connectorId,
-        install_id: ev.installId,
-        tenant_id: ev.tenantId,
-        occurred_at: ev.occurredAt,
-        payload: ev.payload,
-      })),
-    );
+    const inserted = await insertEvents(tx, kept.map(newEventOf));
     const fresh = kept.filter((_, i) => inserted[i]);
     const changes = ports.project && fresh.length > 0 ? await ports.project(tx, install, fresh, ctx.log) : [];
     const effects = fresh.flatMap((ev) =>

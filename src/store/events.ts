@@ -6,6 +6,7 @@
  * stays valid and skips nothing while new events arrive (they sort before it).
  */
 import { BadRequest } from '../errors.js';
+import type { IngestEvent } from '../runtime/ports.js';
 import { isUuid, toIso, type Queryable } from './db.js';
 import { sanitizeJson, sanitizeText } from './sanitize.js';
 
@@ -30,6 +31,19 @@ export interface NewEvent {
   /** When it happened upstream, if known. */
   occurred_at?: Date | string | null;
   payload: unknown;
+}
+
+/** The events-table row of an ingested event (the install actor's group commit). */
+export function newEventOf(ev: IngestEvent): NewEvent {
+  return {
+    id: ev.id,
+    kind: ev.kind,
+    connector_id: ev.connectorId,
+    install_id: ev.installId,
+    tenant_id: ev.tenantId,
+    occurred_at: ev.occurredAt,
+    payload: ev.payload,
+  };
 }
 
 export interface ListEventsOptions {

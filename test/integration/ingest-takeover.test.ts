@@ -16,7 +16,7 @@ import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-st
 import { names as makeNames } from '../../src/runtime/names.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { createPool } from '../../src/store/db.js';
-import { insertEvents } from '../../src/store/events.js';
+import { insertEvents, newEventOf } from '../../src/store/events.js';
 import { createInstall, type Install } from '../../src/store/installs.js';
 import { pgStoredEventsPort } from '../../src/store/runtime-ports.js';
 import { createTenant } from '../../src/store/tenants.js';
@@ -34,17 +34,7 @@ const noBlobs = {
 
 /** The ingest transaction's event rows, as the install actor writes them. */
 function store(pool: Pool, events: IngestEvent[]): Promise<boolean[]> {
-  return insertEvents(
-    pool,
-    events.map((ev) => ({
-      id: ev.id,
-      kind: ev.kind,
-      connector_id: ev.connectorId,
-      install_id: ev.installId,
-      tenant_id: ev.tenantId,
-      payload: ev.payload,
-    })),
-  );
+  return insertEvents(pool, events.map(newEventOf));
 }
 
 describe('integration: takeover of events committed and never acked', () => {
