@@ -1,18 +1,18 @@
 /**
  * A node's NATS: the connection (INTERFACE §9.2 authentication and TLS), the server
- * version check, the ingest stream, and how every KV bucket is opened (INTERFACE §9.2: the
- * configured replicas and a description on each). On a NATS cluster that is still electing
- * its leaders, each JetStream setup request is retried for a while (js-admin-retry.ts).
+ * version check, the ingest stream, and the opener of its KV buckets (deployment-kv.ts). On
+ * a NATS cluster that is still electing its leaders, each JetStream setup request is
+ * retried for a while (js-admin-retry.ts).
  */
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { ensureIngestStream } from '../runtime/ingest-stream.js';
 import { retryJsAdmin } from '../runtime/js-admin-retry.js';
-import { natsDescription, type Names } from '../runtime/names.js';
-import { checkServerVersion, connectNats, openKv, type OpenKvOptions } from '../runtime/nats.js';
+import { deploymentKvOpener, type KvOpener } from '../runtime/deployment-kv.js';
+import type { Names } from '../runtime/names.js';
+import { checkServerVersion, connectNats } from '../runtime/nats.js';
 import type { Undo } from './undo.js';
 
 export interface NodeNats {
@@ -20,7 +20,7 @@ export interface NodeNats {
   jsm: JetStreamManager;
   js: JetStreamClient;
   /** Opens (or creates) one of the deployment's KV buckets. */
-  bucket(name: string, o: OpenKvOptions): Promise<KV>;
+  bucket: KvOpener;
 }
 
 export async function openNodeNats(config: Readonly<Config>, n: Names, log: Logger, undo: Undo): Promise<NodeNats> {
@@ -33,11 +33,5 @@ export async function openNodeNats(config: Readonly<Config>, n: Names, log: Logg
     () => ensureIngestStream(jsm, n, { replicas: config.nats.replicas, maxBytes: config.nats.ingestMaxBytes }),
     log,
   );
-  const bucket = (name: string, o: OpenKvOptions) =>
-    retryJsAdmin(
-      `KV bucket ${name}`,
-      () => openKv(nc, name, { ...o, replicas: config.nats.replicas, description: natsDescription(n.ns, name) }),
-      log,
-    );
-  return { nc, jsm, js: jetstream(nc), bucket };
+  return { nc, jsm, js: jetstream(nc), bucket: deploymentKvOpener(nc, n, config.nats.replicas, log) };
 }

@@ -22,7 +22,10 @@ export interface ShardIngestConsumerOptions {
   deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
   /** Most events in one delivery. Default 256. */
   maxBatch?: number;
-  /** Batches committing at once, shared by the node's shards (commit-slots.ts). Default: DEFAULT_COMMIT_SLOTS of its own. */
+  /**
+   * Batches committing at once, shared by the node's shards (commit-slots.ts).
+   * Default: DEFAULT_COMMIT_SLOTS of its own.
+   */
   slots?: CommitSlots;
   maxDeliver?: number;
   /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */

@@ -7,9 +7,9 @@
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import { natsDescription, type Names } from './names.js';
+import { deploymentKvOpener } from './deployment-kv.js';
 import { retryJsAdmin } from './js-admin-retry.js';
-import { openKv, type OpenKvOptions } from './nats.js';
+import type { Names } from './names.js';
 import { keyLister, type KeyLister } from './kv-keys.js';
 import { ensureShardCount } from './shard-kv.js';
 
@@ -28,13 +28,7 @@ export async function openShardBuckets(
   o: { names: Names; shards: number; leaseTtlMs: number; renewEveryMs: number; replicas?: number; log: Logger },
 ): Promise<ShardBuckets> {
   const { names } = o;
-  // A NATS cluster may still be electing its leaders (js-admin-retry.ts).
-  const open = (name: string, opts: OpenKvOptions) =>
-    retryJsAdmin(
-      `KV bucket ${name}`,
-      () => openKv(nc, name, { ...opts, replicas: o.replicas ?? 1, description: natsDescription(names.ns, name) }),
-      o.log,
-    );
+  const open = deploymentKvOpener(nc, names, o.replicas ?? 1, o.log);
   const meta = await open(names.metaBucket, { history: 1 });
   await retryJsAdmin('the shard count', () => ensureShardCount(meta, o.shards), o.log);
   const timeoutMs = Math.min(5_000, Math.max(250, o.renewEveryMs));
