@@ -16,6 +16,7 @@
 import type { Logger } from '../log.js';
 import type { UnsettledEvent } from './ingest-unsettled.js';
 import type { StoredEventKey, StoredEventsPort } from './ports.js';
+import { within } from './within.js';
 
 /** How long the store may take to answer before the new owner blocks everything instead. */
 export const STORED_LOOKUP_TIMEOUT_MS = 3_000;
@@ -38,7 +39,7 @@ export async function decideTakeover(
   const keys: StoredEventKey[] = known.map((u) => ({ installId: u.installId!, id: u.eventId! }));
   let answer: boolean[];
   try {
-    answer = await within(port.whichStored(keys), timeoutMs);
+    answer = await within(port.whichStored(keys), timeoutMs, 'the stored-events lookup');
     if (answer.length !== keys.length) throw new Error(`${answer.length} answers for ${keys.length} events`);
   } catch (err) {
     log.warn(
@@ -49,12 +50,4 @@ export async function decideTakeover(
   }
   const stored = new Set(known.filter((_, i) => answer[i] === true));
   return { block: unsettled.filter((u) => !stored.has(u)), stored: unsettled.filter((u) => stored.has(u)) };
-}
-
-function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`stored-events lookup took over ${ms} ms`)), ms);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -16,6 +16,7 @@ import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
 import type { Seal } from './seal.js';
 import type { ShardListener } from './shard-ports.js';
+import { within } from './within.js';
 
 export interface ShardHostOptions {
   nc: NatsConnection;
@@ -86,7 +87,8 @@ export class ShardHost implements ShardListener {
       attempts: this.o.attempts ?? null,
       storedEvents: this.o.storedEvents ?? null,
       slots: this.slots,
-      flush: () => flushWithin(this.o.nc, FLUSH_TIMEOUT_MS),
+      // The connection's PING round trip, given up after a while: a stop must not hang on a dead server.
+      flush: () => within(this.o.nc.flush(), FLUSH_TIMEOUT_MS, 'the NATS flush'),
     });
     this.work.set(shard, { server, consumer });
     try {
@@ -130,11 +132,4 @@ export class ShardHost implements ShardListener {
     }
     return t;
   }
-}
-
-/** The connection's PING round trip, given up after `ms` (a stop must not hang on a dead server). */
-function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error('flush timed out')), ms)));
-  return Promise.race([nc.flush(), late]).finally(() => clearTimeout(timer));
 }
