@@ -130,6 +130,16 @@ export function ingestMsgId(installId: string, id: string): string {
   return raw.length > MAX_MSG_ID ? digest(raw) : raw;
 }
 
+/**
+ * The event id in `Nats-Msg-Id` `<install_id>:<event id>` (ingestMsgId, above). A digested id
+ * has no ':' and a replayed dead letter's (`replay:...`) names no install: both give null.
+ */
+export function eventIdOfMsgId(installId: string | null, msgId: string | null | undefined): string | null {
+  if (installId === null || !msgId) return null;
+  const prefix = `${installId}:`;
+  return msgId.startsWith(prefix) && msgId.length > prefix.length ? msgId.slice(prefix.length) : null;
+}
+
 export class IngestPublisher {
   private readonly js: JetStreamClient;
   private readonly names: Names;

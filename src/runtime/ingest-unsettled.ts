@@ -18,6 +18,7 @@
  */
 import type { JetStreamManager, MsgRequest } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
+import { eventIdOfMsgId } from './ingest-stream.js';
 import { installIdOfIngestSubject, type Names } from './names.js';
 
 /** Far above max_ack_pending; a range this long means something else is wrong. */
@@ -30,16 +31,6 @@ export interface UnsettledEvent {
   installId: string | null;
   /** The upstream event id, from its Nats-Msg-Id; null when that does not show it. */
   eventId: string | null;
-}
-
-/**
- * The event id in `Nats-Msg-Id` `<install_id>:<event id>` (ingestMsgId). A digested id
- * has no ':' and a replayed dead letter's (`replay:...`) names no install: both give null.
- */
-export function eventIdOfMsgId(installId: string | null, msgId: string | null | undefined): string | null {
-  if (installId === null || !msgId) return null;
-  const prefix = `${installId}:`;
-  return msgId.startsWith(prefix) && msgId.length > prefix.length ? msgId.slice(prefix.length) : null;
 }
 
 export async function findUnsettled(

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { decideTakeover } from '../../src/runtime/ingest-takeover.js';
-import { eventIdOfMsgId, type UnsettledEvent } from '../../src/runtime/ingest-unsettled.js';
-import { ingestMsgId } from '../../src/runtime/ingest-stream.js';
+import type { UnsettledEvent } from '../../src/runtime/ingest-unsettled.js';
+import { eventIdOfMsgId, ingestMsgId } from '../../src/runtime/ingest-stream.js';
 import type { StoredEventKey, StoredEventsPort } from '../../src/runtime/ports.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 
