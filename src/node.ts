@@ -207,7 +207,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       commitSlots: config.ingestCommitSlots,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
-        for (const m of modules) await m.onShardAcquired?.(shard);
+        for (const m of modules) await m.resumeShards?.(new Set([shard]));
       },
     });
     shards = new ShardManager({

@@ -1,12 +1,13 @@
 /**
  * Work that runs without a request (backfill walkers, indexer sessions, GitHub delivery
- * reconciliation) is resumed when a node acquires its shard (`onShardAcquired`). A resume
+ * reconciliation) is resumed when a node acquires its shard (`resumeShards`). A resume
  * that fails then (NATS or Postgres briefly away during a takeover, an ask that times
  * out), or a walker whose own tick chain broke (a step cut off by its deadline re-arms
  * nothing), would otherwise wait for the next shard move, which may never come: the walk
  * or the reconciliation stands still while the node looks healthy (INTERFACE §9.4). So the
- * node repeats every module's resume for every shard it holds, every `periodMs`. Resumes
- * are idempotent: an actor with a tick pending ignores them.
+ * node repeats every module's resume over all the shards it holds, every `periodMs` (one
+ * call per module, so one listing query per module, not one per shard). Resumes are
+ * idempotent: an actor with a tick pending ignores them.
  */
 import type { Logger } from '../log.js';
 import type { ShardManager } from '../runtime/shard-manager.js';
@@ -15,8 +16,8 @@ import type { ConnectorModule } from '../wiring/module.js';
 export interface ResumeSweepOptions {
   /** The shards this node holds now. */
   owned: () => readonly number[];
-  /** Each module's `onShardAcquired`; a throw is logged and the sweep goes on. */
-  resumers: ReadonlyArray<(shard: number) => Promise<void>>;
+  /** Each module's `resumeShards`; a throw is logged and the sweep goes on. */
+  resumers: ReadonlyArray<(shards: ReadonlySet<number>) => Promise<void>>;
   periodMs: number;
   log: Logger;
 }
@@ -42,19 +43,16 @@ export class ResumeSweep {
 
   /** One pass over the shards held now; resolves when every resume settled. */
   async sweep(): Promise<void> {
-    let failed = 0;
-    for (const shard of this.o.owned()) {
+    const shards = new Set(this.o.owned());
+    if (shards.size === 0) return;
+    for (const resume of this.o.resumers) {
       if (this.stopped) return;
-      for (const resume of this.o.resumers) {
-        try {
-          await resume(shard);
-        } catch (err) {
-          failed++;
-          this.o.log.warn({ err, shard }, 'resume sweep: a shard resume failed; the next sweep retries');
-        }
+      try {
+        await resume(shards);
+      } catch (err) {
+        this.o.log.warn({ err, shards: [...shards] }, 'resume sweep: a shard resume failed; the next sweep retries');
       }
     }
-    if (failed > 0) this.o.log.warn({ failed }, 'resume sweep ended with failures');
   }
 
   async stop(): Promise<void> {
@@ -74,7 +72,7 @@ export function modulesSweep(
 ): ResumeSweep {
   return new ResumeSweep({
     owned: () => shards.owned(),
-    resumers: modules.flatMap((m) => (m.onShardAcquired ? [(s: number) => m.onShardAcquired!(s)] : [])),
+    resumers: modules.flatMap((m) => (m.resumeShards ? [(s: ReadonlySet<number>) => m.resumeShards!(s)] : [])),
     periodMs,
     log,
   });

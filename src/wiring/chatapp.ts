@@ -134,15 +134,15 @@ export const chatappModule: ModuleFactory = (deps) => {
           socketHearing = null;
         }
       : undefined,
-    /** Walkers of unfinished backfills whose key hashes to the acquired shard resume here. */
-    async onShardAcquired(shard) {
+    /** Walkers of unfinished backfills whose key hashes to one of `shards` resume here. */
+    async resumeShards(shards) {
       if (!config.chatapp.enabled) return;
-      const mine = (await listUnfinishedBackfills(pool)).filter((id) => deps.shardOf(chatBackfillKey(id)) === shard);
+      const mine = (await listUnfinishedBackfills(pool)).filter((id) => shards.has(deps.shardOf(chatBackfillKey(id))));
       const results = await Promise.allSettled(mine.map((id) => startBackfill(id)));
       const failed = mine.filter((_, i) => results[i]!.status === 'rejected');
       if (failed.length === 0) return;
       log.warn(
-        { shard, failed: failed.length, of: mine.length },
+        { shards: [...shards], failed: failed.length, of: mine.length },
         'some chat backfill walkers did not resume; retrying shortly',
       );
       // Once more, later and off the acquisition path; the ask reaches whoever owns the key by then.
@@ -151,7 +151,7 @@ export const chatappModule: ModuleFactory = (deps) => {
           const still = again.filter((r) => r.status === 'rejected').length;
           if (still > 0)
             log.error(
-              { shard, failed: still },
+              { shards: [...shards], failed: still },
               'chat backfill walkers still not resumed; the resume sweep retries within a minute',
             );
         });

@@ -16,7 +16,7 @@ import { storedDeliveryGuids } from '../store/delivery-guids.js';
 
 export interface ReconcilerParts {
   actors: ActorKind[];
-  onShardAcquired(shard: number): Promise<void>;
+  resumeShards(shards: ReadonlySet<number>): Promise<void>;
 }
 
 const CLAIM = new TextEncoder().encode('1');
@@ -25,7 +25,7 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
   const { config } = deps;
   const appId = config.codehost.appId;
   if (clients === null || appId === null || config.githubReconcileMs === 0) {
-    return { actors: [], onShardAcquired: async () => undefined };
+    return { actors: [], resumeShards: async () => undefined };
   }
   const counted = deps.metrics
     ? new Counter({
@@ -65,8 +65,8 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
   });
   return {
     actors: [actor],
-    async onShardAcquired(shard) {
-      if (deps.shardOf(key) !== shard) return;
+    async resumeShards(shards) {
+      if (!shards.has(deps.shardOf(key))) return;
       await deps.actors.ask(key, { type: 'resume' }, { idempotent: true }).catch((err: unknown) => {
         deps.log.warn(
           { err },

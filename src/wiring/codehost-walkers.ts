@@ -38,7 +38,7 @@ export interface WalkerParts {
   /** Slash-command replies, index syncs after pushes and repo changes: effects of an event (driver.ts). */
   effectsOf(install: Install, event: IngestEvent): EffectSpec[];
   runEffect(ctx: DriverContext, effect: { kind: string; event: IngestEvent; firstAttempt: boolean }): Promise<void>;
-  onShardAcquired(shard: number): Promise<void>;
+  resumeShards(shards: ReadonlySet<number>): Promise<void>;
 }
 
 export interface WalkerDeps {
@@ -192,20 +192,20 @@ export function attachWalkers(w: WalkerDeps): WalkerParts {
         );
       }
     },
-    async onShardAcquired(shard) {
+    async resumeShards(shards) {
       if (!config.codehost.enabled) return;
       const stale = (iso: string) => Date.parse(iso) < Date.now() - UNTOUCHED_GRACE_MS;
       const walks: ActorKey[] = [];
       for (const b of await listUnfinishedCodehostBackfills(pool)) {
         const key = codehostBackfillKey(b.install_id);
-        if (deps.shardOf(key) !== shard) continue;
+        if (!shards.has(deps.shardOf(key))) continue;
         if (stale(b.touched_at) || (await deps.cursors.get(backfillCursorKey(b.install_id))) !== null) walks.push(key);
       }
       const ours = `${config.namespace}/`;
       const sessions = (await listUnsettledSessions(pool))
         .filter((s) => (s.lock_owner ?? s.retry_owner)?.startsWith(ours) || stale(s.updated_at))
         .map((s) => indexerSessionKey(s.install_id, s.repo_id))
-        .filter((k) => deps.shardOf(k) === shard);
+        .filter((k) => shards.has(deps.shardOf(k)));
       await resume('backfill walkers', walks);
       await resume('indexer sessions', sessions);
     },

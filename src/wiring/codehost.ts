@@ -99,9 +99,9 @@ export const codehostModule: ModuleFactory = (deps) => {
     driver,
     actors: [writer, ...walkers.actors, ...reconciler.actors],
     routes,
-    async onShardAcquired(shard) {
-      await walkers.onShardAcquired(shard);
-      await reconciler.onShardAcquired(shard);
+    async resumeShards(shards) {
+      await walkers.resumeShards(shards);
+      await reconciler.resumeShards(shards);
     },
   };
 };

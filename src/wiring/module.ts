@@ -53,12 +53,13 @@ export interface ConnectorModule {
   startEdge?(): Promise<void>;
   stopEdge?(): Promise<void>;
   /**
-   * Called on the node that just acquired `shard`, after its work started, and again for
-   * every shard it holds once a minute (src/node/resume-sweep.ts): resume actors that
-   * must run without a request (backfill walkers of installs whose key is in it). Must be
-   * idempotent: a resume of an actor with a tick pending changes nothing.
+   * Called on the node that just acquired a shard, after its work started, and once a
+   * minute for every shard it holds (src/node/resume-sweep.ts): resume actors that must run
+   * without a request and whose key is in one of `shards` (backfill walkers, indexer
+   * sessions, reconciliation). Must be idempotent: a resume of an actor with a tick pending
+   * changes nothing.
    */
-  onShardAcquired?(shard: number): Promise<void>;
+  resumeShards?(shards: ReadonlySet<number>): Promise<void>;
 }
 
 export type ModuleFactory = (deps: ModuleDeps) => ConnectorModule;

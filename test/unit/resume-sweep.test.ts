@@ -12,31 +12,31 @@ import { until } from '../support/until.js';
 const logger = (logs: LogCapture) => pino({ level: 'warn' }, logs.stream);
 
 describe('ResumeSweep', () => {
-  it('resumes every held shard with every module, and a failed resume again on the next sweep', async () => {
+  it('resumes all held shards with every module in one call each, and a failed resume again on the next sweep', async () => {
     const logs = new LogCapture();
     const calls: string[] = [];
     let failShard2 = true;
     const sweep = new ResumeSweep({
       owned: () => [1, 2],
       resumers: [
-        async (s) => void calls.push(`a${s}`),
-        async (s) => {
-          calls.push(`b${s}`);
-          if (s === 2 && failShard2) throw new Error('nats: timeout');
+        async (shards) => void calls.push(`a${[...shards].join(',')}`),
+        async (shards) => {
+          calls.push(`b${[...shards].join(',')}`);
+          if (shards.has(2) && failShard2) throw new Error('nats: timeout');
         },
       ],
       periodMs: 60_000,
       log: logger(logs),
     });
     await sweep.sweep();
-    expect(calls).toEqual(['a1', 'b1', 'a2', 'b2']);
+    expect(calls).toEqual(['a1,2', 'b1,2']);
     expect(logs.find('a shard resume failed', LOG_LEVEL.warn)).toHaveLength(1);
-    expect(logs.find('a shard resume failed', LOG_LEVEL.warn)[0]).toMatchObject({ shard: 2 });
+    expect(logs.find('a shard resume failed', LOG_LEVEL.warn)[0]).toMatchObject({ shards: [1, 2] });
 
     failShard2 = false;
     calls.length = 0;
     await sweep.sweep();
-    expect(calls).toEqual(['a1', 'b1', 'a2', 'b2']);
+    expect(calls).toEqual(['a1,2', 'b1,2']);
     expect(logs.find('a shard resume failed', LOG_LEVEL.warn)).toHaveLength(1);
   });
 
@@ -54,7 +54,7 @@ describe('ResumeSweep', () => {
         async (s) => {
           inFlight++;
           maxInFlight = Math.max(maxInFlight, inFlight);
-          seen.push([s]);
+          seen.push([...s]);
           await gate;
           inFlight--;
         },
@@ -70,7 +70,7 @@ describe('ResumeSweep', () => {
     owned = [4, 5];
     release();
     gate = Promise.resolve();
-    await until('a later sweep over the shards held now', async () => seen.some(([s]) => s === 5), {
+    await until('a later sweep over the shards held now', async () => seen.some((s) => s.includes(5)), {
       timeoutMs: 5_000,
     });
     expect(maxInFlight).toBe(1);
