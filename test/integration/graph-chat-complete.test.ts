@@ -148,14 +148,7 @@ describe('graph: search in CJK and mixed text (INTERFACE §9.5)', () => {
   it('a 2-character substring of Chinese or Japanese text finds it; mixed queries need both parts; wildcards stay inert', async () => {
     const inst = await g.freshInstall('chatapp', TEAM);
     const texts = ['我们明天部署新版本 deploy tomorrow', '東京でリリースしました', '100% done_ok \\ 部署%'];
-    for (const [i, text] of texts.entries()) {
-      const ts = `17000005${i}0.000100`;
-      await g.project(inst, {
-        id: `message:C9:${ts}`,
-        kind: 'message',
-        payload: { channel_id: 'C9', channel_type: 'channel', ts, user: 'U1', text },
-      });
-    }
+    await g.projectMessages(inst, '17000005', texts);
     const found = async (q: string) =>
       (await listNodes(pool, inst.tenant_id, { q, kind: 'chat.message' })).nodes.map((n) => n.props.text).sort();
     expect(await found('部署')).toEqual([texts[0], texts[2]].sort());

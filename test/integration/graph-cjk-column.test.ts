@@ -71,14 +71,7 @@ describe('graph: the search_cjk column agrees with the query side (INTERFACE §9
       '部署a東京でリリース、서울 배포 ｶﾞｲﾄﾞ 𠀀々ー done',
       'plain English, no CJK at all: deploy tomorrow',
     ];
-    for (const [i, text] of texts.entries()) {
-      const ts = `17000006${i}0.000100`;
-      await g.project(inst, {
-        id: `message:C9:${ts}`,
-        kind: 'message',
-        payload: { channel_id: 'C9', channel_type: 'channel', ts, user: 'U1', text },
-      });
-    }
+    await g.projectMessages(inst, '17000006', texts);
     const read = () =>
       pool.query<{ node_id: string; search_text: string; search_cjk: string | null }>(
         `SELECT node_id, search_text, search_cjk FROM graph_nodes WHERE tenant_id = $1 AND kind = 'chat.message'
@@ -102,14 +95,7 @@ describe('graph: the search_cjk column agrees with the query side (INTERFACE §9
   it('a run of q matches inside one CJK run of the text only, never across other characters', async () => {
     const inst = await g.freshInstall('chatapp', `${TEAM}2`);
     const texts = ['部a署', '部 署', '部署', '新部署上线'];
-    for (const [i, text] of texts.entries()) {
-      const ts = `17000007${i}0.000100`;
-      await g.project(inst, {
-        id: `message:C9:${ts}`,
-        kind: 'message',
-        payload: { channel_id: 'C9', channel_type: 'channel', ts, user: 'U1', text },
-      });
-    }
+    await g.projectMessages(inst, '17000007', texts);
     const found = async (q: string) =>
       (await listNodes(pool, inst.tenant_id, { q, kind: 'chat.message' })).nodes.map((n) => n.props.text).sort();
     expect(await found('部署')).toEqual(['部署', '新部署上线'].sort());

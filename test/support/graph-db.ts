@@ -39,6 +39,21 @@ export function graphDb(pool: Pool) {
     for (const e of events) await project(inst, e);
   };
 
+  /**
+   * One chat `message` per text in channel C9 from U1, `ts` = `<tsPrefix><index>0.000100`
+   * (a prefix per test keeps their messages apart).
+   */
+  const projectMessages = async (inst: Install, tsPrefix: string, texts: readonly string[]): Promise<void> => {
+    for (const [i, text] of texts.entries()) {
+      const ts = `${tsPrefix}${i}0.000100`;
+      await project(inst, {
+        id: `message:C9:${ts}`,
+        kind: 'message',
+        payload: { channel_id: 'C9', channel_type: 'channel', ts, user: 'U1', text },
+      });
+    }
+  };
+
   /** The tenant's graph by natural keys, bookkeeping (versions) included. */
   const snapshot = async (tenantId: string) => {
     const nodes = await pool.query(
@@ -83,5 +98,5 @@ export function graphDb(pool: Pool) {
     };
   };
 
-  return { freshInstall, project, projectAll, snapshot, rawTables, nodeOf };
+  return { freshInstall, project, projectAll, projectMessages, snapshot, rawTables, nodeOf };
 }
