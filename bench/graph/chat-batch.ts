@@ -5,7 +5,8 @@
  * `install.ts` commitBatch runs) on a graph first seeded with `--seed` events, and prints
  * per statement the Postgres backend's CPU time (from /proc/<pid>/schedstat, in ns: exact
  * and far less noisy than wall time on a shared machine; Postgres must run here) and wall
- * time, per event. The GIN indexes' pending lists are flushed at the end and counted as
+ * time, per event, and this process's own CPU per event (the node's side of the same work).
+ * The GIN indexes' pending lists are flushed at the end and counted as
  * their own line (autovacuum off: the inserting backends flush them).
  *
  *   npx tsx bench/graph/chat-batch.ts [--connector chatapp|codehost] [--seed 100000] [--batches 40]
@@ -182,9 +183,14 @@ async function main(): Promise<void> {
     const lsn = async () =>
       (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn;
     const wal0 = await lsn();
+    let clientUs = 0;
     for (let b = 0; b < batches; b++) {
       if (args.explain && b === batches - 1) await explainOn(client);
-      await commit(q, install, Array.from({ length: BATCH }, next));
+      const events = Array.from({ length: BATCH }, next);
+      const u0 = process.cpuUsage();
+      await commit(q, install, events);
+      const u = process.cpuUsage(u0);
+      clientUs += u.user + u.system;
     }
     if (args.explain) await client.query(`SET client_min_messages = notice`);
     const c0 = await cpuNs(pid);
@@ -200,6 +206,9 @@ async function main(): Promise<void> {
       wal0,
     ]);
     report(connector, nodes, batches * BATCH);
+    // This process's side of the same batches: building parameters, the projection and
+    // merge, pg's serialisation and parsing, garbage collection (plus the schedstat reads).
+    process.stdout.write(`client (node) CPU: ${(clientUs / (batches * BATCH)).toFixed(1)} µs/event\n`);
     // The whole cluster's WAL: other databases' writes meanwhile count too (indicative only).
     process.stdout.write(`WAL: ${(Number(wal[0]!.bytes) / (batches * BATCH)).toFixed(0)} bytes/event (cluster-wide)\n`);
   } finally {

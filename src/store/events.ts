@@ -8,7 +8,7 @@
 import { BadRequest } from '../errors.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import { isUuid, toIso, type Queryable } from './db.js';
-import { sanitizeJson, sanitizeText } from './sanitize.js';
+import { jsonText, sanitizeText } from './sanitize.js';
 
 export interface StoredEvent {
   id: string;
@@ -74,7 +74,7 @@ export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> 
       sanitizeText(ev.connector_id),
       sanitizeText(ev.kind),
       occurredAt(ev.occurred_at),
-      JSON.stringify(sanitizeJson(ev.payload) ?? null),
+      jsonText(ev.payload),
     ],
   );
   return (rowCount ?? 0) > 0;
@@ -103,7 +103,7 @@ export async function insertEvents(q: Queryable, events: readonly NewEvent[]): P
       events.map((ev) => sanitizeText(ev.connector_id)),
       events.map((ev) => sanitizeText(ev.kind)),
       events.map((ev) => occurredAt(ev.occurred_at)),
-      events.map((ev) => JSON.stringify(sanitizeJson(ev.payload) ?? null)),
+      events.map((ev) => jsonText(ev.payload)),
     ],
   );
   const inserted = new Set(rows.map((r) => `${r.install_id}\u0000${r.id}`));

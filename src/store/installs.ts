@@ -5,7 +5,7 @@
  */
 import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import { isUuid, pgConstraint, pgErrorCode, toIso, type Queryable } from './db.js';
-import { sanitizeJson, sanitizeText } from './sanitize.js';
+import { jsonText, sanitizeText } from './sanitize.js';
 
 export type ConnectorId = 'chatapp' | 'codehost';
 /** INTERFACE §9.4: `suspended` while the GitHub installation is suspended (same install on unsuspend). */
@@ -208,7 +208,7 @@ export async function setBackfill(
     `UPDATE installs
      SET backfill_state = $2, backfill_progress = $3::jsonb, backfill_updated_at = now()
      WHERE install_id = $1`,
-    [installId, state, JSON.stringify(sanitizeJson(progress))],
+    [installId, state, jsonText(progress)],
   );
   return (rowCount ?? 0) > 0;
 }

@@ -10,7 +10,7 @@
 import { isUuid, toIso, withTx, type Queryable } from './db.js';
 import type { Pool } from 'pg';
 import { markReposRemoved, type WebhookRepo } from './backfill-repos.js';
-import { sanitizeJson, sanitizeText } from './sanitize.js';
+import { jsonText, sanitizeText } from './sanitize.js';
 
 export type IndexStatus = 'pending' | 'indexing' | 'ready' | 'failed';
 
@@ -175,7 +175,7 @@ export async function updateIndexState(
     if (!PATCHABLE.has(column)) throw new Error(`repo_index_state has no patchable column ${column}`);
     params.push(
       column === 'progress'
-        ? JSON.stringify(sanitizeJson(value) ?? null)
+        ? jsonText(value)
         : typeof value === 'string'
           ? sanitizeText(value)
           : value,

@@ -7,16 +7,31 @@
  * U+FFFD, exactly as a UTF-8 encoder would.
  */
 
-// Without the `u` flag a regex sees UTF-16 code units, which is what finding a lone
-// surrogate needs: a high not followed by a low, or a low not preceded by a high.
-// eslint-disable-next-line no-control-regex -- NUL is exactly what Postgres text refuses
-const BAD = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const BAD_ALL = new RegExp(BAD.source, 'g');
-
 export function sanitizeText(s: string): string {
-  // Fast path: nearly every string is clean, and a test is cheaper than a replace.
-  if (!BAD.test(s)) return s;
-  return s.replace(BAD_ALL, (m) => (m === '\u0000' ? '' : '\ufffd'));
+  // Fast path: nearly every string is clean, and both checks are native scans (ES2024
+  // well-formed strings: a lone surrogate is exactly what isWellFormed finds and
+  // toWellFormed replaces with U+FFFD).
+  if (s.indexOf('\u0000') === -1 && s.isWellFormed()) return s;
+  return s.toWellFormed().replaceAll('\u0000', '');
+}
+
+/**
+ * JSON.stringify writes U+0000 as `\u0000` and a lone surrogate as `\udXXX` (a valid pair
+ * goes out as is), so a value is clean exactly when its JSON text has neither escape. A
+ * backslash in the text followed by such letters (`\\u0000`) also matches: that value
+ * merely takes the slow path.
+ */
+const REFUSED_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
+/**
+ * The JSON text of a value as a `jsonb` parameter (issue 12: one stringify instead of a
+ * sanitized copy of every payload): the value's own JSON text when it is clean, else the
+ * text of its sanitized copy. `undefined` becomes `null`, as before.
+ */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value ?? null);
+  if (!REFUSED_ESCAPE.test(text)) return text;
+  return JSON.stringify(sanitizeJson(value) ?? null);
 }
 
 type Container = Record<string, unknown> | unknown[];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
+import { jsonText, sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
 
 describe('sanitizeText', () => {
   it('removes NUL', () => {
@@ -88,5 +88,30 @@ describe('sanitizeJson', () => {
     expect(out.items.filter((x) => x.text.includes('\u0000'))).toEqual([]);
     expect(out.items.filter((x, i) => x.text !== payload.items[i]!.text)).toHaveLength(200);
     expect(payload.items[1000]!.text).toBe('message 1000\u0000');
+  });
+});
+
+describe('jsonText', () => {
+  it('is the value’s own JSON text when nothing in it needs cleaning', () => {
+    const clean = { text: 'emoji 😀, CJK 漢字, a backslash \\ and a quote "', n: [1, null, true], 'k€y': 'v' };
+    expect(jsonText(clean)).toBe(JSON.stringify(clean));
+    expect(jsonText(undefined)).toBe('null');
+    expect(jsonText(null)).toBe('null');
+  });
+
+  it('cleans NUL and lone surrogates in values and keys, at any depth', () => {
+    const dirty = { 'k\u0000': [{ t: 'a\u0000b' }, 'x\ud800y', 'ok 😀'], low: '\udc00' };
+    const text = jsonText(dirty);
+    expect(JSON.parse(text)).toEqual({ k: [{ t: 'ab' }, 'x\ufffdy', 'ok 😀'], low: '\ufffd' });
+    expect(text).not.toMatch(/\\u0000|\\ud[89a-f]/i);
+  });
+
+  it('gives text that only looks escaped the same value through the slow path', () => {
+    const lookalike = { path: 'C:\\u0000\\ud800' };
+    expect(JSON.parse(jsonText(lookalike))).toEqual(lookalike);
+  });
+
+  it('converts toJSON values as JSON.stringify does', () => {
+    expect(jsonText({ d: new Date('2024-01-02T03:04:05.000Z') })).toBe('{"d":"2024-01-02T03:04:05.000Z"}');
   });
 });
