@@ -173,13 +173,7 @@ export async function updateIndexState(
   for (const [column, value] of Object.entries(patch)) {
     if (value === undefined) continue;
     if (!PATCHABLE.has(column)) throw new Error(`repo_index_state has no patchable column ${column}`);
-    params.push(
-      column === 'progress'
-        ? jsonText(value)
-        : typeof value === 'string'
-          ? sanitizeText(value)
-          : value,
-    );
+    params.push(column === 'progress' ? jsonText(value) : typeof value === 'string' ? sanitizeText(value) : value);
     const p = `$${params.length}`;
     if (TIMESTAMPS.has(column)) sets.push(`${column} = to_timestamp(${p}::double precision / 1000)`);
     else sets.push(column === 'progress' ? `progress = ${p}::jsonb` : `${column} = ${p}`);
