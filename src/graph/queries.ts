@@ -89,37 +89,47 @@ export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesO
     if (!isUuid(opts.installId)) return { nodes: [], next_cursor: null };
     add((p) => `n.install_id = ${p}`, opts.installId);
   }
-  if (opts.q !== undefined) {
-    // Both configurations of the index (migration 004); websearch_to_tsquery never fails
-    // on odd input, and text without words ("%", "_") makes an empty query matching nothing.
-    const tsq = (p: string) =>
-      `(websearch_to_tsquery('english'::regconfig, ${p}) || websearch_to_tsquery('simple'::regconfig, ${p}))`;
-    const q = sanitizeText(opts.q);
-    const { cjk, rest } = splitCjk(q);
-    if (cjk.length === 0) add((p) => `n.search @@ ${tsq(p)}`, q);
-    else {
-      // INTERFACE §9.5: every CJK run of q is a substring of the text's CJK runs (migration
-      // 016), and the rest of q, if it has words, matches as usual; or the whole of q matches
-      // as words. One ILIKE per run: the partial trigram index serves each (not ILIKE ALL).
-      const param = (v: unknown) => `$${params.push(v)}`;
-      const [pq, prest] = [param(q), param(rest)];
-      const runs = cjk.map((pattern) => `n.search_cjk ILIKE ${param(pattern)}`).join(' AND ');
-      where.push(`(n.search @@ ${tsq(pq)} OR (${runs} AND (numnode(${tsq(prest)}) = 0 OR n.search @@ ${tsq(prest)})))`);
-    }
-  }
   if (after !== null) add((p) => `n.seq < ${p}::bigint`, after);
-  params.push(limit + 1);
-  const { rows } = await q.query<NodeRow>(
-    `SELECT ${NODE_COLUMNS}, n.props - 'diff' AS props
-     FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
-     WHERE ${where.join(' AND ')}
-     ORDER BY n.seq DESC
-     LIMIT $${params.length}`,
-    params,
-  );
+  const { rows } =
+    opts.q === undefined
+      ? await q.query<NodeRow>(
+          `SELECT ${NODE_COLUMNS}, n.props - 'diff' AS props
+           FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
+           WHERE ${where.join(' AND ')}
+           ORDER BY n.seq DESC
+           LIMIT $${params.push(limit + 1)}`,
+          params,
+        )
+      : await searchPage(q, tenantId, opts.q, { ...opts, after, pageSize: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { nodes: page.map(toNode), next_cursor: rows.length > limit && last ? encodeNodeCursor(last.seq) : null };
+}
+
+/**
+ * A page of nodes matching `q`: their ids come from graph_search_page (migration 017), which
+ * can use the search indexes on the tenant routes, where row-level security kept Postgres
+ * from using them; the rows are then read through the fence as every other read.
+ * INTERFACE §3: full-text match on both configurations of the vector (migration 004);
+ * websearch_to_tsquery never fails on odd input, and text without words ("%", "_") makes an
+ * empty query matching nothing. INTERFACE §9.5: CJK runs match as substrings (016).
+ */
+async function searchPage(
+  db: Queryable,
+  tenantId: string,
+  text: string,
+  o: { kind?: string; installId?: string; after: string | null; pageSize: number },
+): Promise<{ rows: NodeRow[] }> {
+  const q = sanitizeText(text);
+  const { cjk, rest } = splitCjk(q);
+  return db.query<NodeRow>(
+    `SELECT ${NODE_COLUMNS}, n.props - 'diff' AS props
+     FROM graph_search_page($1, $2, $3::text[], $4, $5, $6::uuid, $7::bigint, $8) AS s
+     JOIN graph_nodes n ON n.node_id = s.node_id JOIN installs i ON i.install_id = n.install_id
+     WHERE n.tenant_id = $1
+     ORDER BY n.seq DESC`,
+    [tenantId, q, cjk, rest, o.kind ?? null, o.installId ?? null, o.after, o.pageSize],
+  );
 }
 
 export async function getNode(q: Queryable, tenantId: string, nodeId: string): Promise<GraphNode | null> {

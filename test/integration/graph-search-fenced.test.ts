@@ -1,0 +1,151 @@
+/**
+ * Graph search on the tenant routes (migration 017): as the tenant login, whom row-level
+ * security binds, a search for a rare word is served by the GIN index on `search` and a
+ * CJK search by the trigram index on `search_cjk` (before 017, the fence's policy came
+ * first and neither index could be used: the tenant's every node was read and tested).
+ * graph_search_page applies the fence itself: only the tenant the transaction names, and
+ * with none named nothing for the tenant login, everything for the nodes' login.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listNodes } from '../../src/graph/queries.js';
+import { ensureAppRole } from '../../src/store/app-role.js';
+import { createPool } from '../../src/store/db.js';
+import { createInstall } from '../../src/store/installs.js';
+import { tenantRoleUrl } from '../../src/store/tenant-role.js';
+import { createTenant } from '../../src/store/tenants.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+
+const role = `connectors_search_${randomBytes(4).toString('hex')}`;
+/** A word no other test writes: only this file's nodes can match it. */
+const RARE = `zebrafish${randomBytes(3).toString('hex')}`;
+let appUrl: string;
+let owner: pg.Pool;
+const clients: pg.Client[] = [];
+let a: { tenantId: string; installId: string };
+let b: { tenantId: string; installId: string };
+
+async function clientOf(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  clients.push(c);
+  return c;
+}
+
+async function seedTenant(name: string, rows: Array<{ text: string }>) {
+  const t = await createTenant(owner, TEST_MASTER_KEY, name);
+  const inst = await createInstall(owner, {
+    tenantId: t.tenant_id,
+    connectorId: 'chatapp',
+    externalId: `T${randomBytes(4).toString('hex')}`,
+  });
+  await owner.query(
+    `INSERT INTO graph_nodes (tenant_id, kind, external_id, connector_id, install_id, props, search_text)
+     SELECT $1, 'chat.message', 'm' || r.i, 'chatapp', $2, jsonb_build_object('text', r.text), r.text
+     FROM unnest($3::text[]) WITH ORDINALITY AS r(text, i)`,
+    [t.tenant_id, inst.install_id, rows.map((r) => r.text)],
+  );
+  return { tenantId: t.tenant_id, installId: inst.install_id };
+}
+
+beforeAll(async () => {
+  appUrl = await ensureAppRole(testDatabaseUrl(), role, randomBytes(12).toString('hex'));
+  owner = createPool(testDatabaseUrl(), { max: 2 });
+  // Enough of the tenant's nodes, of a chat message's size and vocabulary, that reading
+  // them all costs the planner more than an index lookup (as in any tenant worth indexing).
+  const filler = Array.from({ length: 3000 }, (_, i) => ({
+    text: Array.from({ length: 100 }, (_, k) => `w${(i * 7 + k * 13) % 2003}`).join(' '),
+  }));
+  a = await seedTenant('search-a', [
+    ...filler,
+    ...Array.from({ length: 5 }, (_, i) => ({ text: `the ${RARE} build ${i} is green` })),
+    { text: `部署は正午に完了しました ${RARE}` },
+  ]);
+  b = await seedTenant('search-b', [{ text: `tenant b also says ${RARE}` }, { text: '部署は正午に完了しました' }]);
+  // As autovacuum would have done by now: statistics, and the GIN indexes' pending lists
+  // merged (the planner rightly avoids an index whose fresh entries it must read unsorted).
+  await owner.query('VACUUM ANALYZE graph_nodes');
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clients) await c.end();
+  await owner?.end();
+  const c = new pg.Client({ connectionString: testDatabaseUrl() });
+  await c.connect();
+  await c.query(`DROP ROLE IF EXISTS ${role}`);
+  await c.query(`DROP ROLE IF EXISTS ${role}_tenant`);
+  await c.end();
+});
+
+/** Index scans of `index` so far in the client's transaction. */
+async function scans(c: pg.Client, index: string): Promise<number> {
+  const { rows } = await c.query<{ n: string }>('SELECT pg_stat_get_xact_numscans($1::regclass) AS n', [index]);
+  return Number(rows[0]!.n);
+}
+
+/** Runs `fn` in one transaction of the tenant login that names `tenantId`, as the tenant pool does. */
+async function asTenant<T>(tenantId: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = await clientOf(tenantRoleUrl(appUrl));
+  await c.query('BEGIN');
+  await c.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenantId]);
+  try {
+    return await fn(c);
+  } finally {
+    await c.query('ROLLBACK');
+  }
+}
+
+describe('graph search under the tenant fence', () => {
+  it('finds a rare word through the GIN index, the tenant’s own nodes only, page by page', async () => {
+    await asTenant(a.tenantId, async (c) => {
+      const before = await scans(c, 'graph_nodes_search');
+      const first = await listNodes(c, a.tenantId, { q: RARE, limit: 4 });
+      expect(await scans(c, 'graph_nodes_search')).toBeGreaterThan(before);
+      expect(first.nodes).toHaveLength(4);
+      expect(first.next_cursor).not.toBeNull();
+      const rest = await listNodes(c, a.tenantId, { q: RARE, limit: 4, cursor: first.next_cursor! });
+      const all = [...first.nodes, ...rest.nodes];
+      expect(rest.next_cursor).toBeNull();
+      expect(all).toHaveLength(6);
+      expect(new Set(all.map((n) => n.install_id))).toEqual(new Set([a.installId]));
+      // Newest first, as the listing without a search.
+      const seqs = all.map((n) => Number(n.external_id.slice(1)));
+      expect(seqs).toEqual([...seqs].sort((x, y) => y - x));
+    });
+  });
+
+  it('finds a CJK substring through the trigram index, filtered by kind and install', async () => {
+    await asTenant(a.tenantId, async (c) => {
+      const trgm = await c.query(`SELECT to_regclass('graph_nodes_search_cjk_trgm') IS NOT NULL AS ok`);
+      const before = trgm.rows[0].ok ? await scans(c, 'graph_nodes_search_cjk_trgm') : 0;
+      const page = await listNodes(c, a.tenantId, { q: '正午', kind: 'chat.message', installId: a.installId });
+      expect(page.nodes.map((n) => n.props.text)).toEqual([`部署は正午に完了しました ${RARE}`]);
+      if (trgm.rows[0].ok) expect(await scans(c, 'graph_nodes_search_cjk_trgm')).toBeGreaterThan(before);
+    });
+  });
+
+  it('searches only the tenant the transaction names; with none named, nothing for the tenant login', async () => {
+    const call = `SELECT node_id FROM graph_search_page($1, $2, '{}', $2, NULL, NULL, NULL, 10)`;
+    await asTenant(a.tenantId, async (c) => {
+      expect((await c.query(call, [b.tenantId, RARE])).rows).toEqual([]);
+      expect((await c.query(call, [a.tenantId, RARE])).rows).toHaveLength(6);
+    });
+    const tenantLogin = await clientOf(tenantRoleUrl(appUrl));
+    expect((await tenantLogin.query(call, [b.tenantId, RARE])).rows).toEqual([]);
+    // The nodes' login sees every tenant anyway (013's system policy).
+    const nodesLogin = await clientOf(appUrl);
+    expect((await nodesLogin.query(call, [b.tenantId, RARE])).rows).toHaveLength(1);
+    // Nobody else may call it at all.
+    const other = `connectors_nobody_${randomBytes(3).toString('hex')}`;
+    await owner.query(`CREATE ROLE ${other}`);
+    try {
+      const c = await clientOf(testDatabaseUrl());
+      await c.query(`SET ROLE ${other}`);
+      await expect(c.query(call, [randomUUID(), RARE])).rejects.toMatchObject({ code: '42501' });
+      await c.query('RESET ROLE');
+    } finally {
+      await owner.query(`DROP ROLE ${other}`);
+    }
+  });
+});
