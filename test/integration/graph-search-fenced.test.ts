@@ -22,14 +22,17 @@ const role = `connectors_search_${randomBytes(4).toString('hex')}`;
 const RARE = `zebrafish${randomBytes(3).toString('hex')}`;
 let appUrl: string;
 let owner: pg.Pool;
-const clients: pg.Client[] = [];
+const pools: pg.Pool[] = [];
+const held: pg.PoolClient[] = [];
 let a: { tenantId: string; installId: string };
 let b: { tenantId: string; installId: string };
 
-async function clientOf(url: string): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  clients.push(c);
+/** A connection of `url`'s login (released when the file ends). */
+async function clientOf(url: string): Promise<pg.PoolClient> {
+  const pool = createPool(url, { max: 1 });
+  pools.push(pool);
+  const c = await pool.connect();
+  held.push(c);
   return c;
 }
 
@@ -69,7 +72,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of clients) await c.end();
+  for (const c of held) c.release();
+  for (const p of pools) await p.end();
   await owner?.end();
   const c = new pg.Client({ connectionString: testDatabaseUrl() });
   await c.connect();
@@ -79,13 +83,13 @@ afterAll(async () => {
 });
 
 /** Index scans of `index` so far in the client's transaction. */
-async function scans(c: pg.Client, index: string): Promise<number> {
+async function scans(c: pg.PoolClient, index: string): Promise<number> {
   const { rows } = await c.query<{ n: string }>('SELECT pg_stat_get_xact_numscans($1::regclass) AS n', [index]);
   return Number(rows[0]!.n);
 }
 
 /** Runs `fn` in one transaction of the tenant login that names `tenantId`, as the tenant pool does. */
-async function asTenant<T>(tenantId: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+async function asTenant<T>(tenantId: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await clientOf(tenantRoleUrl(appUrl));
   await c.query('BEGIN');
   await c.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenantId]);
