@@ -9,6 +9,7 @@
  * Postgres has statistics for the tables (autovacuum, on by default, keeps them).
  */
 import type { Queryable } from '../store/db.js';
+import { jsonText } from '../store/sanitize.js';
 import type { Props, PropVersions } from './merge-props.js';
 
 export interface NodeKey {
@@ -91,11 +92,11 @@ export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly No
     `INSERT INTO graph_nodes
        (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
      SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
-     FROM unnest($4::uuid[], $5::text[], $6::text[], $7::jsonb[], $8::jsonb[], $9::text[])
-          WITH ORDINALITY AS v(node_id, kind, external_id, props, prop_versions, search_text, ord)
+     FROM ROWS FROM (jsonb_to_recordset($4::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
+          AS v(node_id, kind, external_id, props, prop_versions, search_text, touched, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
-    [owner.tenantId, owner.connectorId, owner.installId, ...nodeColumns(rows)],
+    [owner.tenantId, owner.connectorId, owner.installId, nodeRowsJson(rows)],
   );
   return rowCount ?? 0;
 }
@@ -107,10 +108,9 @@ export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly No
      SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
          install_id = $1, connector_id = $2,
          updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
-     FROM unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::text[], $9::boolean[])
-          AS v(node_id, kind, external_id, props, prop_versions, search_text, touched)
+     FROM jsonb_to_recordset($3::jsonb) AS v(${NODE_ROW})
      WHERE g.node_id = v.node_id`,
-    [owner.installId, owner.connectorId, ...nodeColumns(rows), rows.map((r) => r.touched)],
+    [owner.installId, owner.connectorId, nodeRowsJson(rows)],
   );
 }
 
@@ -125,9 +125,9 @@ export async function updateNodeVersions(tx: Queryable, rows: readonly NodeRowWr
   if (rows.length === 0) return;
   await tx.query(
     `UPDATE graph_nodes g SET prop_versions = v.prop_versions
-     FROM unnest($1::uuid[], $2::jsonb[]) AS v(node_id, prop_versions)
+     FROM jsonb_to_recordset($1::jsonb) AS v(node_id uuid, prop_versions jsonb)
      WHERE g.node_id = v.node_id`,
-    [rows.map((r) => r.nodeId), rows.map((r) => JSON.stringify(r.versions))],
+    [jsonText(rows.map((r) => ({ node_id: r.nodeId, prop_versions: r.versions })))],
   );
 }
 
@@ -135,15 +135,26 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function nodeColumns(rows: readonly NodeRowWrite[]): unknown[] {
-  return [
-    rows.map((r) => r.nodeId),
-    rows.map((r) => r.kind),
-    rows.map((r) => r.externalId),
-    rows.map((r) => JSON.stringify(r.props)),
-    rows.map((r) => JSON.stringify(r.versions)),
-    rows.map((r) => r.searchText),
-  ];
+/**
+ * Node rows as one JSON document for jsonb_to_recordset (issue 12): one native stringify of
+ * the batch with props and versions nested as they are, instead of text arrays escaped
+ * element by element by the driver and parsed twice by Postgres (array, then jsonb).
+ */
+const NODE_ROW =
+  'node_id uuid, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
+
+function nodeRowsJson(rows: readonly NodeRowWrite[]): string {
+  return jsonText(
+    rows.map((r) => ({
+      node_id: r.nodeId,
+      kind: r.kind,
+      external_id: r.externalId,
+      props: r.props,
+      prop_versions: r.versions,
+      search_text: r.searchText,
+      touched: r.touched,
+    })),
+  );
 }
 
 export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
@@ -189,11 +200,11 @@ export async function insertEdges(tx: Queryable, tenantId: string, rows: readonl
   const { rowCount } = await tx.query(
     `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
      SELECT $1, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
-     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::jsonb[], $7::text[], $8::boolean[])
-          WITH ORDINALITY AS v(from_node, type, to_node, key, props, version, removed, ord)
+     FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
+          AS v(from_node, type, to_node, key, props, version, removed, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-    [tenantId, ...edgeKeyColumns(rows), ...edgeStateColumns(rows)],
+    [tenantId, edgeRowsJson(rows)],
   );
   return rowCount ?? 0;
 }
@@ -202,11 +213,10 @@ export async function updateEdges(tx: Queryable, tenantId: string, rows: readonl
   if (rows.length === 0) return;
   await tx.query(
     `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
-     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[], $6::jsonb[], $7::text[], $8::boolean[])
-          AS v(from_node, type, to_node, key, props, version, removed)
+     FROM jsonb_to_recordset($2::jsonb) AS v(${EDGE_ROW})
      WHERE e.tenant_id = $1 AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
        AND e.key = v.key`,
-    [tenantId, ...edgeKeyColumns(rows), ...edgeStateColumns(rows)],
+    [tenantId, edgeRowsJson(rows)],
   );
 }
 
@@ -214,6 +224,19 @@ function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
   return [keys.map((k) => k.from), keys.map((k) => k.type), keys.map((k) => k.to), keys.map((k) => k.key)];
 }
 
-function edgeStateColumns(rows: readonly StoredEdge[]): unknown[] {
-  return [rows.map((r) => JSON.stringify(r.props)), rows.map((r) => r.version), rows.map((r) => r.removed)];
+/** Edge rows as one JSON document, as node rows (nodeRowsJson). */
+const EDGE_ROW = 'from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
+
+function edgeRowsJson(rows: readonly StoredEdge[]): string {
+  return jsonText(
+    rows.map((r) => ({
+      from_node: r.from,
+      type: r.type,
+      to_node: r.to,
+      key: r.key,
+      props: r.props,
+      version: r.version,
+      removed: r.removed,
+    })),
+  );
 }

@@ -88,22 +88,30 @@ export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> 
 export async function insertEvents(q: Queryable, events: readonly NewEvent[]): Promise<boolean[]> {
   if (events.length === 0) return [];
   const ids = events.map((ev) => sanitizeText(ev.id));
+  // The rows as one JSON document (issue 12): one native stringify of the batch, payloads
+  // nested as they are, instead of seven text arrays each escaped element by element;
+  // Postgres parses it once. JSON null would become SQL NULL: hence the COALESCE.
   const { rows } = await q.query<{ install_id: string; id: string }>(
     `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
-     SELECT v.install_id, v.id, v.tenant_id, v.connector_id, v.kind, v.occurred_at, v.payload
-     FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::timestamptz[], $7::jsonb[])
-          WITH ORDINALITY AS v(install_id, id, tenant_id, connector_id, kind, occurred_at, payload, ord)
+     SELECT v.install_id, v.id, v.tenant_id, v.connector_id, v.kind, v.occurred_at, COALESCE(v.payload, 'null')
+     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
+            install_id uuid, id text, tenant_id uuid, connector_id text, kind text, occurred_at timestamptz, payload jsonb
+          )) WITH ORDINALITY AS v(install_id, id, tenant_id, connector_id, kind, occurred_at, payload, ord)
      ORDER BY v.ord
      ON CONFLICT (install_id, id) DO NOTHING
      RETURNING install_id, id`,
     [
-      events.map((ev) => ev.install_id),
-      ids,
-      events.map((ev) => ev.tenant_id),
-      events.map((ev) => sanitizeText(ev.connector_id)),
-      events.map((ev) => sanitizeText(ev.kind)),
-      events.map((ev) => occurredAt(ev.occurred_at)),
-      events.map((ev) => jsonText(ev.payload)),
+      jsonText(
+        events.map((ev, i) => ({
+          install_id: ev.install_id,
+          id: ids[i],
+          tenant_id: ev.tenant_id,
+          connector_id: ev.connector_id,
+          kind: ev.kind,
+          occurred_at: occurredAt(ev.occurred_at),
+          payload: ev.payload ?? null,
+        })),
+      ),
     ],
   );
   const inserted = new Set(rows.map((r) => `${r.install_id}\u0000${r.id}`));
