@@ -12,10 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listNodes } from '../../src/graph/queries.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
 import { createPool } from '../../src/store/db.js';
-import { createInstall } from '../../src/store/installs.js';
 import { tenantRoleUrl } from '../../src/store/tenant-role.js';
-import { createTenant } from '../../src/store/tenants.js';
-import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { testDatabaseUrl } from '../support/env.js';
+import { graphDb } from '../support/graph-db.js';
 
 const role = `connectors_search_${randomBytes(4).toString('hex')}`;
 /** A word no other test writes: only this file's nodes can match it. */
@@ -36,20 +35,15 @@ async function clientOf(url: string): Promise<pg.PoolClient> {
   return c;
 }
 
-async function seedTenant(name: string, rows: Array<{ text: string }>) {
-  const t = await createTenant(owner, TEST_MASTER_KEY, name);
-  const inst = await createInstall(owner, {
-    tenantId: t.tenant_id,
-    connectorId: 'chatapp',
-    externalId: `T${randomBytes(4).toString('hex')}`,
-  });
+async function seedTenant(rows: Array<{ text: string }>) {
+  const inst = await graphDb(owner).freshInstall('chatapp', `T${randomBytes(4).toString('hex')}`);
   await owner.query(
     `INSERT INTO graph_nodes (tenant_id, kind, external_id, connector_id, install_id, props, search_text)
      SELECT $1, 'chat.message', 'm' || r.i, 'chatapp', $2, jsonb_build_object('text', r.text), r.text
      FROM unnest($3::text[]) WITH ORDINALITY AS r(text, i)`,
-    [t.tenant_id, inst.install_id, rows.map((r) => r.text)],
+    [inst.tenant_id, inst.install_id, rows.map((r) => r.text)],
   );
-  return { tenantId: t.tenant_id, installId: inst.install_id };
+  return { tenantId: inst.tenant_id, installId: inst.install_id };
 }
 
 beforeAll(async () => {
@@ -60,12 +54,12 @@ beforeAll(async () => {
   const filler = Array.from({ length: 3000 }, (_, i) => ({
     text: Array.from({ length: 100 }, (_, k) => `w${(i * 7 + k * 13) % 2003}`).join(' '),
   }));
-  a = await seedTenant('search-a', [
+  a = await seedTenant([
     ...filler,
     ...Array.from({ length: 5 }, (_, i) => ({ text: `the ${RARE} build ${i} is green` })),
     { text: `部署は正午に完了しました ${RARE}` },
   ]);
-  b = await seedTenant('search-b', [{ text: `tenant b also says ${RARE}` }, { text: '部署は正午に完了しました' }]);
+  b = await seedTenant([{ text: `tenant b also says ${RARE}` }, { text: '部署は正午に完了しました' }]);
   // As autovacuum would have done by now: statistics, and the GIN indexes' pending lists
   // merged (the planner rightly avoids an index whose fresh entries it must read unsorted).
   await owner.query('VACUUM ANALYZE graph_nodes');
