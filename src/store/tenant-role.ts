@@ -53,6 +53,25 @@ export async function unfencedLogin(q: pg.Pool): Promise<boolean> {
 /** 28P01 invalid_password, 28000 invalid_authorization_specification (no such role). */
 const LOGIN_REFUSED = new Set(['28P01', '28000']);
 
+/** The graph search's function (migration 017), as the tenant routes call it. */
+const SEARCH_FUNCTION = 'graph_search_page(uuid, text, text[], text, text, uuid, bigint, integer)';
+
+/**
+ * The tenant routes search through a function whose EXECUTE migration 017 grants to the
+ * role groups that existed then; a login whose group came later would fail only at its
+ * first search, so it stops the start here instead, naming the grant.
+ */
+async function checkSearchGrant(pool: pg.Pool, role: string): Promise<void> {
+  const { rows } = await pool.query<{ ok: boolean }>("SELECT has_function_privilege($1, 'EXECUTE') AS ok", [
+    SEARCH_FUNCTION,
+  ]);
+  if (rows[0]?.ok) return;
+  throw new Internal(
+    `${role} may not run the graph search: GRANT EXECUTE ON FUNCTION ${SEARCH_FUNCTION} ` +
+      `TO connectors_tenant (or re-run migration 017's grants; README "Security model")`,
+  );
+}
+
 /**
  * Opens the tenant routes' pool as the tenant login (checked with one query now, so a
  * missing role stops the start instead of the first request). When that login is refused
@@ -72,6 +91,7 @@ export async function openTenantRolePool(
     // No row (no tenant is set), but the table privilege is checked: a login whose group
     // missed migration 013's grants stops here too.
     await pool.query('SELECT 1 FROM tenants LIMIT 0');
+    await checkSearchGrant(pool, role);
     return pool;
   } catch (err) {
     await pool.end().catch(() => undefined);
@@ -84,7 +104,12 @@ export async function openTenantRolePool(
     if (!LOGIN_REFUSED.has(pgErrorCode(err) ?? '')) throw err;
     if (await unfencedLogin(systemPool)) {
       warn('the tenant login was refused and DATABASE_URL is outside row-level security: tenant routes share it', role);
-      return make(databaseUrl);
+      const shared = make(databaseUrl);
+      await checkSearchGrant(shared, decodeURIComponent(new URL(databaseUrl).username)).catch(async (e: unknown) => {
+        await shared.end().catch(() => undefined);
+        throw e;
+      });
+      return shared;
     }
     throw new Internal(
       `Postgres refused the tenant routes' login ${role} ` +

@@ -9,10 +9,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Internal } from '../../src/errors.js';
 import { listNodes } from '../../src/graph/queries.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
 import { createPool } from '../../src/store/db.js';
-import { tenantRoleUrl } from '../../src/store/tenant-role.js';
+import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { graphDb } from '../support/graph-db.js';
 
@@ -68,6 +69,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of held) c.release();
   for (const p of pools) await p.end();
+  // Its 3 000 nodes would otherwise weigh on the statistics other files' plans see.
+  if (a && b) await owner.query('DELETE FROM graph_nodes WHERE tenant_id = ANY($1)', [[a.tenantId, b.tenantId]]);
   await owner?.end();
   const c = new pg.Client({ connectionString: testDatabaseUrl() });
   await c.connect();
@@ -75,6 +78,17 @@ afterAll(async () => {
   await c.query(`DROP ROLE IF EXISTS ${role}_tenant`);
   await c.end();
 });
+
+/**
+ * Other files write nodes meanwhile (one shared database): their GIN entries wait in the
+ * pending lists, which the planner counts against the index. Merge them, as autovacuum does.
+ */
+async function mergePending(): Promise<void> {
+  await owner.query(`SELECT gin_clean_pending_list('graph_nodes_search'::regclass)`);
+  await owner.query(
+    `SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.relname = 'graph_nodes_search_cjk_trgm'`,
+  );
+}
 
 /** Index scans of `index` so far in the client's transaction. */
 async function scans(c: pg.PoolClient, index: string): Promise<number> {
@@ -96,6 +110,7 @@ async function asTenant<T>(tenantId: string, fn: (c: pg.PoolClient) => Promise<T
 
 describe('graph search under the tenant fence', () => {
   it('finds a rare word through the GIN index, the tenant’s own nodes only, page by page', async () => {
+    await mergePending();
     await asTenant(a.tenantId, async (c) => {
       const before = await scans(c, 'graph_nodes_search');
       const first = await listNodes(c, a.tenantId, { q: RARE, limit: 4 });
@@ -113,13 +128,16 @@ describe('graph search under the tenant fence', () => {
     });
   });
 
-  it('finds a CJK substring through the trigram index, filtered by kind and install', async () => {
+  it('finds a CJK substring through the trigram index, filtered by kind and install', async (ctx) => {
+    const { rows } = await owner.query(`SELECT to_regclass('graph_nodes_search_cjk_trgm') IS NOT NULL AS ok`);
+    // Migration 016 skips the index, with a warning, where pg_trgm cannot be created.
+    if (!rows[0].ok) ctx.skip();
+    await mergePending();
     await asTenant(a.tenantId, async (c) => {
-      const trgm = await c.query(`SELECT to_regclass('graph_nodes_search_cjk_trgm') IS NOT NULL AS ok`);
-      const before = trgm.rows[0].ok ? await scans(c, 'graph_nodes_search_cjk_trgm') : 0;
+      const before = await scans(c, 'graph_nodes_search_cjk_trgm');
       const page = await listNodes(c, a.tenantId, { q: '正午', kind: 'chat.message', installId: a.installId });
       expect(page.nodes.map((n) => n.props.text)).toEqual([`部署は正午に完了しました ${RARE}`]);
-      if (trgm.rows[0].ok) expect(await scans(c, 'graph_nodes_search_cjk_trgm')).toBeGreaterThan(before);
+      expect(await scans(c, 'graph_nodes_search_cjk_trgm')).toBeGreaterThan(before);
     });
   });
 
@@ -144,6 +162,32 @@ describe('graph search under the tenant fence', () => {
       await c.query('RESET ROLE');
     } finally {
       await owner.query(`DROP ROLE ${other}`);
+    }
+  });
+
+  it('a tenant login that may read the tables but not run the search stops the start, naming the grant', async () => {
+    const name = `connectors_nogrant_${randomBytes(4).toString('hex')}`;
+    const url = await ensureAppRole(testDatabaseUrl(), name, randomBytes(12).toString('hex'));
+    // The tables granted, as 013 does, but to the login itself: its group is not connectors_tenant.
+    await owner.query(`REVOKE connectors_tenant FROM ${name}_tenant`);
+    await owner.query(`GRANT USAGE ON SCHEMA public TO ${name}_tenant`);
+    await owner.query(`GRANT SELECT ON tenants TO ${name}_tenant`);
+    const system = createPool(url, { max: 1 });
+    try {
+      const opened = openTenantRolePool(
+        url,
+        system,
+        (u) => createPool(u, { max: 1 }),
+        () => undefined,
+      );
+      await expect(opened).rejects.toBeInstanceOf(Internal);
+      await expect(opened).rejects.toThrow(/graph_search_page/);
+    } finally {
+      await system.end();
+      await owner.query(`REVOKE SELECT ON tenants FROM ${name}_tenant`);
+      await owner.query(`REVOKE USAGE ON SCHEMA public FROM ${name}_tenant`);
+      await owner.query(`DROP ROLE ${name}_tenant`);
+      await owner.query(`DROP ROLE ${name}`);
     }
   });
 });

@@ -18,7 +18,8 @@
 -- The statement is built from fixed text and parameter numbers only (never from an
 -- argument) and planned with the arguments' values (EXECUTE ... USING), so a rare word
 -- takes the GIN index and a common one walks the listing index until the page is full.
--- search_path is pinned with pg_temp last: a caller cannot shadow the table.
+-- search_path is pinned with pg_temp last: a caller cannot shadow the table. ROWS: a page
+-- is at most 501 ids, so the caller's join reads them by primary key.
 CREATE FUNCTION graph_search_page(
   for_tenant uuid,
   q text,
@@ -29,7 +30,7 @@ CREATE FUNCTION graph_search_page(
   before_seq bigint,
   page_size integer
 ) RETURNS TABLE (node_id uuid)
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 100 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
   named uuid := nullif(current_setting('app.tenant_id', true), '')::uuid;
