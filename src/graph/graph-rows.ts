@@ -9,7 +9,7 @@
  * Postgres has statistics for the tables (autovacuum, on by default, keeps them).
  */
 import type { Queryable } from '../store/db.js';
-import { jsonText } from '../store/sanitize.js';
+import { jsonRowChunks } from '../store/sanitize.js';
 import type { Props, PropVersions } from './merge-props.js';
 
 export interface NodeKey {
@@ -88,30 +88,36 @@ export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly 
  */
 export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const { rowCount } = await tx.query(
-    `INSERT INTO graph_nodes
+  let inserted = 0;
+  for (const doc of nodeRowsJson(rows)) {
+    const { rowCount } = await tx.query(
+      `INSERT INTO graph_nodes
        (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
      SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
      FROM ROWS FROM (jsonb_to_recordset($4::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
           AS v(node_id, kind, external_id, props, prop_versions, search_text, touched, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
-    [owner.tenantId, owner.connectorId, owner.installId, nodeRowsJson(rows)],
-  );
-  return rowCount ?? 0;
+      [owner.tenantId, owner.connectorId, owner.installId, doc],
+    );
+    inserted += rowCount ?? 0;
+  }
+  return inserted;
 }
 
 export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.query(
-    `UPDATE graph_nodes g
+  for (const doc of nodeRowsJson(rows)) {
+    await tx.query(
+      `UPDATE graph_nodes g
      SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
          install_id = $1, connector_id = $2,
          updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
      FROM jsonb_to_recordset($3::jsonb) AS v(${NODE_ROW})
      WHERE g.node_id = v.node_id`,
-    [owner.installId, owner.connectorId, nodeRowsJson(rows)],
-  );
+      [owner.installId, owner.connectorId, doc],
+    );
+  }
 }
 
 /**
@@ -123,12 +129,14 @@ export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly No
  */
 export async function updateNodeVersions(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.query(
-    `UPDATE graph_nodes g SET prop_versions = v.prop_versions
+  for (const doc of jsonRowChunks(rows.map((r) => ({ node_id: r.nodeId, prop_versions: r.versions })))) {
+    await tx.query(
+      `UPDATE graph_nodes g SET prop_versions = v.prop_versions
      FROM jsonb_to_recordset($1::jsonb) AS v(node_id uuid, prop_versions jsonb)
      WHERE g.node_id = v.node_id`,
-    [jsonText(rows.map((r) => ({ node_id: r.nodeId, prop_versions: r.versions })))],
-  );
+      [doc],
+    );
+  }
 }
 
 function cmp(a: string, b: string): number {
@@ -138,13 +146,14 @@ function cmp(a: string, b: string): number {
 /**
  * Node rows as one JSON document for jsonb_to_recordset (issue 12): one native stringify of
  * the batch with props and versions nested as they are, instead of text arrays escaped
- * element by element by the driver and parsed twice by Postgres (array, then jsonb).
+ * element by element by the driver and parsed twice by Postgres (array, then jsonb). A
+ * batch too large for one jsonb value is split between rows (jsonRowChunks).
  */
 const NODE_ROW =
   'node_id uuid, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
 
-function nodeRowsJson(rows: readonly NodeRowWrite[]): string {
-  return jsonText(
+function nodeRowsJson(rows: readonly NodeRowWrite[]): string[] {
+  return jsonRowChunks(
     rows.map((r) => ({
       node_id: r.nodeId,
       kind: r.kind,
@@ -197,27 +206,33 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
 /** As `insertNodes`: fewer inserted than asked means a concurrent transaction won a row. */
 export async function insertEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const { rowCount } = await tx.query(
-    `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
+  let inserted = 0;
+  for (const doc of edgeRowsJson(rows)) {
+    const { rowCount } = await tx.query(
+      `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
      SELECT $1, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
      FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
           AS v(from_node, type, to_node, key, props, version, removed, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-    [tenantId, edgeRowsJson(rows)],
-  );
-  return rowCount ?? 0;
+      [tenantId, doc],
+    );
+    inserted += rowCount ?? 0;
+  }
+  return inserted;
 }
 
 export async function updateEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.query(
-    `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
+  for (const doc of edgeRowsJson(rows)) {
+    await tx.query(
+      `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
      FROM jsonb_to_recordset($2::jsonb) AS v(${EDGE_ROW})
      WHERE e.tenant_id = $1 AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
        AND e.key = v.key`,
-    [tenantId, edgeRowsJson(rows)],
-  );
+      [tenantId, doc],
+    );
+  }
 }
 
 function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
@@ -227,8 +242,8 @@ function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
 /** Edge rows as one JSON document, as node rows (nodeRowsJson). */
 const EDGE_ROW = 'from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
 
-function edgeRowsJson(rows: readonly StoredEdge[]): string {
-  return jsonText(
+function edgeRowsJson(rows: readonly StoredEdge[]): string[] {
+  return jsonRowChunks(
     rows.map((r) => ({
       from_node: r.from,
       type: r.type,

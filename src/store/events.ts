@@ -8,7 +8,7 @@
 import { BadRequest } from '../errors.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import { isUuid, toIso, type Queryable } from './db.js';
-import { jsonText, sanitizeText } from './sanitize.js';
+import { jsonRowChunks, jsonText, sanitizeText } from './sanitize.js';
 
 export interface StoredEvent {
   id: string;
@@ -91,8 +91,21 @@ export async function insertEvents(q: Queryable, events: readonly NewEvent[]): P
   // The rows as one JSON document (issue 12): one native stringify of the batch, payloads
   // nested as they are, instead of seven text arrays each escaped element by element;
   // Postgres parses it once. JSON null would become SQL NULL: hence the COALESCE.
-  const { rows } = await q.query<{ install_id: string; id: string }>(
-    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
+  const docs = jsonRowChunks(
+    events.map((ev, i) => ({
+      install_id: ev.install_id,
+      id: ids[i],
+      tenant_id: ev.tenant_id,
+      connector_id: ev.connector_id,
+      kind: ev.kind,
+      occurred_at: occurredAt(ev.occurred_at),
+      payload: ev.payload ?? null,
+    })),
+  );
+  const rows: Array<{ install_id: string; id: string }> = [];
+  for (const doc of docs) {
+    const res = await q.query<{ install_id: string; id: string }>(
+      `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
      SELECT v.install_id, v.id, v.tenant_id, v.connector_id, v.kind, v.occurred_at, COALESCE(v.payload, 'null')
      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
             install_id uuid, id text, tenant_id uuid, connector_id text, kind text, occurred_at timestamptz, payload jsonb
@@ -100,20 +113,10 @@ export async function insertEvents(q: Queryable, events: readonly NewEvent[]): P
      ORDER BY v.ord
      ON CONFLICT (install_id, id) DO NOTHING
      RETURNING install_id, id`,
-    [
-      jsonText(
-        events.map((ev, i) => ({
-          install_id: ev.install_id,
-          id: ids[i],
-          tenant_id: ev.tenant_id,
-          connector_id: ev.connector_id,
-          kind: ev.kind,
-          occurred_at: occurredAt(ev.occurred_at),
-          payload: ev.payload ?? null,
-        })),
-      ),
-    ],
-  );
+      [doc],
+    );
+    rows.push(...res.rows);
+  }
   const inserted = new Set(rows.map((r) => `${r.install_id}\u0000${r.id}`));
   return events.map((ev, i) => inserted.delete(`${ev.install_id}\u0000${ids[i]}`));
 }

@@ -5,6 +5,7 @@ import {
   decodeCursor,
   encodeCursor,
   insertEvent,
+  insertEvents,
   listEvents,
   storedEventKeys,
   type NewEvent,
@@ -76,6 +77,48 @@ describe('events', () => {
     ]);
     expect(rows[0].n).toBe(24_000_000);
   });
+
+  it('stores a batch in order, once per id, cleaning NUL and lone surrogates; null and absent values kept', async () => {
+    const inst = await freshInstall();
+    const batch = [
+      ev(inst, 'b1', { payload: { text: 'a\u0000b\ud800c', ['k\u0000']: 1 }, occurred_at: '2024-01-02T03:04:05.123Z' }),
+      ev(inst, 'b2\u0000', { payload: undefined as unknown as object, occurred_at: null }),
+      ev(inst, 'b1', { payload: { text: 'repeat' } }),
+      ev(inst, 'b3', { payload: { n: -0, list: [null, true, 1.5], at: new Date('2024-05-06T07:08:09.000Z') } }),
+    ];
+    expect(await insertEvents(pool, batch)).toEqual([true, true, false, true]);
+    // A replay of the batch stores nothing.
+    expect(await insertEvents(pool, batch)).toEqual([false, false, false, false]);
+    const { rows } = await pool.query(
+      'SELECT id, payload, occurred_at FROM events WHERE install_id = $1 ORDER BY received_at, seq',
+      [inst.install_id],
+    );
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(['b1', 'b2', 'b3']);
+    expect(rows[0]).toMatchObject({
+      payload: { text: 'ab\ufffdc', k: 1 },
+      occurred_at: new Date('2024-01-02T03:04:05.123Z'),
+    });
+    expect(rows[1]).toMatchObject({ payload: null, occurred_at: null });
+    expect(rows[2].payload).toEqual({ n: 0, list: [null, true, 1.5], at: '2024-05-06T07:08:09.000Z' });
+  });
+
+  it('stores a batch too large for one jsonb document, split between its events, in order', async () => {
+    const inst = await freshInstall();
+    // Two payloads of 20 M characters: 40 M in all, past JSON_ROWS_MAX_CHARS (32 M), so the
+    // rows go in two statements (jsonb itself would take up to 256 MB; the margin is for CJK).
+    const big = (c: string) => ({ diff: c.repeat(20_000_000) });
+    const batch = [ev(inst, 'x1', { payload: big('a') }), ev(inst, 'x2', { payload: big('b') }), ev(inst, 'x3')];
+    expect(await insertEvents(pool, batch)).toEqual([true, true, true]);
+    const { rows } = await pool.query(
+      `SELECT id, length(payload->>'diff') AS n FROM events WHERE install_id = $1 ORDER BY received_at, seq`,
+      [inst.install_id],
+    );
+    expect(rows).toEqual([
+      { id: 'x1', n: 20_000_000 },
+      { id: 'x2', n: 20_000_000 },
+      { id: 'x3', n: null },
+    ]);
+  }, 60_000);
 
   it('lists newest first with ISO timestamps and the contract fields', async () => {
     const inst = await freshInstall();

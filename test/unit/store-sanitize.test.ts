@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonText, sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
+import { jsonRowChunks, jsonText, sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
 
 describe('sanitizeText', () => {
   it('removes NUL', () => {
@@ -113,5 +113,23 @@ describe('jsonText', () => {
 
   it('converts toJSON values as JSON.stringify does', () => {
     expect(jsonText({ d: new Date('2024-01-02T03:04:05.000Z') })).toBe('{"d":"2024-01-02T03:04:05.000Z"}');
+  });
+});
+
+describe('jsonRowChunks', () => {
+  it('is one document for a usual batch', () => {
+    const rows = [{ a: 1 }, { b: 'x' }];
+    expect(jsonRowChunks(rows)).toEqual([JSON.stringify(rows)]);
+    expect(jsonRowChunks([])).toEqual(['[]']);
+  });
+
+  it('splits between rows past the limit, in order, a large row alone, each part clean', () => {
+    const rows = [{ t: 'a'.repeat(40) }, { t: 'b'.repeat(40) }, { t: `c\u0000${'c'.repeat(200)}` }, { t: 'd' }];
+    const chunks = jsonRowChunks(rows, 100);
+    expect(chunks.length).toBe(3);
+    for (const c of chunks) expect(c).not.toMatch(/\\u0000/);
+    const back = chunks.flatMap((c) => JSON.parse(c) as Array<{ t: string }>).map((r) => r.t);
+    expect(back).toEqual(['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(201), 'd']);
+    expect(chunks.slice(0, 1).every((c) => c.length <= 100)).toBe(true);
   });
 });
