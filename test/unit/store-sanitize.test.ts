@@ -111,8 +111,9 @@ describe('jsonText', () => {
     expect(JSON.parse(jsonText(lookalike))).toEqual(lookalike);
   });
 
-  it('converts toJSON values as JSON.stringify does', () => {
-    expect(jsonText({ d: new Date('2024-01-02T03:04:05.000Z') })).toBe('{"d":"2024-01-02T03:04:05.000Z"}');
+  it('converts toJSON values on the cleaning path as JSON.stringify does', () => {
+    const d = new Date('2024-01-02T03:04:05.000Z');
+    expect(jsonText({ d, t: 'a\u0000' })).toBe('{"d":"2024-01-02T03:04:05.000Z","t":"a"}');
   });
 });
 
