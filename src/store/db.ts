@@ -85,11 +85,7 @@ export async function withTx<T>(pool: Pool, fn: (client: PoolClient) => Promise<
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackErr) {
-        broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
-      }
+      broken = await rollbackOrDrop(client, err);
       if (attempt >= maxAttempts) throw err;
       if (!RETRYABLE_SQLSTATE.has(pgErrorCode(err) ?? '') && !opts.retryOn?.(err)) throw err;
     } finally {
@@ -97,6 +93,24 @@ export async function withTx<T>(pool: Pool, fn: (client: PoolClient) => Promise<
     }
     // Jittered backoff so two retrying transactions do not collide again in lockstep.
     await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+  }
+}
+
+/**
+ * Ends a failed transaction. Returns the error to release the client with (destroying it),
+ * or undefined when it may be reused. A query that outlived `query_timeout` still occupies
+ * its connection, so a ROLLBACK would only queue behind it and wait out a second timeout
+ * (INTERFACE §9.3's 2 s becoming 4): such a client is dropped at once instead, and the
+ * server rolls back when the connection goes.
+ */
+export async function rollbackOrDrop(client: PoolClient, err: unknown): Promise<Error | undefined> {
+  // pg gives this error no code; its message is fixed (pg/lib/client.js).
+  if (err instanceof Error && err.message === 'Query read timeout') return err;
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (rollbackErr) {
+    return rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
   }
 }
 

@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type pg from 'pg';
 import { Internal } from '../errors.js';
-import { isUuid } from './db.js';
+import { isUuid, rollbackOrDrop } from './db.js';
 
 const current = new AsyncLocalStorage<string>();
 
@@ -43,7 +43,7 @@ export function tenantScopedPool(pool: pg.Pool): pg.Pool {
       await client.query('COMMIT');
       return result;
     } catch (err) {
-      await client.query('ROLLBACK').catch((e: unknown) => (broken = e instanceof Error ? e : new Error(String(e))));
+      broken = await rollbackOrDrop(client, err);
       throw err;
     } finally {
       client.release(broken);
