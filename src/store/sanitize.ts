@@ -94,8 +94,14 @@ export const JSON_ROWS_MAX_CHARS = 32 * 1024 * 1024;
  * jsonb holds. A row larger than the limit goes alone (webhook bodies stay under 25 MiB).
  */
 export function jsonRowChunks(rows: readonly unknown[], maxChars = JSON_ROWS_MAX_CHARS): string[] {
-  const whole = jsonText(rows);
-  if (whole.length <= maxChars) return [whole];
+  let whole: string | null = null;
+  try {
+    whole = jsonText(rows);
+  } catch (err) {
+    // Past V8's longest string (about 512 M characters) as one text: row by row below.
+    if (!(err instanceof RangeError)) throw err;
+  }
+  if (whole !== null && whole.length <= maxChars) return [whole];
   const chunks: string[] = [];
   let part: string[] = [];
   let size = 0;

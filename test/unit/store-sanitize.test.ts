@@ -133,4 +133,18 @@ describe('jsonRowChunks', () => {
     expect(back).toEqual(['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(201), 'd']);
     expect(chunks.slice(0, 1).every((c) => c.length <= 100)).toBe(true);
   });
+
+  it('goes row by row when the batch cannot be one string', () => {
+    // Stands in for a batch past V8's longest string: stringified inside the array (key "0",
+    // "1"), it throws the RangeError V8 would; alone (key "") it is a small row.
+    const row = (n: number) => ({
+      toJSON: (key: string) => {
+        if (key !== '') throw new RangeError('Invalid string length');
+        return { n };
+      },
+    });
+    expect(jsonRowChunks([row(1), row(2)], 100)).toEqual(['[{"n":1},{"n":2}]']);
+    // A row that cannot be one string by itself still fails, as before.
+    expect(() => jsonRowChunks([{ toJSON: () => 'x'.repeat(-1) }])).toThrow(RangeError);
+  });
 });
