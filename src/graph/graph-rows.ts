@@ -9,7 +9,7 @@
  * Postgres has statistics for the tables (autovacuum, on by default, keeps them).
  */
 import type { Queryable } from '../store/db.js';
-import { jsonRowChunks } from '../store/sanitize.js';
+import { queryJsonRows } from '../store/json-rows.js';
 import type { Props, PropVersions } from './merge-props.js';
 
 export interface NodeKey {
@@ -88,36 +88,34 @@ export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly 
  */
 export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<number> {
   if (rows.length === 0) return 0;
-  let inserted = 0;
-  for (const doc of nodeRowsJson(rows)) {
-    const { rowCount } = await tx.query(
-      `INSERT INTO graph_nodes
+  const { rowCount } = await queryJsonRows(
+    tx,
+    rows.map(nodeRow),
+    `INSERT INTO graph_nodes
        (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
      SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
      FROM ROWS FROM (jsonb_to_recordset($4::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
           AS v(node_id, kind, external_id, props, prop_versions, search_text, touched, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
-      [owner.tenantId, owner.connectorId, owner.installId, doc],
-    );
-    inserted += rowCount ?? 0;
-  }
-  return inserted;
+    (doc) => [owner.tenantId, owner.connectorId, owner.installId, doc],
+  );
+  return rowCount;
 }
 
 export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  for (const doc of nodeRowsJson(rows)) {
-    await tx.query(
-      `UPDATE graph_nodes g
+  await queryJsonRows(
+    tx,
+    rows.map(nodeRow),
+    `UPDATE graph_nodes g
      SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
          install_id = $1, connector_id = $2,
          updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
      FROM jsonb_to_recordset($3::jsonb) AS v(${NODE_ROW})
      WHERE g.node_id = v.node_id`,
-      [owner.installId, owner.connectorId, doc],
-    );
-  }
+    (doc) => [owner.installId, owner.connectorId, doc],
+  );
 }
 
 /**
@@ -129,41 +127,34 @@ export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly No
  */
 export async function updateNodeVersions(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
-  for (const doc of jsonRowChunks(rows.map((r) => ({ node_id: r.nodeId, prop_versions: r.versions })))) {
-    await tx.query(
-      `UPDATE graph_nodes g SET prop_versions = v.prop_versions
+  await queryJsonRows(
+    tx,
+    rows.map((r) => ({ node_id: r.nodeId, prop_versions: r.versions })),
+    `UPDATE graph_nodes g SET prop_versions = v.prop_versions
      FROM jsonb_to_recordset($1::jsonb) AS v(node_id uuid, prop_versions jsonb)
      WHERE g.node_id = v.node_id`,
-      [doc],
-    );
-  }
+    (doc) => [doc],
+  );
 }
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * Node rows as one JSON document for jsonb_to_recordset (issue 12): one native stringify of
- * the batch with props and versions nested as they are, instead of text arrays escaped
- * element by element by the driver and parsed twice by Postgres (array, then jsonb). A
- * batch too large for one jsonb value is split between rows (jsonRowChunks).
- */
+/** A node row as the statements read it from JSON (store/json-rows.ts). */
 const NODE_ROW =
   'node_id uuid, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
 
-function nodeRowsJson(rows: readonly NodeRowWrite[]): string[] {
-  return jsonRowChunks(
-    rows.map((r) => ({
-      node_id: r.nodeId,
-      kind: r.kind,
-      external_id: r.externalId,
-      props: r.props,
-      prop_versions: r.versions,
-      search_text: r.searchText,
-      touched: r.touched,
-    })),
-  );
+function nodeRow(r: NodeRowWrite) {
+  return {
+    node_id: r.nodeId,
+    kind: r.kind,
+    external_id: r.externalId,
+    props: r.props,
+    prop_versions: r.versions,
+    search_text: r.searchText,
+    touched: r.touched,
+  };
 }
 
 export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
@@ -206,52 +197,48 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
 /** As `insertNodes`: fewer inserted than asked means a concurrent transaction won a row. */
 export async function insertEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<number> {
   if (rows.length === 0) return 0;
-  let inserted = 0;
-  for (const doc of edgeRowsJson(rows)) {
-    const { rowCount } = await tx.query(
-      `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
+  const { rowCount } = await queryJsonRows(
+    tx,
+    rows.map(edgeRow),
+    `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
      SELECT $1, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
      FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
           AS v(from_node, type, to_node, key, props, version, removed, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-      [tenantId, doc],
-    );
-    inserted += rowCount ?? 0;
-  }
-  return inserted;
+    (doc) => [tenantId, doc],
+  );
+  return rowCount;
 }
 
 export async function updateEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<void> {
   if (rows.length === 0) return;
-  for (const doc of edgeRowsJson(rows)) {
-    await tx.query(
-      `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
+  await queryJsonRows(
+    tx,
+    rows.map(edgeRow),
+    `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
      FROM jsonb_to_recordset($2::jsonb) AS v(${EDGE_ROW})
      WHERE e.tenant_id = $1 AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
        AND e.key = v.key`,
-      [tenantId, doc],
-    );
-  }
+    (doc) => [tenantId, doc],
+  );
 }
 
 function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
   return [keys.map((k) => k.from), keys.map((k) => k.type), keys.map((k) => k.to), keys.map((k) => k.key)];
 }
 
-/** Edge rows as one JSON document, as node rows (nodeRowsJson). */
+/** An edge row as the statements read it from JSON, as node rows. */
 const EDGE_ROW = 'from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
 
-function edgeRowsJson(rows: readonly StoredEdge[]): string[] {
-  return jsonRowChunks(
-    rows.map((r) => ({
-      from_node: r.from,
-      type: r.type,
-      to_node: r.to,
-      key: r.key,
-      props: r.props,
-      version: r.version,
-      removed: r.removed,
-    })),
-  );
+function edgeRow(r: StoredEdge) {
+  return {
+    from_node: r.from,
+    type: r.type,
+    to_node: r.to,
+    key: r.key,
+    props: r.props,
+    version: r.version,
+    removed: r.removed,
+  };
 }

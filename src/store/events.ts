@@ -8,7 +8,8 @@
 import { BadRequest } from '../errors.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import { isUuid, toIso, type Queryable } from './db.js';
-import { jsonRowChunks, jsonText, sanitizeText } from './sanitize.js';
+import { queryJsonRows } from './json-rows.js';
+import { jsonText, sanitizeText } from './sanitize.js';
 
 export interface StoredEvent {
   id: string;
@@ -80,6 +81,10 @@ export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> 
   return (rowCount ?? 0) > 0;
 }
 
+/** An event row as insertEvents reads it from JSON (json-rows.ts). */
+const EVENT_ROW =
+  'install_id uuid, id text, tenant_id uuid, connector_id text, kind text, occurred_at timestamptz, payload jsonb';
+
 /**
  * Group commit (ARCHITECTURE "Inbound" 2): inserts a batch of one install's events with
  * one statement, in order. Returns, per event, whether it was new; an event id repeated
@@ -88,10 +93,9 @@ export async function insertEvent(q: Queryable, ev: NewEvent): Promise<boolean> 
 export async function insertEvents(q: Queryable, events: readonly NewEvent[]): Promise<boolean[]> {
   if (events.length === 0) return [];
   const ids = events.map((ev) => sanitizeText(ev.id));
-  // The rows as one JSON document (issue 12): one native stringify of the batch, payloads
-  // nested as they are, instead of seven text arrays each escaped element by element;
-  // Postgres parses it once. JSON null would become SQL NULL: hence the COALESCE.
-  const docs = jsonRowChunks(
+  // The rows as JSON (json-rows.ts). JSON null would become SQL NULL: hence the COALESCE.
+  const { rows } = await queryJsonRows<{ install_id: string; id: string }>(
+    q,
     events.map((ev, i) => ({
       install_id: ev.install_id,
       id: ids[i],
@@ -101,22 +105,15 @@ export async function insertEvents(q: Queryable, events: readonly NewEvent[]): P
       occurred_at: occurredAt(ev.occurred_at),
       payload: ev.payload ?? null,
     })),
-  );
-  const rows: Array<{ install_id: string; id: string }> = [];
-  for (const doc of docs) {
-    const res = await q.query<{ install_id: string; id: string }>(
-      `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
+    `INSERT INTO events (install_id, id, tenant_id, connector_id, kind, occurred_at, payload)
      SELECT v.install_id, v.id, v.tenant_id, v.connector_id, v.kind, v.occurred_at, COALESCE(v.payload, 'null')
-     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (
-            install_id uuid, id text, tenant_id uuid, connector_id text, kind text, occurred_at timestamptz, payload jsonb
-          )) WITH ORDINALITY AS v(install_id, id, tenant_id, connector_id, kind, occurred_at, payload, ord)
+     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${EVENT_ROW}))
+          WITH ORDINALITY AS v(install_id, id, tenant_id, connector_id, kind, occurred_at, payload, ord)
      ORDER BY v.ord
      ON CONFLICT (install_id, id) DO NOTHING
      RETURNING install_id, id`,
-      [doc],
-    );
-    rows.push(...res.rows);
-  }
+    (doc) => [doc],
+  );
   const inserted = new Set(rows.map((r) => `${r.install_id}\u0000${r.id}`));
   return events.map((ev, i) => inserted.delete(`${ev.install_id}\u0000${ids[i]}`));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonRowChunks, jsonText, sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
+import { jsonRowChunks } from '../../src/store/json-rows.js';
+import { jsonText, sanitizeJson, sanitizeText } from '../../src/store/sanitize.js';
 
 describe('sanitizeText', () => {
   it('removes NUL', () => {
