@@ -14,6 +14,7 @@ import { listNodes } from '../../src/graph/queries.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
 import { createPool } from '../../src/store/db.js';
 import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
+import { dropAppRoles } from '../support/app-roles.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { graphDb } from '../support/graph-db.js';
 
@@ -72,11 +73,7 @@ afterAll(async () => {
   // Its 3 000 nodes would otherwise weigh on the statistics other files' plans see.
   if (a && b) await owner.query('DELETE FROM graph_nodes WHERE tenant_id = ANY($1)', [[a.tenantId, b.tenantId]]);
   await owner?.end();
-  const c = new pg.Client({ connectionString: testDatabaseUrl() });
-  await c.connect();
-  await c.query(`DROP ROLE IF EXISTS ${role}`);
-  await c.query(`DROP ROLE IF EXISTS ${role}_tenant`);
-  await c.end();
+  await dropAppRoles(role);
 });
 
 /**
@@ -186,8 +183,7 @@ describe('graph search under the tenant fence', () => {
       await system.end();
       await owner.query(`REVOKE SELECT ON tenants FROM ${name}_tenant`);
       await owner.query(`REVOKE USAGE ON SCHEMA public FROM ${name}_tenant`);
-      await owner.query(`DROP ROLE ${name}_tenant`);
-      await owner.query(`DROP ROLE ${name}`);
+      await dropAppRoles(name);
     }
   });
 });

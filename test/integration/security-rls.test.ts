@@ -24,6 +24,7 @@ import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { runInTenantScope, tenantScopedPool } from '../../src/store/tenant-scope.js';
 import { createTenant } from '../../src/store/tenants.js';
+import { dropAppRoles } from '../support/app-roles.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 
@@ -48,11 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of pools) await p.end();
   await owner?.end();
-  const c = new pg.Client({ connectionString: testDatabaseUrl() });
-  await c.connect();
-  await c.query(`DROP ROLE IF EXISTS ${role}`);
-  await c.query(`DROP ROLE IF EXISTS ${role}_tenant`);
-  await c.end();
+  await dropAppRoles(role);
 });
 
 async function seedTenant(name: string) {
