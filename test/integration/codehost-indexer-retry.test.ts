@@ -33,8 +33,10 @@ const TIMINGS: Partial<IndexerTimings> = {
   firstPollMs: 20,
   maxPollMs: 40,
   lockMs: 5000,
-  retryBaseMs: 40,
-  retryMaxMs: 160,
+  // Long enough that a test acts (reads the failure, uninstalls) before the retry fires even
+  // on a loaded machine: at 40 ms, CI once uninstalled while a retry was already running.
+  retryBaseMs: 500,
+  retryMaxMs: 2000,
   maxRetries: 3,
 };
 let pool: ReturnType<typeof createPool>;
