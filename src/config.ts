@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
 import { DEFAULT_COMMIT_SLOTS } from './runtime/commit-slots.js';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
 export type { NatsSettings } from './config-nats.js';
@@ -42,6 +43,8 @@ export interface Config {
   shards: number;
   /** Ingest batches a node commits at once (runtime/commit-slots.ts). */
   ingestCommitSlots: number;
+  /** How far V8's old generation may grow past its live set, in percent; 0 = V8's own choice (node/heap-growth.ts). */
+  heapGrowingPercent: number;
   leaseTtlMs: number;
   admin: { endpointsEnabled: boolean; apiToken: string | null };
   chatapp: {
@@ -197,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     },
     shards: e.SERVICE_SHARDS ?? 64,
     ingestCommitSlots: e.SERVICE_INGEST_COMMIT_SLOTS ?? DEFAULT_COMMIT_SLOTS,
+    heapGrowingPercent: e.SERVICE_HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,
     leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
     admin: {
       endpointsEnabled: e.SERVICE_ADMIN_ENDPOINTS === '1',

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
+import { limitHeapGrowth } from '../node/heap-growth.js';
 import { startNode, type Role } from '../node.js';
 import { stopSignal } from '../signals.js';
 import { UsageError, type Command } from './command.js';
@@ -13,6 +14,7 @@ export const serveCommand: Command = {
   async run(values, env) {
     const roles = parseRoles((values.roles as string | undefined) ?? 'edge,actors');
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
+    limitHeapGrowth(config.heapGrowingPercent);
     const log = createLogger({ level: config.logLevel, node: config.nodeId });
     const stop = stopSignal();
     const node = await startNode(config, { roles, log });

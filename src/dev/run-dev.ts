@@ -21,6 +21,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { startNode } from '../node.js';
+import { limitHeapGrowth } from '../node/heap-growth.js';
 import { ensureAppRole } from '../store/app-role.js';
 import { createPool, type Queryable } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
@@ -91,6 +92,7 @@ export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Pro
       },
       { requireDatabase: true, requireMasterKey: true },
     );
+    limitHeapGrowth(config.heapGrowingPercent);
     const node = await startNode(config, { roles: ['edge', 'actors'], log });
     const ready: Record<string, unknown> = {
       url: node.url,
