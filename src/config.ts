@@ -43,7 +43,7 @@ export interface Config {
   shards: number;
   /** Ingest batches a node commits at once (runtime/commit-slots.ts). */
   ingestCommitSlots: number;
-  /** How far V8's old generation may grow past its live set, in percent; 0 = V8's own choice (node/heap-growth.ts). */
+  /** V8's old-generation growing factor in percent over the live set; 0 = V8's own (node/heap-growth.ts). */
   heapGrowingPercent: number;
   leaseTtlMs: number;
   admin: { endpointsEnabled: boolean; apiToken: string | null };
@@ -130,6 +130,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
   }
   if (e.SERVICE_METRICS_PORT !== undefined && e.SERVICE_METRICS_PORT === (e.PORT ?? 8080)) {
     throw new ConfigError('SERVICE_METRICS_PORT', 'must differ from PORT');
+  }
+  // Below 10 % the old generation would be collected almost all the time.
+  const heapGrowth = e.SERVICE_HEAP_GROWING_PERCENT;
+  if (heapGrowth !== undefined && heapGrowth > 0 && heapGrowth < 10) {
+    throw new ConfigError('SERVICE_HEAP_GROWING_PERCENT', 'must be 0 (V8 decides) or from 10 to 1000');
   }
 
   const natsServers = (e.NATS_URL ?? 'nats://127.0.0.1:4222')

@@ -14,8 +14,9 @@ export const serveCommand: Command = {
   async run(values, env) {
     const roles = parseRoles((values.roles as string | undefined) ?? 'edge,actors');
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-    limitHeapGrowth(config.heapGrowingPercent);
+    const heapGrowingPercent = limitHeapGrowth(config.heapGrowingPercent);
     const log = createLogger({ level: config.logLevel, node: config.nodeId });
+    if (heapGrowingPercent !== null) log.info({ heapGrowingPercent }, 'V8 old generation grows by a fixed factor');
     const stop = stopSignal();
     const node = await startNode(config, { roles, log });
     await stop;

@@ -110,7 +110,8 @@ export async function listNodes(q: Queryable, tenantId: string, opts: ListNodesO
  * A page of nodes matching `q`: their ids come from graph_search_page (migration 017), which
  * can use the search indexes on the tenant routes, where row-level security kept Postgres
  * from using them; the rows are then read through the fence as every other read.
- * INTERFACE §3: full-text match of the node's vector, stemmed with and without stop words (migration 018);
+ * INTERFACE §3: full-text match of the node's vector (stems, stop words kept), `q` read with and without
+ * stop words (migration 018);
  * websearch_to_tsquery never fails on odd input, and text without words ("%", "_") makes an
  * empty query matching nothing. INTERFACE §9.5: CJK runs match as substrings (016).
  */

@@ -1,6 +1,6 @@
 /**
  * The text `q` searches (INTERFACE §3: "full-text match on the node's text"), drawn from a
- * node's props. Postgres turns it into a tsvector (migration 004), which must stay under
+ * node's props. Postgres turns it into a tsvector (migrations 004, 018), which must stay under
  * 1 MB, so the text is capped; a PR's diff is deliberately not searched (up to 1 MB of code
  * would drown every word query and blow the cap).
  */

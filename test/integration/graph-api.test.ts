@@ -197,7 +197,7 @@ describe('full-text search (q)', () => {
     expect(await search(a, '"release tonight"')).toEqual(['Deploying the café release tonight']);
     expect(await search(a, 'tonight -café')).toEqual([]);
     expect(await search(a, 'throttling')).toEqual(['Add login throttling']);
-    // A stop word is still a word ('simple' keeps it), so it finds text, never everything.
+    // A stop word is still a word (the vector keeps it, migration 018), so it finds text, never everything.
     expect(await search(a, 'the')).toEqual([
       'a reply in the thread',
       'the alpha build is green',
@@ -206,6 +206,8 @@ describe('full-text search (q)', () => {
     // Stop words the text lacks do not narrow a search of words it has.
     expect(await search(a, 'an alpha build')).toEqual(['the alpha build is green']);
     expect(await search(a, '"alpha build was green"')).toEqual(['the alpha build is green']);
+    // A negated word excludes its other forms too.
+    expect(await search(a, 'tonight -deploy')).toEqual([]);
   });
 
   it('never treats LIKE or tsquery syntax in the input as a wildcard', async () => {

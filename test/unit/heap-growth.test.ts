@@ -1,7 +1,7 @@
 /** SERVICE_HEAP_GROWING_PERCENT: the setting and when it is applied (src/node/heap-growth.ts). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DEFAULT_HEAP_GROWING_PERCENT, limitHeapGrowth } from '../../src/node/heap-growth.js';
+import { DEFAULT_HEAP_GROWING_PERCENT, LARGE_HEAP_LIMIT_BYTES, limitHeapGrowth } from '../../src/node/heap-growth.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 const base = { SERVICE_MASTER_KEY: TEST_MASTER_KEY };
@@ -14,7 +14,7 @@ describe('SERVICE_HEAP_GROWING_PERCENT', () => {
     expect(loadConfig({ ...base, SERVICE_HEAP_GROWING_PERCENT: '250' }).heapGrowingPercent).toBe(250);
   });
 
-  it.each(['-1', '1001', '1.5', 'lots'])('refuses %j naming the setting', (v) => {
+  it.each(['-1', '5', '1001', '1.5', 'lots'])('refuses %j naming the setting', (v) => {
     let caught: unknown;
     try {
       loadConfig({ ...base, SERVICE_HEAP_GROWING_PERCENT: v });
@@ -27,13 +27,17 @@ describe('SERVICE_HEAP_GROWING_PERCENT', () => {
 });
 
 describe('limitHeapGrowth', () => {
-  it('leaves V8 alone at 0 and when node was given the flag itself', () => {
-    expect(limitHeapGrowth(0, [])).toBeNull();
-    expect(limitHeapGrowth(100, ['--heap-growing-percent=300'])).toBeNull();
-    expect(limitHeapGrowth(100, ['--heap_growing_percent', '300'])).toBeNull();
+  const large = LARGE_HEAP_LIMIT_BYTES;
+
+  it('leaves V8 alone at 0, when node was given the flag itself, and on a heap below 2 GiB', () => {
+    expect(limitHeapGrowth(0, { execArgv: [], heapLimitBytes: large })).toBeNull();
+    expect(limitHeapGrowth(100, { execArgv: ['--heap-growing-percent=300'], heapLimitBytes: large })).toBeNull();
+    expect(limitHeapGrowth(100, { execArgv: ['--heap_growing_percent', '300'], heapLimitBytes: large })).toBeNull();
+    // A 512 MiB container: V8's own factor is at most about 1.3 there, below 2.
+    expect(limitHeapGrowth(100, { execArgv: [], heapLimitBytes: 256 * 1024 ** 2 })).toBeNull();
   });
 
   it('sets the flag otherwise', () => {
-    expect(limitHeapGrowth(100, ['--enable-source-maps'])).toBe(100);
+    expect(limitHeapGrowth(100, { execArgv: ['--enable-source-maps'], heapLimitBytes: large })).toBe(100);
   });
 });

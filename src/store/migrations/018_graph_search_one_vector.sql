@@ -25,10 +25,20 @@
 -- being smaller); on a large graph, run `migrate` in a quiet moment. The table's grants and
 -- row-level security cover the new column with no change; CREATE OR REPLACE keeps the
 -- search function's owner and grants (017).
-CREATE TEXT SEARCH DICTIONARY connectors_english_all (TEMPLATE = snowball, Language = english);
-CREATE TEXT SEARCH CONFIGURATION connectors_search (COPY = pg_catalog.english);
-ALTER TEXT SEARCH CONFIGURATION connectors_search
-  ALTER MAPPING REPLACE english_stem WITH connectors_english_all;
+CREATE TEXT SEARCH DICTIONARY public.connectors_english_all (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION public.connectors_search (COPY = pg_catalog.english);
+ALTER TEXT SEARCH CONFIGURATION public.connectors_search
+  ALTER MAPPING REPLACE english_stem WITH public.connectors_english_all;
+
+-- The rewrite below compresses the existing rows' vectors as this transaction's default says:
+-- lz4, like the column's later writes (015), where the server has it.
+DO $$
+BEGIN
+  PERFORM set_config('default_toast_compression', 'lz4', true);
+EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+  RAISE WARNING 'lz4 compression not available (%): search stays pglz-compressed', SQLERRM;
+END
+$$;
 
 DROP INDEX graph_nodes_search;
 ALTER TABLE graph_nodes DROP COLUMN search;
@@ -41,9 +51,15 @@ DO $$
 BEGIN
   ALTER TABLE graph_nodes ALTER COLUMN search SET COMPRESSION lz4;
 EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
-  RAISE WARNING 'lz4 compression not available (%): search stays pglz-compressed', SQLERRM;
+  NULL; -- warned above
 END
 $$;
+
+-- Dropping the column dropped its statistics, and a rewrite does not count towards
+-- autovacuum's analyze: without this, the planner would take every word for a rare one
+-- until a tenth of the graph had changed, and 017's choice between the GIN index and the
+-- newest-first walk would go wrong for common words.
+ANALYZE graph_nodes;
 
 -- As 017, with the query of the new vector (the header above).
 CREATE OR REPLACE FUNCTION graph_search_page(
