@@ -205,6 +205,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       attempts: ingestAttempts(deps.dedup, n.ingestStream),
       storedEvents: pgStoredEventsPort(pool),
       commitSlots: config.ingestCommitSlots,
+      maxInFlight: config.ingestMaxInFlight,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.resumeShards?.(new Set([shard]));

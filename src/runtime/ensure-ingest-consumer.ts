@@ -55,19 +55,3 @@ export async function ensureIngestConsumer(
     await jsm.consumers.update(names.ingestStream, durable, tunable);
   }
 }
-
-/**
- * How the shard owner pulls. A pull request lives on the consumer's leader: when that
- * nats-server dies, the request dies with it and nothing arrives until the client notices.
- * nats.js notices after two missed idle heartbeats (default half the 30 s expiry, so 30 s;
- * on a 3-node 2.9.10 cluster a shard stood still that long after its consumer leader was
- * killed) and then pulls again from the new leader. Heartbeats every 1 s and requests of
- * 10 s bring that down to about 2 s, for one heartbeat a second per idle shard.
- */
-export function ingestPullOptions(maxAckPending: number): {
-  max_messages: number;
-  expires: number;
-  idle_heartbeat: number;
-} {
-  return { max_messages: Math.min(1000, maxAckPending), expires: 10_000, idle_heartbeat: 1_000 };
-}

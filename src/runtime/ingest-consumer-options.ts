@@ -4,6 +4,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { CommitSlots } from './commit-slots.js';
+import type { IngestBuffer } from './ingest-buffer.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
@@ -31,6 +32,11 @@ export interface ShardIngestConsumerOptions {
    * Default: DEFAULT_COMMIT_SLOTS of its own.
    */
   slots?: CommitSlots;
+  /**
+   * Events the node holds at once across its shards (ingest-buffer.ts), shared by them.
+   * Default: DEFAULT_INGEST_MAX_IN_FLIGHT of its own.
+   */
+  buffer?: IngestBuffer;
   maxDeliver?: number;
   /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
   flush?: (() => Promise<void>) | null;
@@ -40,7 +46,11 @@ export interface ShardIngestConsumerOptions {
   storedEvents?: StoredEventsPort | null;
   /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
   ackWaitMs?: number;
-  /** Events one shard holds at most: 2 batches' worth (default 1024), so a backlog does not fill the node's memory. */
+  /**
+   * Events one shard holds at most, enforced by the server: 2 batches' worth (default 1024),
+   * so the next batch of a busy install gathers while one commits. The node's `buffer` bounds
+   * all its shards together.
+   */
   maxAckPending?: number;
   /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
   nakBaseMs?: number;

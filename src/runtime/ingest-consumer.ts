@@ -14,12 +14,14 @@
  * - Only the ack of an event with a blob is confirmed (ackAck) before its blob goes. A
  *   crash between commit and ack replays, so `deliver` must be idempotent.
  */
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
-import { ensureIngestConsumer, ingestPullOptions } from './ensure-ingest-consumer.js';
+import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './ingest-buffer.js';
 import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
 import { InstallLanes } from './ingest-lanes.js';
+import { ShardPuller } from './ingest-pull.js';
 import { decideTakeover } from './ingest-takeover.js';
 import { findUnsettled } from './ingest-unsettled.js';
 import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
@@ -30,18 +32,17 @@ export type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consume
 
 /** Attempts after which an unsettled event runs alone (a first retry still batches). */
 const SUSPECT_AFTER = 2;
-const NOT_RECEIVING = new Set(['heartbeats_missed', 'consumer_deleted', 'consumer_not_found', 'stream_not_found']);
 
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
   private readonly log: Logger;
   private readonly lanes: InstallLanes;
   private readonly settler: IngestSettler;
-  /** Every event in our hands (queued, held or delivering), by stream sequence. */
-  private readonly tracked = new Map<number, Tracked>();
+  /** Every event in our hands (queued, held or delivering), by stream sequence; counted in the node's buffer. */
+  private readonly tracked: HeldEvents<Tracked>;
   /** Events of each lane waiting for its next batch, in stream order; a lane here has a drain queued. */
   private readonly pending = new Map<string, Tracked[]>();
-  private messages: ConsumerMessages | null = null;
+  private puller: ShardPuller | null = null;
   private pump: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private stopping = false;
@@ -62,7 +63,9 @@ export class ShardIngestConsumer {
       onRefused: () => undefined,
       ...opts,
       slots: opts.slots ?? new CommitSlots(DEFAULT_COMMIT_SLOTS),
+      buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
     };
+    this.tracked = new HeldEvents<Tracked>(this.o.buffer);
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes((err) => this.log.error({ err }, 'ingest lane task failed'));
     this.settler = new IngestSettler({
@@ -95,23 +98,15 @@ export class ShardIngestConsumer {
         'unsettled ingest events of an earlier owner',
       );
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(shard));
-    const messages = await consumer.consume(ingestPullOptions(maxAckPending));
-    this.messages = messages;
-    this.pump = (async () => {
-      try {
-        for await (const m of messages) this.dispatch(m);
-      } catch (err) {
-        this.log.error({ err }, 'ingest consumer failed');
-      }
-      // Unacked events come back after ack_wait to whoever consumes next.
-      if (!this.stopping) this.log.error('ingest consumer stopped pulling; release and re-acquire the shard');
-    })();
-    void (async () => {
-      for await (const s of messages.status()) {
-        if (NOT_RECEIVING.has(s.type))
-          this.log.warn({ status: s }, 'ingest consumer is not receiving; it retries by itself');
-      }
-    })();
+    const puller = new ShardPuller({
+      consumer,
+      buffer: this.o.buffer,
+      log: this.log,
+      dispatch: (m) => this.dispatch(m),
+      nextRedelivery: () => this.lanes.nextRedelivery(),
+    });
+    this.puller = puller;
+    this.pump = puller.run();
     // +WPI for what we hold, so a slow delivery or a held event is not redelivered meanwhile.
     this.timer = setInterval(() => this.keepAlive(), Math.max(250, Math.floor(ackWaitMs / 3)));
     this.timer.unref();
@@ -121,7 +116,7 @@ export class ShardIngestConsumer {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
-      await this.messages?.close();
+      await this.puller?.stop();
       await this.pump;
       this.lanes.releaseAll();
       await Promise.allSettled(this.lanes.tails());
@@ -129,6 +124,9 @@ export class ShardIngestConsumer {
       // Unconfirmed acks must reach the server before the next owner looks for unsettled events.
       await this.o.flush?.().catch(() => undefined);
       if (this.timer) clearInterval(this.timer);
+      // Every path above settles what it held; this only keeps a leak from shrinking the node's buffer.
+      if (this.tracked.size > 0) this.log.warn({ held: this.tracked.size }, 'ingest events still held after stop');
+      this.tracked.clear();
     })();
     return this.stopped;
   }

@@ -67,6 +67,14 @@ export class InstallLanes {
     return first;
   }
 
+  /** Epoch ms of the earliest redelivery a lane waits for, or null (ingest-pull.ts asks for it when due). */
+  nextRedelivery(): number | null {
+    let next: number | null = null;
+    for (const lane of this.lanes.values())
+      for (const b of lane.blocks.values()) if (next === null || b.redeliverAt < next) next = b.redeliverAt;
+    return next;
+  }
+
   block(key: string, seq: number, redeliverAt: number): void {
     const lane = this.lane(key);
     // The same event failing again keeps its waiters.

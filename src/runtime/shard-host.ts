@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent, StoredEventsPort } from './ports.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, IngestBuffer } from './ingest-buffer.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
@@ -42,6 +43,8 @@ export interface ShardHostOptions {
   storedEvents?: StoredEventsPort | null;
   /** Ingest batches committing at once across all shards of this node (commit-slots.ts). */
   commitSlots?: number;
+  /** Ingest events held at once across all shards of this node (ingest-buffer.ts). */
+  maxInFlight?: number;
 }
 
 const FLUSH_TIMEOUT_MS = 2_000;
@@ -56,9 +59,11 @@ export class ShardHost implements ShardListener {
   /** Counts of consumers already stopped, so totals stay monotonic across shard moves. */
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
   private readonly slots: CommitSlots;
+  private readonly buffer: IngestBuffer;
 
   constructor(private readonly o: ShardHostOptions) {
     this.slots = new CommitSlots(o.commitSlots ?? DEFAULT_COMMIT_SLOTS);
+    this.buffer = new IngestBuffer(o.maxInFlight ?? DEFAULT_INGEST_MAX_IN_FLIGHT);
   }
 
   async acquire(shard: number): Promise<void> {
@@ -87,6 +92,7 @@ export class ShardHost implements ShardListener {
       attempts: this.o.attempts ?? null,
       storedEvents: this.o.storedEvents ?? null,
       slots: this.slots,
+      buffer: this.buffer,
       // The connection's PING round trip, given up after a while: a stop must not hang on a dead server.
       flush: () => within(this.o.nc.flush(), FLUSH_TIMEOUT_MS, 'the NATS flush'),
     });

@@ -14,12 +14,13 @@ import { CommitSlots } from '../../src/runtime/commit-slots.js';
 import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
 import type { IngestDeliveryMeta } from '../../src/runtime/ingest-settle.js';
 import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
-import { type BlobPort, type DeadLetterPort, type IngestEvent } from '../../src/runtime/ports.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
 import { until } from '../support/until.js';
 import { eachEvent } from '../support/each-event.js';
+import { memoryBlobs, memoryDeadLetters } from '../support/ingest-ports.js';
 
 const log = createLogger({ level: 'silent', node: 'test' });
 
@@ -506,36 +507,3 @@ describe('integration: ingest across a nats-server crash (private server)', () =
     },
   );
 });
-
-// In-memory ports (the Postgres ones are tested with the store) and a polling wait.
-
-function memoryBlobs(): BlobPort & { size(): number } {
-  const store = new Map<string, Uint8Array>();
-  let next = 0;
-  return {
-    async put(data) {
-      const ref = `blob-${++next}`;
-      store.set(ref, data.slice());
-      return ref;
-    },
-    async get(ref) {
-      return store.get(ref) ?? null;
-    },
-    async delete(ref) {
-      store.delete(ref);
-    },
-    size: () => store.size,
-  };
-}
-
-type DeadLetter = Parameters<DeadLetterPort['record']>[0];
-
-function memoryDeadLetters(): DeadLetterPort & { records: DeadLetter[] } {
-  const records: DeadLetter[] = [];
-  return {
-    records,
-    async record(d) {
-      records.push(d);
-    },
-  };
-}

@@ -1,0 +1,137 @@
+/**
+ * How a shard owner pulls its slice of the ingest stream: one pull request at a time, each
+ * asking for no more events than the node has room for (ingest-buffer.ts), so the events a
+ * node holds stay bounded however many shards it owns.
+ *
+ * - Sizes adapt: a request filled at once (a backlog) makes the next one twice as large, up
+ *   to PULL_MAX; one that ended short makes the next one about what it got. An idle shard
+ *   so reserves PULL_MIN places, and a busy one pulls in large requests.
+ * - While the node is full, a shard waits for room, except when an event its lanes wait
+ *   for is due back from the server (a nak'd event, or one an earlier owner left): it then
+ *   asks for one event, which the server serves from its redeliveries first. Without this,
+ *   a node full of events waiting for their redelivery would wait for ever.
+ * - A request lives on the consumer's leader: when that nats-server dies, the request dies
+ *   with it. Heartbeats every second end the request after two missed (about 2 s, where
+ *   the 30 s default stood still for 30 s on a 3-node 2.9.10 cluster) and the next request
+ *   goes to the new leader. Requests last 10 s, so an idle shard costs one request per 10 s.
+ */
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { deferred, type Deferred } from '@nats-io/transport-node';
+import type { Logger } from '../log.js';
+import type { IngestBuffer } from './ingest-buffer.js';
+
+export const PULL_MIN = 8;
+export const PULL_MAX = 256;
+const EXPIRES_MS = 10_000;
+const HEARTBEAT_MS = 1_000;
+const BACKOFF_MIN_MS = 250;
+const BACKOFF_MAX_MS = 5_000;
+/** A failing pull is logged when it starts failing, then at most this often. */
+const FAILURE_LOG_EVERY_MS = 30_000;
+
+export interface ShardPullerOptions {
+  consumer: Consumer;
+  buffer: IngestBuffer;
+  log: Logger;
+  /** Takes one pulled message into the shard's hands. */
+  dispatch(m: JsMsg): void;
+  /** Epoch ms of the earliest redelivery the shard's lanes wait for, or null. */
+  nextRedelivery(): number | null;
+}
+
+export class ShardPuller {
+  private stopping = false;
+  private readonly stopped: Deferred<void> = deferred<void>();
+  private current: ConsumerMessages | null = null;
+
+  constructor(private readonly o: ShardPullerOptions) {}
+
+  /** Pull until `stop`; never throws (failures are logged and retried with backoff). */
+  async run(): Promise<void> {
+    let size = PULL_MIN;
+    let failures = 0;
+    let lastLogged = 0;
+    while (!this.stopping) {
+      const ask = await this.room(size);
+      if (ask === null) break;
+      const { n, reserved } = ask;
+      let left = reserved;
+      let got = 0;
+      try {
+        const messages = await this.o.consumer.fetch({
+          max_messages: n,
+          expires: EXPIRES_MS,
+          idle_heartbeat: HEARTBEAT_MS,
+        });
+        this.current = messages;
+        if (this.stopping) await messages.close();
+        for await (const m of messages) {
+          if (left > 0) {
+            left--;
+            this.o.buffer.unreserve(1);
+          }
+          got++;
+          this.o.dispatch(m);
+        }
+        if (failures > 0) this.o.log.info({ failures }, 'ingest pull works again');
+        failures = 0;
+      } catch (err) {
+        failures++;
+        if (this.stopping) break;
+        const now = Date.now();
+        if (failures === 1 || now - lastLogged >= FAILURE_LOG_EVERY_MS) {
+          lastLogged = now;
+          this.o.log.warn({ err, failures }, 'ingest pull failed; retrying');
+        }
+        await this.sleep(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)));
+      } finally {
+        this.current = null;
+        this.o.buffer.unreserve(left);
+      }
+      size = got >= n ? Math.min(PULL_MAX, n * 2) : Math.max(PULL_MIN, got);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.stopped.resolve();
+    await this.current?.close();
+  }
+
+  /**
+   * What to ask for next, once the node has room (or an awaited redelivery is due), with
+   * its places reserved already: reserving after an `await` would let another shard take
+   * the same room. Null when stopping.
+   */
+  private async room(size: number): Promise<{ n: number; reserved: number } | null> {
+    for (;;) {
+      if (this.stopping) return null;
+      const free = this.o.buffer.free();
+      if (free > 0) {
+        const n = Math.min(size, free);
+        this.o.buffer.reserve(n);
+        return { n, reserved: n };
+      }
+      const due = this.o.nextRedelivery();
+      const now = Date.now();
+      if (due !== null && due <= now) return { n: 1, reserved: 0 };
+      const until = due === null ? null : delay(due - now);
+      await Promise.race([this.o.buffer.room() ?? Promise.resolve(), this.stopped, ...(until ? [until.done] : [])]);
+      until?.cancel();
+    }
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    const d = delay(ms);
+    await Promise.race([this.stopped, d.done]);
+    d.cancel();
+  }
+}
+
+function delay(ms: number): { done: Promise<void>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const done = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return { done, cancel: () => clearTimeout(timer) };
+}
