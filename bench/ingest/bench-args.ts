@@ -18,6 +18,8 @@ export interface BenchArgs {
   pacedRate: number | undefined;
   drainEvents: number;
   keepDb: boolean;
+  /** SERVICE_INGEST_MAX_IN_FLIGHT of every node; null: the service's default. */
+  maxInFlight: number | null;
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
 }
@@ -38,6 +40,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       paced: { type: 'string', default: '50,90' },
       'drain-events': { type: 'string', default: '20000' },
       'node-flags': { type: 'string', default: '' },
+      'max-in-flight': { type: 'string' },
     },
   });
   const durationS = Number(args.duration);
@@ -61,6 +64,9 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const drainEvents = Number(args['drain-events']);
   if (!(Number.isInteger(drainEvents) && drainEvents >= 1 && drainEvents <= 1_000_000))
     throw new Error('--drain-events must be 1-1000000');
+  const maxInFlight = args['max-in-flight'] === undefined ? null : Number(args['max-in-flight']);
+  if (maxInFlight !== null && !(Number.isInteger(maxInFlight) && maxInFlight >= 64 && maxInFlight <= 1_000_000))
+    throw new Error('--max-in-flight must be 64-1000000 (SERVICE_INGEST_MAX_IN_FLIGHT)');
   const extraFlags = args['node-flags'].split(' ').filter((f) => f !== '');
   if (!extraFlags.every((f) => /^--[a-z0-9-]+(=[A-Za-z0-9._-]+)?$/.test(f)))
     throw new Error('--node-flags takes node options separated by spaces, e.g. --node-flags=--max-semi-space-size=8');
@@ -75,6 +81,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
     pacedRate,
     drainEvents,
     keepDb: args['keep-db'],
+    maxInFlight,
     nodeFlags: [
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),

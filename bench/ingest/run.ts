@@ -9,7 +9,7 @@
  *   npm run bench -- [--duration 20] [--connections 64] [--only baseline,alone,drain,edge1,edge2,split]
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
- *                    [--node-flags=--max-semi-space-size=8]
+ *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
@@ -84,6 +84,7 @@ function nodeEnv(namespace: string): Record<string, string> {
     SERVICE_NAMESPACE: namespace,
     SERVICE_MASTER_KEY: masterKey,
     SERVICE_SHARDS: String(shards),
+    ...(args.maxInFlight === null ? {} : { SERVICE_INGEST_MAX_IN_FLIGHT: String(args.maxInFlight) }),
     LOG_LEVEL: 'warn',
     // The five code-host settings (spec §8); the API and indexer URLs point at a closed
     // local port: `issues` webhooks make no upstream call, and nothing may leave the host.

@@ -18,7 +18,8 @@ export const DEFAULT_INGEST_MAX_IN_FLIGHT = 4096;
 export class IngestBuffer {
   private held = 0;
   private reserved = 0;
-  private waiters: Array<() => void> = [];
+  /** Who waits for room, with the room each waits for. */
+  private readonly waiters = new Map<() => void, number>();
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1)
@@ -57,17 +58,27 @@ export class IngestBuffer {
     this.wake();
   }
 
-  /** Null when there is room now; otherwise resolves once there is some. */
-  room(): Promise<void> | null {
-    if (this.free() > 0) return null;
-    return new Promise<void>((resolve) => this.waiters.push(resolve));
+  /**
+   * Call `wake` once `least` places are free (at once when they are now). Returns the
+   * function that takes it off the list, for a waiter that stops waiting for another reason.
+   */
+  onRoom(wake: () => void, least = 1): () => void {
+    if (this.free() >= least) {
+      wake();
+      return () => undefined;
+    }
+    this.waiters.set(wake, least);
+    return () => this.waiters.delete(wake);
   }
 
   private wake(): void {
-    if (this.waiters.length === 0 || this.free() === 0) return;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
+    if (this.waiters.size === 0) return;
+    const free = this.free();
+    for (const [w, least] of this.waiters) {
+      if (free < least) continue;
+      this.waiters.delete(w);
+      w();
+    }
   }
 }
 

@@ -67,7 +67,10 @@ export class ShardIngestConsumer {
     };
     this.tracked = new HeldEvents<Tracked>(this.o.buffer);
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
-    this.lanes = new InstallLanes((err) => this.log.error({ err }, 'ingest lane task failed'));
+    this.lanes = new InstallLanes(
+      (err) => this.log.error({ err }, 'ingest lane task failed'),
+      () => this.puller?.nudge(),
+    );
     this.settler = new IngestSettler({
       log: this.log,
       lanes: this.lanes,
@@ -104,6 +107,7 @@ export class ShardIngestConsumer {
       log: this.log,
       dispatch: (m) => this.dispatch(m),
       nextRedelivery: () => this.lanes.nextRedelivery(),
+      held: () => this.tracked.size,
     });
     this.puller = puller;
     this.pump = puller.run();

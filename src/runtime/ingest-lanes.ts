@@ -32,8 +32,14 @@ interface Lane {
 export class InstallLanes {
   private readonly lanes = new Map<string, Lane>();
 
-  /** `onError` sees what a task threw; tasks are expected to settle their own events. */
-  constructor(private readonly onError: (err: unknown) => void) {}
+  /**
+   * `onError` sees what a task threw; tasks are expected to settle their own events.
+   * `onBlock` hears of every new block (the puller then looks again at when to ask for it).
+   */
+  constructor(
+    private readonly onError: (err: unknown) => void,
+    private readonly onBlock: () => void = () => undefined,
+  ) {}
 
   /** Run `task` after every earlier task of the same lane has finished. */
   enqueue(key: string, task: () => Promise<void>): Promise<void> {
@@ -80,6 +86,7 @@ export class InstallLanes {
     // The same event failing again keeps its waiters.
     const release = lane.blocks.get(seq)?.release ?? deferred<void>();
     lane.blocks.set(seq, { seq, redeliverAt, release });
+    this.onBlock();
   }
 
   unblock(key: string, seq: number): void {

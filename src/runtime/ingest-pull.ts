@@ -16,12 +16,18 @@
  *   goes to the new leader. Requests last 10 s, so an idle shard costs one request per 10 s.
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { deferred, type Deferred } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { IngestBuffer } from './ingest-buffer.js';
 
 export const PULL_MIN = 8;
 export const PULL_MAX = 256;
+/**
+ * A shard that holds events already waits until this much room is free (or its usual
+ * request size, if smaller) rather than pull a few at a time: each pull request costs the
+ * node a subscription and a timer, and many shards competing for a full node's last places
+ * made requests of a few events each.
+ */
+export const PULL_LEAST = 32;
 const EXPIRES_MS = 10_000;
 const HEARTBEAT_MS = 1_000;
 const BACKOFF_MIN_MS = 250;
@@ -37,12 +43,15 @@ export interface ShardPullerOptions {
   dispatch(m: JsMsg): void;
   /** Epoch ms of the earliest redelivery the shard's lanes wait for, or null. */
   nextRedelivery(): number | null;
+  /** Events the shard holds now. */
+  held(): number;
 }
 
 export class ShardPuller {
   private stopping = false;
-  private readonly stopped: Deferred<void> = deferred<void>();
   private current: ConsumerMessages | null = null;
+  /** Ends the pause under way (see `pause`), if any. */
+  private wakeUp: (() => void) | null = null;
 
   constructor(private readonly o: ShardPullerOptions) {}
 
@@ -83,7 +92,7 @@ export class ShardPuller {
           lastLogged = now;
           this.o.log.warn({ err, failures }, 'ingest pull failed; retrying');
         }
-        await this.sleep(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)));
+        await this.pause(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)), null);
       } finally {
         this.current = null;
         this.o.buffer.unreserve(left);
@@ -92,9 +101,14 @@ export class ShardPuller {
     }
   }
 
+  /** Look again at what to wait for: a lane began to wait for a redelivery. */
+  nudge(): void {
+    this.wakeUp?.();
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
-    this.stopped.resolve();
+    this.wakeUp?.();
     await this.current?.close();
   }
 
@@ -107,7 +121,9 @@ export class ShardPuller {
     for (;;) {
       if (this.stopping) return null;
       const free = this.o.buffer.free();
-      if (free > 0) {
+      // A shard with nothing in hand takes any room: it must never wait behind the others for ever.
+      const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST);
+      if (free >= least) {
         const n = Math.min(size, free);
         this.o.buffer.reserve(n);
         return { n, reserved: n };
@@ -115,23 +131,28 @@ export class ShardPuller {
       const due = this.o.nextRedelivery();
       const now = Date.now();
       if (due !== null && due <= now) return { n: 1, reserved: 0 };
-      const until = due === null ? null : delay(due - now);
-      await Promise.race([this.o.buffer.room() ?? Promise.resolve(), this.stopped, ...(until ? [until.done] : [])]);
-      until?.cancel();
+      await this.pause(due === null ? null : due - now, least);
     }
   }
 
-  private async sleep(ms: number): Promise<void> {
-    const d = delay(ms);
-    await Promise.race([this.stopped, d.done]);
-    d.cancel();
+  /**
+   * Wait `ms` (null: no limit), or until the node has `room` places free (null: not for room), or until `stop`.
+   * Nothing outlives the pause: a race against one long-lived stop promise would leave a
+   * reaction on it per pause, and a full node pauses once per settled event.
+   */
+  private pause(ms: number | null, room: number | null): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      let leave: () => void = () => undefined;
+      const done = () => {
+        if (timer) clearTimeout(timer);
+        leave();
+        if (this.wakeUp === done) this.wakeUp = null;
+        resolve();
+      };
+      this.wakeUp = done;
+      if (ms !== null) timer = setTimeout(done, ms);
+      if (room !== null) leave = this.o.buffer.onRoom(done, room);
+    });
   }
-}
-
-function delay(ms: number): { done: Promise<void>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  const done = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return { done, cancel: () => clearTimeout(timer) };
 }

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { IngestBuffer } from '../../src/runtime/ingest-buffer.js';
 import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
+import { PULL_LEAST } from '../../src/runtime/ingest-pull.js';
 import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
@@ -131,7 +132,8 @@ describe('integration: a node holds no more ingest events than its buffer', () =
         // The first event fails in its batch and alone, after the buffer has filled behind it;
         // then it is nak'd, and its redelivery is what the held events wait for.
         if (failures < 2 && events.some((e) => e.id === 'e0')) {
-          if (failures === 0) await until('the buffer is full', () => buffer.free() === 0, { timeoutMs: 5_000 });
+          // Full for this shard: it holds events, so it waits for PULL_LEAST places.
+          if (failures === 0) await until('the buffer is full', () => buffer.free() < PULL_LEAST, { timeoutMs: 5_000 });
           failures++;
           throw new Error('could not commit');
         }

@@ -20,31 +20,46 @@ describe('IngestBuffer', () => {
     expect([b.size(), b.free()]).toEqual([2, 8]);
   });
 
-  it('room() is null while there is room and otherwise resolves when an event is released', async () => {
+  it('onRoom calls at once while there is room, otherwise once an event is released', () => {
     const b = new IngestBuffer(2);
-    expect(b.room()).toBeNull();
-    b.hold();
-    b.hold();
-    const waiters = [b.room(), b.room()];
-    expect(waiters.every((w) => w instanceof Promise)).toBe(true);
     let woken = 0;
-    for (const w of waiters) void w!.then(() => woken++);
-    await Promise.resolve();
-    expect(woken).toBe(0);
+    b.onRoom(() => woken++);
+    expect(woken).toBe(1);
+    b.hold();
+    b.hold();
+    b.onRoom(() => woken++);
+    b.onRoom(() => woken++);
+    expect(woken).toBe(1);
     b.release();
-    await Promise.resolve();
-    expect(woken).toBe(2);
+    expect(woken).toBe(3);
+    // Each waiter is called once.
+    b.release();
+    expect(woken).toBe(3);
   });
 
-  it('a reservation given back wakes the waiters too', async () => {
+  it('a reservation given back wakes the waiters too; a waiter taken off is not called', () => {
     const b = new IngestBuffer(4);
     b.reserve(4);
-    const w = b.room();
-    let woken = false;
-    void w!.then(() => (woken = true));
+    const woken: string[] = [];
+    b.onRoom(() => woken.push('a'));
+    const leave = b.onRoom(() => woken.push('b'));
+    leave();
     b.unreserve(1);
-    await Promise.resolve();
-    expect(woken).toBe(true);
+    expect(woken).toEqual(['a']);
+  });
+
+  it('a waiter for several places is called only once that many are free', () => {
+    const b = new IngestBuffer(40);
+    for (let i = 0; i < 40; i++) b.hold();
+    const woken: string[] = [];
+    b.onRoom(() => woken.push('one'));
+    b.onRoom(() => woken.push('thirty-two'), 32);
+    b.release();
+    expect(woken).toEqual(['one']);
+    for (let i = 0; i < 30; i++) b.release();
+    expect(woken).toEqual(['one']);
+    b.release();
+    expect(woken).toEqual(['one', 'thirty-two']);
   });
 
   it('refuses a capacity that is not a positive integer', () => {
