@@ -86,6 +86,9 @@ export class ShardPuller {
         failures = 0;
       } catch (err) {
         failures++;
+        // The places this request did not fill are not kept through the backoff.
+        this.o.buffer.unreserve(left);
+        left = 0;
         if (this.stopping) break;
         const now = Date.now();
         if (failures === 1 || now - lastLogged >= FAILURE_LOG_EVERY_MS) {
