@@ -87,7 +87,11 @@ export class IngestBuffer {
  * counted in the node's buffer, so the count can never drift from what is really held.
  */
 export class HeldEvents<T> extends Map<number, T> {
-  constructor(private readonly buffer: IngestBuffer) {
+  /** `onEmpty`: the last event held was removed. */
+  constructor(
+    private readonly buffer: IngestBuffer,
+    private readonly onEmpty: () => void = () => undefined,
+  ) {
     super();
   }
 
@@ -99,6 +103,7 @@ export class HeldEvents<T> extends Map<number, T> {
   override delete(seq: number): boolean {
     const had = super.delete(seq);
     if (had) this.buffer.release();
+    if (had && this.size === 0) this.onEmpty();
     return had;
   }
 

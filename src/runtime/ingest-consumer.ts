@@ -65,7 +65,8 @@ export class ShardIngestConsumer {
       slots: opts.slots ?? new CommitSlots(DEFAULT_COMMIT_SLOTS),
       buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
     };
-    this.tracked = new HeldEvents<Tracked>(this.o.buffer);
+    // A shard holding nothing may take any room: its puller looks again (ingest-pull.ts).
+    this.tracked = new HeldEvents<Tracked>(this.o.buffer, () => this.puller?.nudge());
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes(
       (err) => this.log.error({ err }, 'ingest lane task failed'),
@@ -91,16 +92,11 @@ export class ShardIngestConsumer {
     await ensureIngestConsumer(this.o.jsm, names, shard, { ackWaitMs, maxAckPending });
     // Before pulling: events an earlier owner left unsettled come back only after the ack
     // wait, so newer events of their installs must wait for those not stored yet.
-    const due = Date.now() + ackWaitMs;
-    const unsettled = await findUnsettled(this.o.jsm, names, shard, this.log);
-    const { block, stored } = await decideTakeover(unsettled, this.o.storedEvents, this.log);
-    for (const u of block) this.lanes.block(u.installId ?? `?${u.seq}`, u.seq, due);
-    if (unsettled.length > 0)
-      this.log.info(
-        { unsettled: unsettled.length, stored: stored.length },
-        'unsettled ingest events of an earlier owner',
-      );
+    const { unsettled, stored } = await this.blockUnsettled();
+    if (unsettled > 0) this.log.info({ unsettled, stored }, 'unsettled ingest events of an earlier owner');
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(shard));
+    // Stopped while starting (the shard moved on): pull nothing.
+    if (this.stopping) return;
     const puller = new ShardPuller({
       consumer,
       buffer: this.o.buffer,
@@ -108,6 +104,7 @@ export class ShardIngestConsumer {
       dispatch: (m) => this.dispatch(m),
       nextRedelivery: () => this.lanes.nextRedelivery(),
       held: () => this.tracked.size,
+      onGap: (seq) => this.recoverGap(seq),
     });
     this.puller = puller;
     this.pump = puller.run();
@@ -133,6 +130,36 @@ export class ShardIngestConsumer {
       this.tracked.clear();
     })();
     return this.stopped;
+  }
+
+  /**
+   * Block the lanes of every event delivered and not settled that is not in our hands, and
+   * not stored already (ingest-takeover.ts), until it comes back; returns the counts.
+   */
+  private async blockUnsettled(): Promise<{ unsettled: number; stored: number }> {
+    const due = Date.now() + this.o.ackWaitMs;
+    const found = await findUnsettled(this.o.jsm, this.o.names, this.o.shard, this.log);
+    const missing = found.filter(
+      (u) => !this.tracked.has(u.seq) && !this.lanes.isHead(u.installId ?? `?${u.seq}`, u.seq),
+    );
+    const { block, stored } = await decideTakeover(missing, this.o.storedEvents, this.log);
+    for (const u of block) this.lanes.block(u.installId ?? `?${u.seq}`, u.seq, due);
+    return { unsettled: missing.length, stored: stored.length };
+  }
+
+  /**
+   * The server delivered events we never saw (a pull request that ended on missed heartbeats
+   * while a stalled server still sent to it, a connection lost with deliveries in it): they
+   * come back only after the ack wait, so, as at a takeover, the later events of their
+   * installs wait for them. Best effort: on failure the events keep their delivery order.
+   */
+  private async recoverGap(seq: number): Promise<void> {
+    try {
+      const { unsettled, stored } = await this.blockUnsettled();
+      this.log.warn({ seq, unsettled, stored }, 'ingest deliveries went missing; their installs wait for them');
+    } catch (err) {
+      this.log.error({ err, seq }, 'ingest deliveries went missing and could not be looked up; order may break');
+    }
   }
 
   stats(): ConsumerStats {

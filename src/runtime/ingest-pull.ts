@@ -32,6 +32,8 @@ const EXPIRES_MS = 10_000;
 const HEARTBEAT_MS = 1_000;
 const BACKOFF_MIN_MS = 250;
 const BACKOFF_MAX_MS = 5_000;
+const DUE_RETRY_MIN_MS = 250;
+const DUE_RETRY_MAX_MS = 8_000;
 /** A failing pull is logged when it starts failing, then at most this often. */
 const FAILURE_LOG_EVERY_MS = 30_000;
 
@@ -45,13 +47,24 @@ export interface ShardPullerOptions {
   nextRedelivery(): number | null;
   /** Events the shard holds now. */
   held(): number;
+  /**
+   * Deliveries went missing before the one of stream sequence `seq` (its delivery sequence
+   * jumped): called, and awaited, before that message is dispatched.
+   */
+  onGap(seq: number): Promise<void>;
 }
 
 export class ShardPuller {
   private stopping = false;
   private current: ConsumerMessages | null = null;
-  /** Ends the pause under way (see `pause`), if any. */
+  /** Ends the pause under way (see `pause`), if any; `nudgeable` if a nudge may end it too. */
   private wakeUp: (() => void) | null = null;
+  private nudgeable = false;
+  /** The consumer's delivery sequence of the last message seen (0: none yet). */
+  private lastDelivery = 0;
+  /** Asking for a due redelivery while full: not again before this, doubling while they do not come. */
+  private dueNotBefore = 0;
+  private dueDelayMs = DUE_RETRY_MIN_MS;
 
   constructor(private readonly o: ShardPullerOptions) {}
 
@@ -73,14 +86,19 @@ export class ShardPuller {
           idle_heartbeat: HEARTBEAT_MS,
         });
         this.current = messages;
-        if (this.stopping) await messages.close();
+        // Not awaited: close() only queues its end in the iterator, which the loop below runs.
+        if (this.stopping) void messages.close();
         for await (const m of messages) {
+          const d = m.info.deliverySequence;
+          if (this.lastDelivery > 0 && d > this.lastDelivery + 1) await this.o.onGap(m.seq);
+          this.lastDelivery = Math.max(this.lastDelivery, d);
+          got++;
+          // Held first, then its reserved place given back: the room seen by waiters never grows meanwhile.
+          this.o.dispatch(m);
           if (left > 0) {
             left--;
             this.o.buffer.unreserve(1);
           }
-          got++;
-          this.o.dispatch(m);
         }
         if (failures > 0) this.o.log.info({ failures }, 'ingest pull works again');
         failures = 0;
@@ -95,7 +113,7 @@ export class ShardPuller {
           lastLogged = now;
           this.o.log.warn({ err, failures }, 'ingest pull failed; retrying');
         }
-        await this.pause(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)), null);
+        await this.pause(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)), null, false);
       } finally {
         this.current = null;
         this.o.buffer.unreserve(left);
@@ -104,9 +122,9 @@ export class ShardPuller {
     }
   }
 
-  /** Look again at what to wait for: a lane began to wait for a redelivery. */
+  /** Look again at what to wait for (a lane began to wait for a redelivery, the shard emptied); a backoff goes on. */
   nudge(): void {
-    this.wakeUp?.();
+    if (this.nudgeable) this.wakeUp?.();
   }
 
   async stop(): Promise<void> {
@@ -125,25 +143,35 @@ export class ShardPuller {
       if (this.stopping) return null;
       const free = this.o.buffer.free();
       // A shard with nothing in hand takes any room: it must never wait behind the others for ever.
-      const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST);
+      const cap = this.o.buffer.capacity;
+      const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST, Math.max(1, Math.floor(cap / 8)));
       if (free >= least) {
         const n = Math.min(size, free);
         this.o.buffer.reserve(n);
+        this.dueDelayMs = DUE_RETRY_MIN_MS;
         return { n, reserved: n };
       }
       const due = this.o.nextRedelivery();
       const now = Date.now();
-      if (due !== null && due <= now) return { n: 1, reserved: 0 };
-      await this.pause(due === null ? null : due - now, least);
+      // Our due time is a little ahead of the server's (it counts from the nak's arrival): one
+      // asked too early brings a new event instead, so the next ask waits, longer each time.
+      const at = due === null ? null : Math.max(due, this.dueNotBefore);
+      if (at !== null && at <= now) {
+        this.dueNotBefore = now + this.dueDelayMs;
+        this.dueDelayMs = Math.min(DUE_RETRY_MAX_MS, this.dueDelayMs * 2);
+        return { n: 1, reserved: 0 };
+      }
+      await this.pause(at === null ? null : at - now, least, true);
     }
   }
 
   /**
-   * Wait `ms` (null: no limit), or until the node has `room` places free (null: not for room), or until `stop`.
+   * Wait `ms` (null: no limit), or until the node has `room` places free (null: not for room),
+   * or until `stop` (or a `nudge`, when `nudgeable`).
    * Nothing outlives the pause: a race against one long-lived stop promise would leave a
    * reaction on it per pause, and a full node pauses once per settled event.
    */
-  private pause(ms: number | null, room: number | null): Promise<void> {
+  private pause(ms: number | null, room: number | null, nudgeable: boolean): Promise<void> {
     return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | null = null;
       let leave: () => void = () => undefined;
@@ -154,6 +182,7 @@ export class ShardPuller {
         resolve();
       };
       this.wakeUp = done;
+      this.nudgeable = nudgeable;
       if (ms !== null) timer = setTimeout(done, ms);
       if (room !== null) leave = this.o.buffer.onRoom(done, room);
     });

@@ -4,7 +4,7 @@
  * full node still takes the redelivery its lanes wait for.
  */
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, deferred, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { IngestBuffer } from '../../src/runtime/ingest-buffer.js';
@@ -69,7 +69,7 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     shard: number,
     buffer: IngestBuffer,
     deliver: (events: IngestEvent[]) => Promise<void>,
-    extra: { nakBaseMs?: number } = {},
+    extra: { nakBaseMs?: number; ackWaitMs?: number } = {},
   ): Promise<void> {
     const c = new ShardIngestConsumer({
       js,
@@ -125,6 +125,8 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     const buffer = new IngestBuffer(64);
     const committed: number[] = [];
     let failures = 0;
+    let peak = 0;
+    const sample = setInterval(() => (peak = Math.max(peak, buffer.size())), 2);
     await start(
       0,
       buffer,
@@ -143,8 +145,39 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     );
     // The held events wait behind e0 until its redelivery: without asking for it while full,
     // they would wait until the lane gives up on it (twice the 10 s ack wait) and lose the order.
-    await until('every event committed', () => committed.length === 200, { timeoutMs: 15_000 });
+    await until('every event committed', () => committed.length === 200, { timeoutMs: 15_000 }).finally(() =>
+      clearInterval(sample),
+    );
     expect(failures).toBe(2);
     expect(committed).toEqual(Array.from({ length: 200 }, (_, n) => n));
+    // Asking for the redelivery may bring a new event instead, a few at most (each ask waits longer).
+    expect(peak).toBeLessThanOrEqual(64 + 3);
+  });
+
+  it('a delivery the shard never saw (its delivery sequence jumped) makes the later events of its install wait for it', async () => {
+    const install = installOn(0);
+    await backlog(100, [install]);
+    const buffer = new IngestBuffer(64);
+    const committed: number[] = [];
+    const gate = deferred<void>();
+    await start(
+      0,
+      buffer,
+      async (events) => {
+        await gate;
+        for (const ev of events) committed.push((ev.payload as { n: number }).n);
+      },
+      { ackWaitMs: 2_000 },
+    );
+    // Full and paused (no pull request open): another client takes the next delivery and
+    // drops it, as a pull request that ended while the server still sent to it would.
+    await until('the shard is full', () => buffer.free() < PULL_LEAST / 4, { timeoutMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(0));
+    const stolen = await consumer.next({ expires: 5_000 });
+    expect(stolen).not.toBeNull();
+    gate.resolve();
+    await until('every event committed', () => committed.length === 100, { timeoutMs: 15_000 });
+    expect(committed).toEqual(Array.from({ length: 100 }, (_, n) => n));
   });
 });
