@@ -20,10 +20,9 @@ import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './ingest-buffer.js';
 import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
-import { InstallLanes } from './ingest-lanes.js';
+import { InstallLanes, laneOf } from './ingest-lanes.js';
 import { ShardPuller } from './ingest-pull.js';
-import { decideTakeover } from './ingest-takeover.js';
-import { findUnsettled } from './ingest-unsettled.js';
+import { blockUnsettled } from './ingest-takeover.js';
 import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
 import { installIdOfIngestSubject } from './names.js';
 import { errorText } from './error-text.js';
@@ -132,19 +131,11 @@ export class ShardIngestConsumer {
     return this.stopped;
   }
 
-  /**
-   * Block the lanes of every event delivered and not settled that is not in our hands, and
-   * not stored already (ingest-takeover.ts), until it comes back; returns the counts.
-   */
-  private async blockUnsettled(): Promise<{ unsettled: number; stored: number }> {
-    const due = Date.now() + this.o.ackWaitMs;
-    const found = await findUnsettled(this.o.jsm, this.o.names, this.o.shard, this.log);
-    const missing = found.filter(
-      (u) => !this.tracked.has(u.seq) && !this.lanes.isHead(u.installId ?? `?${u.seq}`, u.seq),
-    );
-    const { block, stored } = await decideTakeover(missing, this.o.storedEvents, this.log);
-    for (const u of block) this.lanes.block(u.installId ?? `?${u.seq}`, u.seq, due);
-    return { unsettled: missing.length, stored: stored.length };
+  /** Events delivered, not settled and not in our hands hold their lanes (ingest-takeover.ts). */
+  private blockUnsettled(): Promise<{ unsettled: number; stored: number }> {
+    const { jsm, names, shard, storedEvents, ackWaitMs } = this.o;
+    const held = (seq: number) => this.tracked.has(seq);
+    return blockUnsettled({ jsm, names, shard, log: this.log, storedEvents, lanes: this.lanes, held, ackWaitMs });
   }
 
   /**
@@ -175,7 +166,7 @@ export class ShardIngestConsumer {
       return;
     }
     const installId = installIdOfIngestSubject(m.subject);
-    const t: Tracked = { msg: m, installId, lane: installId ?? `?${m.seq}` };
+    const t: Tracked = { msg: m, installId, lane: laneOf(installId, m.seq) };
     this.tracked.set(m.seq, t);
     if (this.stopping) return this.settler.handBack(t);
     this.enqueue([t]);

@@ -16,6 +16,11 @@
  */
 import { deferred, type Deferred } from '@nats-io/transport-node';
 
+/** The lane of an event: its install's, or its own when its subject names none. */
+export function laneOf(installId: string | null, seq: number): string {
+  return installId ?? `?${seq}`;
+}
+
 interface Block {
   seq: number;
   /** Epoch ms when the server is due to redeliver the blocking event. */

@@ -19,8 +19,8 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { IngestBuffer } from './ingest-buffer.js';
 
-export const PULL_MIN = 8;
-export const PULL_MAX = 256;
+const PULL_MIN = 8;
+const PULL_MAX = 256;
 /**
  * A shard that holds events already waits until this much room is free (or its usual
  * request size, if smaller) rather than pull a few at a time: each pull request costs the
@@ -79,6 +79,7 @@ export class ShardPuller {
       const { n, reserved } = ask;
       let left = reserved;
       let got = 0;
+      let backoffMs: number | null = null;
       try {
         const messages = await this.o.consumer.fetch({
           max_messages: n,
@@ -104,20 +105,18 @@ export class ShardPuller {
         failures = 0;
       } catch (err) {
         failures++;
-        // The places this request did not fill are not kept through the backoff.
-        this.o.buffer.unreserve(left);
-        left = 0;
-        if (this.stopping) break;
         const now = Date.now();
-        if (failures === 1 || now - lastLogged >= FAILURE_LOG_EVERY_MS) {
+        if (!this.stopping && (failures === 1 || now - lastLogged >= FAILURE_LOG_EVERY_MS)) {
           lastLogged = now;
           this.o.log.warn({ err, failures }, 'ingest pull failed; retrying');
         }
-        await this.pause(Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1)), null, false);
+        backoffMs = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1));
       } finally {
         this.current = null;
         this.o.buffer.unreserve(left);
       }
+      // After the places this request did not fill went back: they are not kept through the backoff.
+      if (backoffMs !== null && !this.stopping) await this.pause(backoffMs, null, false);
       size = got >= n ? Math.min(PULL_MAX, n * 2) : Math.max(PULL_MIN, got);
     }
   }

@@ -13,8 +13,11 @@
  * unsettled event, as before this lookup existed. An event whose id its message does not
  * show (a digested Nats-Msg-Id, a replayed dead letter) always blocks.
  */
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { UnsettledEvent } from './ingest-unsettled.js';
+import { laneOf, type InstallLanes } from './ingest-lanes.js';
+import { findUnsettled, type UnsettledEvent } from './ingest-unsettled.js';
+import type { Names } from './names.js';
 import type { StoredEventKey, StoredEventsPort } from './ports.js';
 import { within } from './within.js';
 
@@ -50,4 +53,27 @@ export async function decideTakeover(
   }
   const stored = new Set(known.filter((_, i) => answer[i] === true));
   return { block: unsettled.filter((u) => !stored.has(u)), stored: unsettled.filter((u) => stored.has(u)) };
+}
+
+/**
+ * Block, until it comes back, the lane of every event delivered and not settled that is not
+ * in our hands (`held`), not blocked already and not stored: at a takeover (an earlier
+ * owner's events) and when deliveries went missing (ingest-pull.ts). Returns the counts.
+ */
+export async function blockUnsettled(o: {
+  jsm: JetStreamManager;
+  names: Names;
+  shard: number;
+  log: Logger;
+  storedEvents: StoredEventsPort | null;
+  lanes: InstallLanes;
+  held: (seq: number) => boolean;
+  ackWaitMs: number;
+}): Promise<{ unsettled: number; stored: number }> {
+  const due = Date.now() + o.ackWaitMs;
+  const found = await findUnsettled(o.jsm, o.names, o.shard, o.log);
+  const missing = found.filter((u) => !o.held(u.seq) && !o.lanes.isHead(laneOf(u.installId, u.seq), u.seq));
+  const { block, stored } = await decideTakeover(missing, o.storedEvents, o.log);
+  for (const u of block) o.lanes.block(laneOf(u.installId, u.seq), u.seq, due);
+  return { unsettled: missing.length, stored: stored.length };
 }
