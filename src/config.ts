@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
 import { DEFAULT_COMMIT_SLOTS } from './runtime/commit-slots.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT } from './runtime/ingest-buffer.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './runtime/ingest-buffer.js';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
@@ -46,6 +46,8 @@ export interface Config {
   ingestCommitSlots: number;
   /** Ingest events a node holds at once across its shards (runtime/ingest-buffer.ts). */
   ingestMaxInFlight: number;
+  /** Bytes of ingest message data a node holds at once across its shards (runtime/ingest-buffer.ts). */
+  ingestMaxInFlightBytes: number;
   /** V8's old-generation growing factor in percent over the live set; 0 = V8's own (node/heap-growth.ts). */
   heapGrowingPercent: number;
   leaseTtlMs: number;
@@ -209,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     shards: e.SERVICE_SHARDS ?? 64,
     ingestCommitSlots: e.SERVICE_INGEST_COMMIT_SLOTS ?? DEFAULT_COMMIT_SLOTS,
     ingestMaxInFlight: e.SERVICE_INGEST_MAX_IN_FLIGHT ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
+    ingestMaxInFlightBytes: e.SERVICE_INGEST_MAX_IN_FLIGHT_BYTES ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
     heapGrowingPercent: e.SERVICE_HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,
     leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
     admin: {

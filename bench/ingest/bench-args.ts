@@ -20,6 +20,10 @@ export interface BenchArgs {
   keepDb: boolean;
   /** SERVICE_INGEST_MAX_IN_FLIGHT of every node; null: the service's default. */
   maxInFlight: number | null;
+  /** SERVICE_INGEST_MAX_IN_FLIGHT_BYTES of every node; null: the service's default. */
+  maxInFlightBytes: number | null;
+  /** Characters of text in each drain event (default ~2 200, a chat message's; ~30 000 is a pull request's size). */
+  drainText: number | null;
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
 }
@@ -41,6 +45,8 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       'drain-events': { type: 'string', default: '20000' },
       'node-flags': { type: 'string', default: '' },
       'max-in-flight': { type: 'string' },
+      'max-in-flight-bytes': { type: 'string' },
+      'drain-text': { type: 'string' },
     },
   });
   const durationS = Number(args.duration);
@@ -67,6 +73,14 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const maxInFlight = args['max-in-flight'] === undefined ? null : Number(args['max-in-flight']);
   if (maxInFlight !== null && !(Number.isInteger(maxInFlight) && maxInFlight >= 64 && maxInFlight <= 1_000_000))
     throw new Error('--max-in-flight must be 64-1000000 (SERVICE_INGEST_MAX_IN_FLIGHT)');
+  const maxInFlightBytes = args['max-in-flight-bytes'] === undefined ? null : Number(args['max-in-flight-bytes']);
+  if (maxInFlightBytes !== null && !(Number.isInteger(maxInFlightBytes) && maxInFlightBytes >= 1024 * 1024))
+    throw new Error(
+      '--max-in-flight-bytes must be a whole number of at least 1048576 (SERVICE_INGEST_MAX_IN_FLIGHT_BYTES)',
+    );
+  const drainText = args['drain-text'] === undefined ? null : Number(args['drain-text']);
+  if (drainText !== null && !(Number.isInteger(drainText) && drainText >= 1 && drainText <= 900_000))
+    throw new Error('--drain-text must be 1-900000 characters');
   const extraFlags = args['node-flags'].split(' ').filter((f) => f !== '');
   if (!extraFlags.every((f) => /^--[a-z0-9-]+(=[A-Za-z0-9._-]+)?$/.test(f)))
     throw new Error('--node-flags takes node options separated by spaces, e.g. --node-flags=--max-semi-space-size=8');
@@ -82,6 +96,8 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
     drainEvents,
     keepDb: args['keep-db'],
     maxInFlight,
+    maxInFlightBytes,
+    drainText,
     nodeFlags: [
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),

@@ -41,11 +41,20 @@ const DRAIN_MAX_S = 180;
 const CHANNELS = 4;
 const USERS = 16;
 
-/** A ~2.4 KB chat message (text padded), unique ts per event; ids start with `message:C<tag>`. */
-function chatEvent(inst: DrainInstall, tag: string, n: number) {
+const FILLER = 'lorem ipsum dolor sit amet ';
+
+/**
+ * A ~2.4 KB chat message (text padded; `textChars` sets the text's length instead), unique ts
+ * per event; ids start with `message:C<tag>`.
+ */
+function chatEvent(inst: DrainInstall, tag: string, n: number, textChars: number | null) {
   const channel = `C${tag}${n % CHANNELS}`;
   const ts = `${1_700_000_000 + n}.${String(n % 1_000_000).padStart(6, '0')}`;
-  const text = `drain event ${n}: ${'lorem ipsum dolor sit amet '.repeat(80)}`;
+  const head = `drain event ${n}: `;
+  const text =
+    textChars === null
+      ? head + FILLER.repeat(80)
+      : (head + FILLER.repeat(Math.ceil(textChars / FILLER.length))).slice(0, textChars);
   return {
     installId: inst.installId,
     tenantId: inst.tenantId,
@@ -65,6 +74,8 @@ export async function runDrain(o: {
   shards: number;
   installs: DrainInstall[];
   events: number;
+  /** Characters of each event's text; null: ~2 200. */
+  textChars: number | null;
   tag: string;
   startActors: () => Promise<Child>;
 }): Promise<DrainFigures> {
@@ -79,7 +90,8 @@ export async function runDrain(o: {
     maxPayload: o.nc.info!.max_payload,
   });
   const p0 = Date.now();
-  for (let n = 0; n < o.events; n++) await publisher.publish(chatEvent(o.installs[n % o.installs.length]!, o.tag, n));
+  for (let n = 0; n < o.events; n++)
+    await publisher.publish(chatEvent(o.installs[n % o.installs.length]!, o.tag, n, o.textChars));
   const publishedPerS = o.events / ((Date.now() - p0) / 1000);
 
   const prefix = `message:C${o.tag}`;

@@ -9,7 +9,8 @@
  *   npm run bench -- [--duration 20] [--connections 64] [--only baseline,alone,drain,edge1,edge2,split]
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
- *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N]
+ *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N] [--max-in-flight-bytes N]
+ *                    [--drain-text CHARS]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
@@ -85,6 +86,7 @@ function nodeEnv(namespace: string): Record<string, string> {
     SERVICE_MASTER_KEY: masterKey,
     SERVICE_SHARDS: String(shards),
     ...(args.maxInFlight === null ? {} : { SERVICE_INGEST_MAX_IN_FLIGHT: String(args.maxInFlight) }),
+    ...(args.maxInFlightBytes === null ? {} : { SERVICE_INGEST_MAX_IN_FLIGHT_BYTES: String(args.maxInFlightBytes) }),
     LOG_LEVEL: 'warn',
     // The five code-host settings (spec §8); the API and indexer URLs point at a closed
     // local port: `issues` webhooks make no upstream call, and nothing may leave the host.
@@ -203,6 +205,7 @@ try {
         shards,
         installs: teams,
         events: args.drainEvents,
+        textChars: args.drainText,
         tag,
         startActors: () => node(`bench-drain${count}-actors`, env, 'actors'),
       });

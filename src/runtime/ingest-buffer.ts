@@ -7,6 +7,9 @@
  * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 512
  * events at a time, so what it holds beyond a few batches only waits.
  *
+ * Bounded twice: in events, and in bytes of message data (messages run up to the server's
+ * max_payload, 1 MiB by default, so 4 096 of them could hold 4 GiB).
+ *
  * The shard consumers pull only what fits (ingest-pull.ts): a pull request reserves room
  * for the events it asks for, and each event it brings turns its reserved place into a held
  * one until the event is settled.
@@ -14,21 +17,75 @@
 
 /** Unless told otherwise (SERVICE_INGEST_MAX_IN_FLIGHT): eight full batches. */
 export const DEFAULT_INGEST_MAX_IN_FLIGHT = 4096;
+/**
+ * Unless told otherwise (SERVICE_INGEST_MAX_IN_FLIGHT_BYTES): 16 MiB of message data. The
+ * count reaches its bound first for chat messages (~3 KB); this one bounds a node full of
+ * pull requests (~30 KB each: 546 of them) or of pushes near the server's max_payload (16 of
+ * 1 MiB). A byte held costs the node about three of RSS (the socket buffers its message
+ * shares, the copies on the way in): a drain of 30 KB events over 64 shards peaked at 229 MiB
+ * with 16 MiB, 384 MiB with 64 MiB and 624 MiB with no byte bound (README "Memory").
+ */
+export const DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+
+/** What a request is expected to bring per event before any was seen. */
+const FIRST_GUESS_BYTES = 4096;
+/**
+ * Weight of each event held in the expected size: a moving mean over about the last 16,
+ * and the plain mean of all until 16 were seen (so the first event already sets it).
+ */
+const MEAN_WEIGHT = 1 / 16;
+
+/**
+ * The places a pull request reserved: `left` events it may still bring, each counted as
+ * `each` bytes until it comes (the node's expected size when the request was made).
+ */
+export interface Reservation {
+  left: number;
+  readonly each: number;
+}
 
 export class IngestBuffer {
   private held = 0;
+  private heldBytes = 0;
   private reserved = 0;
+  private reservedBytes = 0;
+  /**
+   * Bytes expected of the next event: the moving mean of those held lately. A request is
+   * sized before its events' sizes are known (the server sends what it was asked for), so
+   * the byte bound holds on average: events larger than expected may pass it by what one
+   * request per shard brings beyond the mean, and the node then asks for nothing until it
+   * is back under. The largest seen instead would hold it strictly, and shrink a node where
+   * one push in fifty nears 1 MiB to a few dozen events in hand.
+   */
+  private expected = FIRST_GUESS_BYTES;
+  private seen = 0;
   /** Who waits for room, with the room each waits for. */
   private readonly waiters = new Map<() => void, number>();
 
-  constructor(readonly capacity: number) {
+  constructor(
+    readonly capacity: number,
+    readonly capacityBytes: number = DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1)
       throw new Error(`ingest in-flight capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacityBytes) || capacityBytes < 1)
+      throw new Error(`ingest in-flight byte capacity must be a positive integer, got ${capacityBytes}`);
   }
 
-  /** Places neither held nor reserved. */
+  /**
+   * Events there is room for now: places neither held nor reserved, and no more than the
+   * free bytes hold at the expected size. An event larger than the whole byte bound fits an
+   * empty node (it would never fit otherwise).
+   */
   free(): number {
-    return Math.max(0, this.capacity - this.held - this.reserved);
+    const places = this.capacity - this.held - this.reserved;
+    const byBytes = Math.floor((this.capacityBytes - this.heldBytes - this.reservedBytes) / this.each());
+    return Math.max(0, Math.min(places, byBytes));
+  }
+
+  /** Events an empty node would have room for: `free()` with nothing held or reserved. */
+  span(): number {
+    return Math.min(this.capacity, Math.floor(this.capacityBytes / this.each()));
   }
 
   /** Events held now (a gauge). */
@@ -36,31 +93,51 @@ export class IngestBuffer {
     return this.held;
   }
 
-  /** Reserve `n` places for a pull request (the caller asks for at most `free()`). */
-  reserve(n: number): void {
+  /** Bytes of message data held now (a gauge). */
+  bytes(): number {
+    return this.heldBytes;
+  }
+
+  /** Reserve room for `n` events of a pull request (the caller asks for at most `free()`). */
+  reserve(n: number): Reservation {
+    const r = { left: n, each: this.expected };
     this.reserved += n;
+    this.reservedBytes += n * r.each;
+    return r;
   }
 
-  /** Give back reserved places: an event arrived (and is `hold`-ed), or the request ended short. */
-  unreserve(n: number): void {
-    if (n <= 0) return;
-    this.reserved = Math.max(0, this.reserved - n);
-    this.wake();
+  /** One event of `r` arrived (and was `hold`-ed): its reserved place goes back. */
+  arrived(r: Reservation): void {
+    if (r.left <= 0) return;
+    r.left--;
+    this.unreserve(1, r.each);
   }
 
-  hold(): void {
+  /** The request of `r` ended: the places it did not fill go back. */
+  cancel(r: Reservation): void {
+    const n = r.left;
+    r.left = 0;
+    this.unreserve(n, r.each);
+  }
+
+  hold(bytes: number): void {
     this.held++;
+    this.heldBytes += bytes;
+    this.seen++;
+    const weight = Math.max(MEAN_WEIGHT, 1 / this.seen);
+    this.expected = Math.max(1, this.expected + (bytes - this.expected) * weight);
   }
 
   /** An event held was settled (acked, nak'd, dead-lettered, refused or handed back). */
-  release(): void {
+  release(bytes: number): void {
     this.held = Math.max(0, this.held - 1);
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
     this.wake();
   }
 
   /**
-   * Call `wake` once `least` places are free (at once when they are now). Returns the
-   * function that takes it off the list, for a waiter that stops waiting for another reason.
+   * Call `wake` once there is room for `least` events (at once when there is now). Returns
+   * the function that takes it off the list, for a waiter that stops waiting for another reason.
    */
   onRoom(wake: () => void, least = 1): () => void {
     if (this.free() >= least) {
@@ -69,6 +146,17 @@ export class IngestBuffer {
     }
     this.waiters.set(wake, least);
     return () => this.waiters.delete(wake);
+  }
+
+  private each(): number {
+    return Math.min(this.expected, this.capacityBytes);
+  }
+
+  private unreserve(n: number, each: number): void {
+    if (n <= 0) return;
+    this.reserved = Math.max(0, this.reserved - n);
+    this.reservedBytes = Math.max(0, this.reservedBytes - n * each);
+    this.wake();
   }
 
   private wake(): void {
@@ -84,31 +172,43 @@ export class IngestBuffer {
 
 /**
  * The events a shard consumer holds, by stream sequence. Every event it adds or removes is
- * counted in the node's buffer, so the count can never drift from what is really held.
+ * counted in the node's buffer, with its size as it was when added, so the counts can never
+ * drift from what is really held.
  */
 export class HeldEvents<T> extends Map<number, T> {
-  /** `onEmpty`: the last event held was removed. */
+  private readonly sizes = new Map<number, number>();
+
+  /** `sizeOf`: an event's bytes; `onEmpty`: the last event held was removed. */
   constructor(
     private readonly buffer: IngestBuffer,
+    private readonly sizeOf: (value: T) => number,
     private readonly onEmpty: () => void = () => undefined,
   ) {
     super();
   }
 
   override set(seq: number, value: T): this {
-    if (!this.has(seq)) this.buffer.hold();
+    if (!this.has(seq)) {
+      const bytes = this.sizeOf(value);
+      this.sizes.set(seq, bytes);
+      this.buffer.hold(bytes);
+    }
     return super.set(seq, value);
   }
 
   override delete(seq: number): boolean {
     const had = super.delete(seq);
-    if (had) this.buffer.release();
+    if (had) {
+      this.buffer.release(this.sizes.get(seq) ?? 0);
+      this.sizes.delete(seq);
+    }
     if (had && this.size === 0) this.onEmpty();
     return had;
   }
 
   override clear(): void {
-    for (let i = 0; i < this.size; i++) this.buffer.release();
+    for (const bytes of this.sizes.values()) this.buffer.release(bytes);
+    this.sizes.clear();
     super.clear();
   }
 }

@@ -28,6 +28,12 @@ export interface ShardIngestConsumerOptions {
    */
   maxBatch?: number;
   /**
+   * A batch takes no more events once those it holds reach this many bytes (their messages,
+   * or their blobs, which run up to 25 MiB each). Default 16 MiB: 512 chat messages are about
+   * 1.5 MiB, and a batch of large webhooks decoded at once would hold their whole size.
+   */
+  maxBatchBytes?: number;
+  /**
    * Batches committing at once, shared by the node's shards (commit-slots.ts).
    * Default: DEFAULT_COMMIT_SLOTS of its own.
    */

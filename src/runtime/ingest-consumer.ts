@@ -24,13 +24,11 @@ import { InstallLanes, laneOf } from './ingest-lanes.js';
 import { ShardPuller } from './ingest-pull.js';
 import { blockUnsettled } from './ingest-takeover.js';
 import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
+import { admitBatch } from './ingest-admit-batch.js';
 import { installIdOfIngestSubject } from './names.js';
 import { errorText } from './error-text.js';
 
 export type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
-
-/** Attempts after which an unsettled event runs alone (a first retry still batches). */
-const SUSPECT_AFTER = 2;
 
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
@@ -57,6 +55,7 @@ export class ShardIngestConsumer {
       ackWaitMs: 10_000,
       maxAckPending: 1024,
       maxBatch: 512,
+      maxBatchBytes: 4 * 1024 * 1024,
       nakBaseMs: 1_000,
       seal: null,
       onRefused: () => undefined,
@@ -65,7 +64,11 @@ export class ShardIngestConsumer {
       buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
     };
     // A shard holding nothing may take any room: its puller looks again (ingest-pull.ts).
-    this.tracked = new HeldEvents<Tracked>(this.o.buffer, () => this.puller?.nudge());
+    this.tracked = new HeldEvents<Tracked>(
+      this.o.buffer,
+      (t) => t.msg.data.length,
+      () => this.puller?.nudge(),
+    );
     this.log = opts.log.child({ shard: opts.shard, consumer: opts.names.ingestConsumer(opts.shard) });
     this.lanes = new InstallLanes(
       (err) => this.log.error({ err }, 'ingest lane task failed'),
@@ -231,23 +234,8 @@ export class ShardIngestConsumer {
    * blocks the lane, so the events after it go back to wait for it.
    */
   private async runBatch(batch: Tracked[]): Promise<void> {
-    const ready: Ready[] = [];
-    for (const [i, t] of batch.entries()) {
-      const r = await this.settler.admit(t);
-      if (r === 'settled') continue;
-      if (r === 'retry') {
-        this.enqueue(batch.slice(i + 1));
-        break;
-      }
-      // An event attempted twice and never settled may be what killed its owners: it runs
-      // alone, so a crash loop dead-letters it and not the neighbours of its batch.
-      const suspect = r.tries > SUSPECT_AFTER;
-      if (!suspect || ready.length === 0) ready.push(r);
-      if (suspect) {
-        this.enqueue(batch.slice(ready.includes(r) ? i + 1 : i));
-        break;
-      }
-    }
+    const { ready, rest } = await admitBatch(this.settler, batch, this.o.maxBatchBytes);
+    this.enqueue(rest);
     if (ready.length === 0) return;
     try {
       await this.o.deliver(

@@ -36,19 +36,20 @@ export function decodeEnvelope(data: Uint8Array): IngestEnvelope {
 }
 
 /**
- * The event an envelope stands for, fetching its blob when it has one. A missing blob is
- * undecodable (dead letter); a blob store that throws is transient (the caller retries).
+ * The event an envelope stands for, fetching its blob when it has one (`blobBytes`: the
+ * blob's size). A missing blob is undecodable (dead letter); a blob store that throws is
+ * transient (the caller retries).
  */
 export async function resolveEnvelope(
   env: IngestEnvelope,
   blobs: BlobPort,
-): Promise<{ event: IngestEvent; blobRef: string | null }> {
-  if (env.type === 'event') return { event: env.event, blobRef: null };
+): Promise<{ event: IngestEvent; blobRef: string | null; blobBytes: number | null }> {
+  if (env.type === 'event') return { event: env.event, blobRef: null, blobBytes: null };
   const data = await blobs.get(env.ref);
   if (data === null) throw new UndecodableMessage(`blob ${env.ref} is missing`);
   const inner = decodeEnvelope(data);
   if (inner.type !== 'event') throw new UndecodableMessage(`blob ${env.ref} does not hold an event`);
-  return { event: inner.event, blobRef: env.ref };
+  return { event: inner.event, blobRef: env.ref, blobBytes: data.length };
 }
 
 function isEvent(v: unknown): v is IngestEvent {

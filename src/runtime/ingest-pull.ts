@@ -17,7 +17,7 @@
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { IngestBuffer } from './ingest-buffer.js';
+import type { IngestBuffer, Reservation } from './ingest-buffer.js';
 
 const PULL_MIN = 8;
 const PULL_MAX = 256;
@@ -76,8 +76,7 @@ export class ShardPuller {
     while (!this.stopping) {
       const ask = await this.room(size);
       if (ask === null) break;
-      const { n, reserved } = ask;
-      let left = reserved;
+      const { n, reservation } = ask;
       let got = 0;
       let backoffMs: number | null = null;
       try {
@@ -96,10 +95,7 @@ export class ShardPuller {
           got++;
           // Held first, then its reserved place given back: the room seen by waiters never grows meanwhile.
           this.o.dispatch(m);
-          if (left > 0) {
-            left--;
-            this.o.buffer.unreserve(1);
-          }
+          if (reservation) this.o.buffer.arrived(reservation);
         }
         if (failures > 0) this.o.log.info({ failures }, 'ingest pull works again');
         failures = 0;
@@ -113,7 +109,7 @@ export class ShardPuller {
         backoffMs = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1));
       } finally {
         this.current = null;
-        this.o.buffer.unreserve(left);
+        if (reservation) this.o.buffer.cancel(reservation);
       }
       // After the places this request did not fill went back: they are not kept through the backoff.
       if (backoffMs !== null && !this.stopping) await this.pause(backoffMs, null, false);
@@ -137,18 +133,17 @@ export class ShardPuller {
    * its places reserved already: reserving after an `await` would let another shard take
    * the same room. Null when stopping.
    */
-  private async room(size: number): Promise<{ n: number; reserved: number } | null> {
+  private async room(size: number): Promise<{ n: number; reservation: Reservation | null } | null> {
     for (;;) {
       if (this.stopping) return null;
       const free = this.o.buffer.free();
       // A shard with nothing in hand takes any room: it must never wait behind the others for ever.
-      const cap = this.o.buffer.capacity;
-      const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST, Math.max(1, Math.floor(cap / 8)));
+      const span = this.o.buffer.span();
+      const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST, Math.max(1, Math.floor(span / 8)));
       if (free >= least) {
         const n = Math.min(size, free);
-        this.o.buffer.reserve(n);
         this.dueDelayMs = DUE_RETRY_MIN_MS;
-        return { n, reserved: n };
+        return { n, reservation: this.o.buffer.reserve(n) };
       }
       const due = this.o.nextRedelivery();
       const now = Date.now();
@@ -158,7 +153,7 @@ export class ShardPuller {
       if (at !== null && at <= now) {
         this.dueNotBefore = now + this.dueDelayMs;
         this.dueDelayMs = Math.min(DUE_RETRY_MAX_MS, this.dueDelayMs * 2);
-        return { n: 1, reserved: 0 };
+        return { n: 1, reservation: null };
       }
       await this.pause(at === null ? null : at - now, least, true);
     }

@@ -31,6 +31,8 @@ export interface Ready {
   t: Tracked;
   ev: IngestEvent;
   blobRef: string | null;
+  /** Bytes of the encoded event: its message's data, or its blob's. */
+  bytes: number;
   meta: IngestDeliveryMeta;
   /** Real attempts so far, this one included (ingest-attempts.ts); decides dead-lettering. */
   tries: number;
@@ -90,10 +92,10 @@ export class IngestSettler {
         await this.deadLetter(t, `not settled after ${tries - 1} attempts (timed out or crashed)`);
         return 'settled';
       }
-      const { event: ev, blobRef } = await resolveEnvelope(env, this.o.blobs);
+      const { event: ev, blobRef, blobBytes } = await resolveEnvelope(env, this.o.blobs);
       if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
       const meta = { deliveryCount: dc, streamSeq: t.msg.seq, storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6) };
-      return { t, ev, blobRef, meta, tries };
+      return { t, ev, blobRef, bytes: blobBytes ?? t.msg.data.length, meta, tries };
     } catch (err) {
       if (err instanceof UndecodableMessage) {
         await this.deadLetter(t, err.message);

@@ -82,6 +82,11 @@ export function registerRuntimeMetrics(
     'Ingest messages being delivered',
     () => host?.ingestTotals().inFlight ?? 0,
   );
+  gauge(
+    'connector_service_ingest_in_flight_bytes',
+    'Bytes of ingest message data this node holds (bounded by SERVICE_INGEST_MAX_IN_FLIGHT_BYTES)',
+    () => host?.ingestTotals().inFlightBytes ?? 0,
+  );
 
   const monotonic = (name: string, help: string, read: () => number) => {
     let seen = 0;

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent, StoredEventsPort } from './ports.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT, IngestBuffer } from './ingest-buffer.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES, IngestBuffer } from './ingest-buffer.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
 import type { Names } from './names.js';
@@ -45,6 +45,8 @@ export interface ShardHostOptions {
   commitSlots?: number;
   /** Ingest events held at once across all shards of this node (ingest-buffer.ts). */
   maxInFlight?: number;
+  /** Bytes of ingest message data held at once across all shards of this node (ingest-buffer.ts). */
+  maxInFlightBytes?: number;
 }
 
 const FLUSH_TIMEOUT_MS = 2_000;
@@ -63,7 +65,10 @@ export class ShardHost implements ShardListener {
 
   constructor(private readonly o: ShardHostOptions) {
     this.slots = new CommitSlots(o.commitSlots ?? DEFAULT_COMMIT_SLOTS);
-    this.buffer = new IngestBuffer(o.maxInFlight ?? DEFAULT_INGEST_MAX_IN_FLIGHT);
+    this.buffer = new IngestBuffer(
+      o.maxInFlight ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
+      o.maxInFlightBytes ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+    );
   }
 
   async acquire(shard: number): Promise<void> {
@@ -127,8 +132,14 @@ export class ShardHost implements ShardListener {
   }
 
   /** Ingest counters of this node since start (cumulative across shard moves). */
-  ingestTotals(): { inFlight: number; delivered: number; redeliveries: number; deadLettered: number } {
-    const t = { inFlight: 0, ...this.retired };
+  ingestTotals(): {
+    inFlight: number;
+    inFlightBytes: number;
+    delivered: number;
+    redeliveries: number;
+    deadLettered: number;
+  } {
+    const t = { inFlight: 0, inFlightBytes: this.buffer.bytes(), ...this.retired };
     for (const w of this.work.values()) {
       const st = w.consumer.stats();
       t.inFlight += st.inFlight;

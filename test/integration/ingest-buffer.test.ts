@@ -12,7 +12,7 @@ import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
 import { PULL_LEAST } from '../../src/runtime/ingest-pull.js';
 import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
-import type { IngestEvent } from '../../src/runtime/ports.js';
+import type { BlobPort, IngestEvent } from '../../src/runtime/ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { memoryBlobs, memoryDeadLetters } from '../support/ingest-ports.js';
 import { until } from '../support/until.js';
@@ -20,9 +20,11 @@ import { until } from '../support/until.js';
 const log = createLogger({ level: 'silent', node: 'test' });
 const SHARDS = 4;
 
-function event(installId: string, n: number): IngestEvent {
+/** `pad` characters of text make the event about that many bytes larger. */
+function event(installId: string, n: number, pad = 0): IngestEvent {
   const id = `e${n}`;
-  return { installId, tenantId: 't1', connectorId: 'chatapp', id, kind: 'message', occurredAt: null, payload: { n } };
+  const payload = pad > 0 ? { n, text: 'x'.repeat(pad) } : { n };
+  return { installId, tenantId: 't1', connectorId: 'chatapp', id, kind: 'message', occurredAt: null, payload };
 }
 
 /** An install id whose events land on `shard`. */
@@ -52,24 +54,31 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     await nc.drain();
   });
 
-  async function backlog(perInstall: number, installs: string[]): Promise<void> {
+  /** `opts.blobs`: where events over `opts.maxPayload` (default: the server's) go. */
+  async function backlog(
+    perInstall: number,
+    installs: string[],
+    opts: { pad?: number; blobs?: BlobPort; maxPayload?: number } = {},
+  ): Promise<void> {
     names = makeNames(freshNamespace('inbuf'));
     await ensureIngestStream(jsm, names);
     const publisher = new IngestPublisher({
       js,
       names,
       shards: SHARDS,
-      blobs: memoryBlobs(),
-      maxPayload: nc.info!.max_payload,
+      blobs: opts.blobs ?? memoryBlobs(),
+      maxPayload: opts.maxPayload ?? nc.info!.max_payload,
     });
-    for (let n = 0; n < perInstall; n++) await Promise.all(installs.map((i) => publisher.publish(event(i, n))));
+    for (let n = 0; n < perInstall; n++) {
+      await Promise.all(installs.map((i) => publisher.publish(event(i, n, opts.pad))));
+    }
   }
 
   function start(
     shard: number,
     buffer: IngestBuffer,
     deliver: (events: IngestEvent[]) => Promise<void>,
-    extra: { nakBaseMs?: number; ackWaitMs?: number } = {},
+    extra: { nakBaseMs?: number; ackWaitMs?: number; maxBatchBytes?: number; blobs?: BlobPort } = {},
   ): Promise<void> {
     const c = new ShardIngestConsumer({
       js,
@@ -77,7 +86,7 @@ describe('integration: a node holds no more ingest events than its buffer', () =
       names,
       shard,
       log,
-      blobs: memoryBlobs(),
+      blobs: extra.blobs ?? memoryBlobs(),
       deadLetters: memoryDeadLetters(),
       deliver,
       buffer,
@@ -87,32 +96,41 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     return c.start();
   }
 
-  const ordered = (ids: number[]) => ids.every((n, i) => i === 0 || ids[i - 1]! < n);
-
-  it('four backlogged shards sharing a buffer of 100 never hold more than 100 events, and commit every one in order', async () => {
-    const installs = Array.from({ length: SHARDS }, (_, s) => installOn(s));
-    await backlog(300, installs);
-    const buffer = new IngestBuffer(100);
+  /**
+   * One consumer per shard, all sharing `buffer`, until each install committed `perInstall`
+   * events; returns the ids committed per install and the peak of `measure(buffer)`.
+   */
+  async function drainShards(
+    installs: string[],
+    perInstall: number,
+    buffer: IngestBuffer,
+    measure: (b: IngestBuffer) => number,
+  ): Promise<{ committed: Map<string, number[]>; peak: number }> {
     const committed = new Map<string, number[]>(installs.map((i) => [i, []]));
     let peak = 0;
-    const sample = setInterval(() => (peak = Math.max(peak, buffer.size())), 2);
+    const sample = setInterval(() => (peak = Math.max(peak, measure(buffer))), 2);
     try {
       const deliver = async (events: IngestEvent[]) => {
-        peak = Math.max(peak, buffer.size());
+        peak = Math.max(peak, measure(buffer));
         await new Promise((r) => setTimeout(r, 5));
         for (const ev of events) committed.get(ev.installId)!.push((ev.payload as { n: number }).n);
       };
       await Promise.all(installs.map((_, s) => start(s, buffer, deliver)));
-      await until('every event committed', () => [...committed.values()].every((c) => c.length === 300), {
+      await until('every event committed', () => [...committed.values()].every((c) => c.length === perInstall), {
         timeoutMs: 30_000,
       });
     } finally {
       clearInterval(sample);
     }
-    for (const ids of committed.values()) {
-      expect(ordered(ids)).toBe(true);
-      expect(new Set(ids).size).toBe(300);
-    }
+    return { committed, peak };
+  }
+
+  it('four backlogged shards sharing a buffer of 100 never hold more than 100 events, and commit every one in order', async () => {
+    const installs = Array.from({ length: SHARDS }, (_, s) => installOn(s));
+    await backlog(300, installs);
+    const buffer = new IngestBuffer(100);
+    const { committed, peak } = await drainShards(installs, 300, buffer, (b) => b.size());
+    for (const ids of committed.values()) expect(ids).toEqual(Array.from({ length: 300 }, (_, n) => n));
     // Each shard alone may hold 1 024 (the server's bound): only the shared buffer keeps them at 100.
     expect(peak).toBeLessThanOrEqual(100);
     expect(peak).toBeGreaterThan(50);
@@ -179,5 +197,50 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     gate.resolve();
     await until('every event committed', () => committed.length === 100, { timeoutMs: 15_000 });
     expect(committed).toEqual(Array.from({ length: 100 }, (_, n) => n));
+  });
+
+  it('four backlogged shards of 20 KB events never hold more bytes than the buffer (2 MiB), and commit every one in order', async () => {
+    const installs = Array.from({ length: SHARDS }, (_, s) => installOn(s));
+    const pad = 20_000;
+    await backlog(150, installs, { pad });
+    // The count alone would let each shard hold the server's 1 024, some 80 MB in all.
+    const bound = 2 * 1024 * 1024;
+    const buffer = new IngestBuffer(100_000, bound);
+    const { committed, peak } = await drainShards(installs, 150, buffer, (b) => b.bytes());
+    for (const ids of committed.values()) expect(ids).toEqual(Array.from({ length: 150 }, (_, n) => n));
+    // Requests are sized at the mean size of the events held, exact here from the first one
+    // on (before it, 4 KB each is expected): a few events over at most.
+    expect(peak).toBeLessThanOrEqual(bound + 4 * (pad + 1024));
+    expect(peak).toBeGreaterThan(bound / 2);
+    await until('nothing held', () => buffer.bytes() === 0 && buffer.size() === 0, { timeoutMs: 5_000 });
+  });
+
+  it('a batch stops taking events at maxBatchBytes, blobs counted at their size', async () => {
+    const install = installOn(0);
+    const blobs = memoryBlobs();
+    // Every event goes to a blob: its message holds only the ref.
+    await backlog(60, [install], { pad: 20_000, blobs, maxPayload: 4096 });
+    expect(blobs.size()).toBe(60);
+    const batches: number[] = [];
+    const committed: number[] = [];
+    const gate = deferred<void>();
+    await start(
+      0,
+      new IngestBuffer(4096),
+      async (events) => {
+        await gate;
+        batches.push(events.length);
+        for (const ev of events) committed.push((ev.payload as { n: number }).n);
+      },
+      { maxBatchBytes: 100_000, blobs },
+    );
+    // Everything in hand before the first batch is let through: each batch could take all the rest.
+    await new Promise((r) => setTimeout(r, 500));
+    gate.resolve();
+    await until('every event committed', () => committed.length === 60, { timeoutMs: 15_000 });
+    expect(committed).toEqual(Array.from({ length: 60 }, (_, n) => n));
+    // 20 KB each: a batch passes 100 000 bytes with its fifth event and takes no sixth.
+    expect(Math.max(...batches)).toBe(5);
+    expect(batches.filter((n) => n === 5).length).toBeGreaterThanOrEqual(10);
   });
 });
