@@ -22,7 +22,11 @@ export interface AdmittedBatch {
  * - An event attempted twice and never settled may be what killed its owners: it runs alone,
  *   so a crash loop dead-letters it and not the neighbours of its batch.
  */
-export async function admitBatch(settler: IngestSettler, batch: Tracked[], maxBytes: number): Promise<AdmittedBatch> {
+export async function admitBatch(
+  settler: Pick<IngestSettler, 'admit'>,
+  batch: Tracked[],
+  maxBytes: number,
+): Promise<AdmittedBatch> {
   const ready: Ready[] = [];
   let bytes = 0;
   for (const [i, t] of batch.entries()) {

@@ -51,11 +51,14 @@ export class IngestBuffer {
   private reservedBytes = 0;
   /**
    * Bytes expected of the next event: the moving mean of those held lately. A request is
-   * sized before its events' sizes are known (the server sends what it was asked for), so
-   * the byte bound holds on average: events larger than expected may pass it by what one
-   * request per shard brings beyond the mean, and the node then asks for nothing until it
-   * is back under. The largest seen instead would hold it strictly, and shrink a node where
-   * one push in fifty nears 1 MiB to a few dozen events in hand.
+   * sized before its events' sizes are known, so the byte bound holds on average: when sizes
+   * jump (900 KB pushes after 3 KB chat messages), the requests open then still bring what
+   * they asked for at the old mean, at most their count times the server's max_payload, and
+   * the node then asks for nothing until it is back under (the mean catches up within about
+   * 16 events). The largest seen instead would hold it strictly, and shrink a node where one
+   * push in fifty nears 1 MiB to a few dozen events in hand. (The server can bound a request
+   * in bytes, but the client's fetch takes a count or a byte limit, not both, and a request
+   * whose next message does not fit stalls until its heartbeats are missed.)
    */
   private expected = FIRST_GUESS_BYTES;
   private seen = 0;
@@ -100,7 +103,7 @@ export class IngestBuffer {
 
   /** Reserve room for `n` events of a pull request (the caller asks for at most `free()`). */
   reserve(n: number): Reservation {
-    const r = { left: n, each: this.expected };
+    const r = { left: n, each: this.each() };
     this.reserved += n;
     this.reservedBytes += n * r.each;
     return r;
@@ -125,7 +128,7 @@ export class IngestBuffer {
     this.heldBytes += bytes;
     this.seen++;
     const weight = Math.max(MEAN_WEIGHT, 1 / this.seen);
-    this.expected = Math.max(1, this.expected + (bytes - this.expected) * weight);
+    this.expected = Math.max(1, Math.round(this.expected + (bytes - this.expected) * weight));
   }
 
   /** An event held was settled (acked, nak'd, dead-lettered, refused or handed back). */
@@ -140,7 +143,7 @@ export class IngestBuffer {
    * the function that takes it off the list, for a waiter that stops waiting for another reason.
    */
   onRoom(wake: () => void, least = 1): () => void {
-    if (this.free() >= least) {
+    if (this.free() >= Math.min(least, this.span())) {
       wake();
       return () => undefined;
     }
@@ -155,15 +158,23 @@ export class IngestBuffer {
   private unreserve(n: number, each: number): void {
     if (n <= 0) return;
     this.reserved = Math.max(0, this.reserved - n);
-    this.reservedBytes = Math.max(0, this.reservedBytes - n * each);
+    this.reservedBytes = this.reserved === 0 ? 0 : Math.max(0, this.reservedBytes - n * each);
     this.wake();
+  }
+
+  /** Bytes reserved by open requests (a request gives back exactly what it reserved). */
+  bytesReserved(): number {
+    return this.reservedBytes;
   }
 
   private wake(): void {
     if (this.waiters.size === 0) return;
     const free = this.free();
+    // Room is counted at the expected size, which moves: a wait for more than an empty node
+    // now holds would never end.
+    const most = this.span();
     for (const [w, least] of this.waiters) {
-      if (free < least) continue;
+      if (free < Math.min(least, most)) continue;
       this.waiters.delete(w);
       w();
     }

@@ -191,6 +191,11 @@ export class ShardIngestConsumer {
       void this.lanes.enqueue(lane, () => this.drain(lane));
       return;
     }
+    // Put back from the front of a batch (the usual case): all before what is queued, in one go.
+    if (isSorted(ts) && (queue.length === 0 || ts[ts.length - 1]!.msg.seq < queue[0]!.msg.seq)) {
+      queue.unshift(...ts);
+      return;
+    }
     for (const t of ts) {
       let i = queue.length;
       while (i > 0 && queue[i - 1]!.msg.seq > t.msg.seq) i--;
@@ -279,4 +284,8 @@ export class ShardIngestConsumer {
       this.lanes.unblock(key, seq);
     }
   }
+}
+
+function isSorted(ts: Tracked[]): boolean {
+  return ts.every((t, i) => i === 0 || ts[i - 1]!.msg.seq < t.msg.seq);
 }

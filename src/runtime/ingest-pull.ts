@@ -3,9 +3,11 @@
  * asking for no more events than the node has room for (ingest-buffer.ts), so the events a
  * node holds stay bounded however many shards it owns.
  *
- * - Sizes adapt: a request filled at once (a backlog) makes the next one twice as large, up
- *   to PULL_MAX; one that ended short makes the next one about what it got. An idle shard
- *   so reserves PULL_MIN places, and a busy one pulls in large requests.
+ * - Sizes adapt: the first asks for PULL_MIN; a request filled at once (a backlog) makes the
+ *   next one twice as large, up to PULL_MAX; one that ended short makes the next one what it
+ *   got. An idle shard so reserves one place (its request lasts 10 s, and 63 idle shards
+ *   asking for 8 held 504 places, most of what 16 MiB of 30 KB events leaves room for), and a
+ *   busy one pulls in large requests.
  * - While the node is full, a shard waits for room, except when an event its lanes wait
  *   for is due back from the server (a nak'd event, or one an earlier owner left): it then
  *   asks for one event, which the server serves from its redeliveries first. Without this,
@@ -113,7 +115,7 @@ export class ShardPuller {
       }
       // After the places this request did not fill went back: they are not kept through the backoff.
       if (backoffMs !== null && !this.stopping) await this.pause(backoffMs, null, false);
-      size = got >= n ? Math.min(PULL_MAX, n * 2) : Math.max(PULL_MIN, got);
+      size = got >= n ? Math.min(PULL_MAX, n * 2) : Math.max(1, got);
     }
   }
 

@@ -84,7 +84,7 @@ export function registerRuntimeMetrics(
   );
   gauge(
     'connector_service_ingest_in_flight_bytes',
-    'Bytes of ingest message data this node holds (bounded by SERVICE_INGEST_MAX_IN_FLIGHT_BYTES)',
+    'Bytes of ingest message data this node holds (SERVICE_INGEST_MAX_IN_FLIGHT_BYTES bounds it on average)',
     () => host?.ingestTotals().inFlightBytes ?? 0,
   );
 

@@ -1,7 +1,8 @@
 /**
  * The node-wide bound on ingest events held (runtime/ingest-buffer.ts, ingest-pull.ts),
- * against real JetStream: shards that share a buffer hold no more than it together, and a
- * full node still takes the redelivery its lanes wait for.
+ * against real JetStream: shards that share a buffer hold no more than it together, in
+ * events and in bytes; a full node still takes the redelivery its lanes wait for; and a
+ * batch stops at its byte cap.
  */
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, deferred, type NatsConnection } from '@nats-io/transport-node';

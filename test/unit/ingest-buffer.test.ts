@@ -101,6 +101,39 @@ describe('IngestBuffer', () => {
     expect(new IngestBuffer(100, 1 * MiB).span()).toBe(100);
   });
 
+  it('a request gives back exactly the bytes it reserved, whatever is expected when it ends', () => {
+    const b = new IngestBuffer(1000, 1 * MiB);
+    const r = b.reserve(10);
+    expect(b.bytesReserved()).toBe(10 * 4 * KiB);
+    // The expected size moves while the request is open (another shard's events).
+    for (let i = 0; i < 20; i++) b.hold(64 * KiB);
+    b.hold(1 * KiB);
+    b.arrived(r);
+    expect(b.bytesReserved()).toBe(9 * 4 * KiB);
+    b.cancel(r);
+    expect(b.bytesReserved()).toBe(0);
+    // A second request, reserved at the new size, gives back the same.
+    const r2 = b.reserve(2);
+    const reserved = b.bytesReserved();
+    expect(reserved).toBeGreaterThan(2 * 40 * KiB);
+    b.arrived(r2);
+    expect(b.bytesReserved()).toBe(reserved / 2);
+  });
+
+  it('a waiter for more than an empty node now holds is woken once the node has what it can hold', () => {
+    const b = new IngestBuffer(1000, 1 * MiB);
+    for (let i = 0; i < 64; i++) b.hold(16 * KiB);
+    let woken = false;
+    b.onRoom(() => (woken = true), 32);
+    // Larger events come: an empty node would now hold 8 of them, never 32.
+    for (let i = 0; i < 64; i++) b.hold(128 * KiB);
+    for (let i = 0; i < 64; i++) b.release(128 * KiB);
+    expect(b.span()).toBeLessThan(32);
+    expect(woken).toBe(false);
+    for (let i = 0; i < 64; i++) b.release(16 * KiB);
+    expect(woken).toBe(true);
+  });
+
   it('an event larger than the whole byte bound fits an empty node, and nothing more until it is gone', () => {
     const b = new IngestBuffer(100, 1 * MiB);
     for (let i = 0; i < 32; i++) {
