@@ -44,10 +44,8 @@ export interface Config {
   shards: number;
   /** Ingest batches a node commits at once (runtime/commit-slots.ts). */
   ingestCommitSlots: number;
-  /** Ingest events a node holds at once across its shards (runtime/ingest-buffer.ts). */
-  ingestMaxInFlight: number;
-  /** Bytes of ingest message data a node holds at once across its shards (runtime/ingest-buffer.ts). */
-  ingestMaxInFlightBytes: number;
+  /** Ingest a node holds at once across its shards: events, and bytes of message data (runtime/ingest-buffer.ts). */
+  ingestMaxInFlight: { events: number; bytes: number };
   /** V8's old-generation growing factor in percent over the live set; 0 = V8's own (node/heap-growth.ts). */
   heapGrowingPercent: number;
   leaseTtlMs: number;
@@ -210,8 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     },
     shards: e.SERVICE_SHARDS ?? 64,
     ingestCommitSlots: e.SERVICE_INGEST_COMMIT_SLOTS ?? DEFAULT_COMMIT_SLOTS,
-    ingestMaxInFlight: e.SERVICE_INGEST_MAX_IN_FLIGHT ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
-    ingestMaxInFlightBytes: e.SERVICE_INGEST_MAX_IN_FLIGHT_BYTES ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+    ingestMaxInFlight: {
+      events: e.SERVICE_INGEST_MAX_IN_FLIGHT ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
+      bytes: e.SERVICE_INGEST_MAX_IN_FLIGHT_BYTES ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+    },
     heapGrowingPercent: e.SERVICE_HEAP_GROWING_PERCENT ?? DEFAULT_HEAP_GROWING_PERCENT,
     leaseTtlMs: (e.SERVICE_LEASE_TTL_S ?? 10) * 1000,
     admin: {

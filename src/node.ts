@@ -206,7 +206,6 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       storedEvents: pgStoredEventsPort(pool),
       commitSlots: config.ingestCommitSlots,
       maxInFlight: config.ingestMaxInFlight,
-      maxInFlightBytes: config.ingestMaxInFlightBytes,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.resumeShards?.(new Set([shard]));

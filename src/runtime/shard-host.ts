@@ -43,10 +43,8 @@ export interface ShardHostOptions {
   storedEvents?: StoredEventsPort | null;
   /** Ingest batches committing at once across all shards of this node (commit-slots.ts). */
   commitSlots?: number;
-  /** Ingest events held at once across all shards of this node (ingest-buffer.ts). */
-  maxInFlight?: number;
-  /** Bytes of ingest message data held at once across all shards of this node (ingest-buffer.ts). */
-  maxInFlightBytes?: number;
+  /** Ingest held at once across this node's shards: events, and bytes of message data (ingest-buffer.ts). */
+  maxInFlight?: { events: number; bytes: number };
 }
 
 const FLUSH_TIMEOUT_MS = 2_000;
@@ -66,8 +64,8 @@ export class ShardHost implements ShardListener {
   constructor(private readonly o: ShardHostOptions) {
     this.slots = new CommitSlots(o.commitSlots ?? DEFAULT_COMMIT_SLOTS);
     this.buffer = new IngestBuffer(
-      o.maxInFlight ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
-      o.maxInFlightBytes ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+      o.maxInFlight?.events ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
+      o.maxInFlight?.bytes ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
     );
   }
 
@@ -139,10 +137,10 @@ export class ShardHost implements ShardListener {
     redeliveries: number;
     deadLettered: number;
   } {
-    const t = { inFlight: 0, inFlightBytes: this.buffer.bytes(), ...this.retired };
+    // Every consumer of this node holds its events in the node's one buffer.
+    const t = { inFlight: this.buffer.size(), inFlightBytes: this.buffer.bytes(), ...this.retired };
     for (const w of this.work.values()) {
       const st = w.consumer.stats();
-      t.inFlight += st.inFlight;
       t.delivered += st.delivered;
       t.redeliveries += st.redeliveries;
       t.deadLettered += st.deadLettered;

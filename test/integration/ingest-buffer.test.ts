@@ -225,9 +225,10 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     const batches: number[] = [];
     const committed: number[] = [];
     const gate = deferred<void>();
+    const buffer = new IngestBuffer(4096);
     await start(
       0,
-      new IngestBuffer(4096),
+      buffer,
       async (events) => {
         await gate;
         batches.push(events.length);
@@ -236,7 +237,7 @@ describe('integration: a node holds no more ingest events than its buffer', () =
       { maxBatchBytes: 100_000, blobs },
     );
     // Everything in hand before the first batch is let through: each batch could take all the rest.
-    await new Promise((r) => setTimeout(r, 500));
+    await until('every event in hand', () => buffer.size() === 60, { timeoutMs: 10_000 });
     gate.resolve();
     await until('every event committed', () => committed.length === 60, { timeoutMs: 15_000 });
     expect(committed).toEqual(Array.from({ length: 60 }, (_, n) => n));
