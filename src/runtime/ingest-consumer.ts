@@ -24,6 +24,7 @@ import { InstallLanes, laneOf } from './ingest-lanes.js';
 import { ShardPuller } from './ingest-pull.js';
 import { blockUnsettled } from './ingest-takeover.js';
 import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
+import { AckedSweeper } from './ingest-sweep.js';
 import { admitBatch } from './ingest-admit-batch.js';
 import { installIdOfIngestSubject } from './names.js';
 import { errorText } from './error-text.js';
@@ -42,6 +43,7 @@ export class ShardIngestConsumer {
   private puller: ShardPuller | null = null;
   private pump: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private sweeper: AckedSweeper | null = null;
   private stopping = false;
   private stopped: Promise<void> | null = null;
   private readonly counts = { delivered: 0, redeliveries: 0, deadLettered: 0 };
@@ -113,6 +115,8 @@ export class ShardIngestConsumer {
     // +WPI for what we hold, so a slow delivery or a held event is not redelivered meanwhile.
     this.timer = setInterval(() => this.keepAlive(), Math.max(250, Math.floor(ackWaitMs / 3)));
     this.timer.unref();
+    this.sweeper = new AckedSweeper({ jsm: this.o.jsm, names, shard, log: this.log });
+    this.sweeper.start();
   }
 
   /** Stop pulling, let running deliveries settle, hand every other event back (nak). */
@@ -127,6 +131,7 @@ export class ShardIngestConsumer {
       // Unconfirmed acks must reach the server before the next owner looks for unsettled events.
       await this.o.flush?.().catch(() => undefined);
       if (this.timer) clearInterval(this.timer);
+      this.sweeper?.stop();
       // Every path above settles what it held; this only keeps a leak from shrinking the node's buffer.
       if (this.tracked.size > 0) this.log.warn({ held: this.tracked.size }, 'ingest events still held after stop');
       this.tracked.clear();
