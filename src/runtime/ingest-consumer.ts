@@ -123,6 +123,7 @@ export class ShardIngestConsumer {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
+      this.sweeper?.stop();
       await this.puller?.stop();
       await this.pump;
       this.lanes.releaseAll();
@@ -131,7 +132,6 @@ export class ShardIngestConsumer {
       // Unconfirmed acks must reach the server before the next owner looks for unsettled events.
       await this.o.flush?.().catch(() => undefined);
       if (this.timer) clearInterval(this.timer);
-      this.sweeper?.stop();
       // Every path above settles what it held; this only keeps a leak from shrinking the node's buffer.
       if (this.tracked.size > 0) this.log.warn({ held: this.tracked.size }, 'ingest events still held after stop');
       this.tracked.clear();

@@ -7,21 +7,29 @@
  * nothing will deliver or delete them (README "Chaos": 11–155 such messages after five
  * kills). They count against the stream's byte limit (`SERVICE_INGEST_MAX_BYTES`) for ever.
  *
- * Every message of the shard's subjects at or below its consumer's ack floor was acked (the
- * floor only moves past acked messages, and the consumer never gives up on one: its
- * `max_deliver` is unlimited, ensure-ingest-consumer.ts); the floor only grows, so a stale
- * reading removes less, never more. They are found with STREAM.MSG.GET `next_by_subj` and
- * deleted one by one. Not with a purge by filter and sequence: on nats-server 2.9 a purge
- * that matches a consumer's filter drops that consumer's whole pending state, so the events
- * it had delivered and not settled would never be redelivered (test/integration/ingest-sweep.test.ts
- * showed it). Deleting a message below the floor touches no consumer state.
+ * Every message a consumer's ack floor has passed was acked, as long as the consumer never
+ * gives up on a message (its `max_deliver` is unlimited, ensure-ingest-consumer.ts; a
+ * consumer with a limit is not swept). A floor that went back (a restarted server, a new
+ * leader of a replicated consumer) only deletes less. So the messages of the shard's
+ * subjects at or below the floor are deleted one by one, each found with STREAM.MSG.GET
+ * `next_by_subj` on one exact subject (an install's), which the server answers from its
+ * per-block subject index; a wildcard `next_by_subj` would read every block of other shards'
+ * backlog. The subjects come from STREAM.INFO `subjects_filter`; a stream whose first message
+ * is above the floor holds none, which is the usual answer and costs one request.
+ *
+ * Not a purge by filter and sequence: on nats-server 2.9 a purge that matches a consumer's
+ * filter drops that consumer's whole pending state, so the events it had delivered and not
+ * settled would never be redelivered (test/integration/ingest-sweep.test.ts showed it).
+ * Deleting a message below the floor touches no consumer state.
  */
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { Names } from './names.js';
 
-/** How often an owner sweeps its shard; a restarted nats-server leaves such messages rarely. */
+/** How often an owner sweeps its shard (±25 %); a restarted nats-server leaves such messages rarely. */
 export const SWEEP_EVERY_MS = 10 * 60_000;
+/** The first sweep comes within this long of taking the shard, so a node's shards do not all ask at once. */
+const FIRST_SWEEP_WITHIN_MS = 30_000;
 /** Deletes per sweep at most, and its time (each request has the client's own timeout); the rest wait for the next. */
 const SWEEP_MAX = 1_000;
 const SWEEP_FOR_MS = 30_000;
@@ -35,39 +43,53 @@ export async function sweepAcked(
   forMs = SWEEP_FOR_MS,
 ): Promise<number> {
   const until = Date.now() + forMs;
-  const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
-  const floor = info.ack_floor.stream_seq;
+  const consumer = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
+  const floor = consumer.ack_floor.stream_seq;
+  if (floor <= 0 || (consumer.config.max_deliver ?? -1) > 0) return 0;
+  const stream = await jsm.streams.info(names.ingestStream, { subjects_filter: names.ingestShardFilter(shard) });
+  if (stream.state.first_seq > floor) return 0;
   let removed = 0;
-  for (let seq = 1; seq <= floor && removed < max && Date.now() < until;) {
-    // The client types the request without next_by_subj, but sends the query as given (as ingest-unsettled.ts).
-    const query = { seq, next_by_subj: names.ingestShardFilter(shard) } as unknown as MsgRequest;
-    const m = await jsm.streams.getMessage(names.ingestStream, query);
-    if (m === null || m.seq > floor) break;
-    try {
-      if (await jsm.streams.deleteMessage(names.ingestStream, m.seq, false)) removed++;
-    } catch (err) {
-      // Deleted meanwhile (the server caught up): nothing to do.
-      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound)) throw err;
+  for (const subject of Object.keys(stream.state.subjects ?? {})) {
+    for (let seq = stream.state.first_seq; seq <= floor;) {
+      if (removed >= max || Date.now() >= until) return removed;
+      // The client types the request without next_by_subj, but sends the query as given (as ingest-unsettled.ts).
+      const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
+      const m = await jsm.streams.getMessage(names.ingestStream, query);
+      if (m === null || m.seq > floor) break;
+      try {
+        if (await jsm.streams.deleteMessage(names.ingestStream, m.seq, false)) removed++;
+      } catch (err) {
+        // Gone meanwhile (the server caught up, or another owner swept), or not deletable now:
+        // the next sweep sees it again if it is still there.
+        if (!(err instanceof JetStreamApiError)) throw err;
+      }
+      seq = m.seq + 1;
     }
-    seq = m.seq + 1;
   }
   return removed;
 }
 
-/** Sweeps one shard at once and then every `everyMs` until `stop`; failures are logged and tried again next time. */
+/** Sweeps one shard soon after `start`, then every `everyMs` or so until `stop`; failures are logged and tried again next time. */
 export class AckedSweeper {
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private running = false;
+  private stopped = false;
 
   constructor(
-    private readonly o: { jsm: JetStreamManager; names: Names; shard: number; log: Logger; everyMs?: number },
+    private readonly o: {
+      jsm: JetStreamManager;
+      names: Names;
+      shard: number;
+      log: Logger;
+      everyMs?: number;
+      /** The first sweep comes at a random moment within this long; default FIRST_SWEEP_WITHIN_MS. */
+      firstWithinMs?: number;
+    },
   ) {}
 
   start(): void {
-    if (this.timer) return;
-    this.sweep();
-    this.timer = setInterval(() => this.sweep(), this.o.everyMs ?? SWEEP_EVERY_MS);
-    this.timer.unref();
+    if (this.timer || this.stopped) return;
+    this.schedule(Math.random() * (this.o.firstWithinMs ?? FIRST_SWEEP_WITHIN_MS));
   }
 
   /**
@@ -75,25 +97,33 @@ export class AckedSweeper {
    * and a sweep is safe whoever owns the shard when it lands.
    */
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
-  private sweep(): void {
-    if (this.running) return;
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => void this.sweep(), ms);
+    this.timer.unref();
+  }
+
+  private async sweep(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = true;
     const { jsm, names, shard, log } = this.o;
-    this.running = sweepAcked(jsm, names, shard)
-      .then((removed) => {
-        if (removed > 0) {
-          log.warn(
-            { removed },
-            'removed acknowledged ingest messages the stream had kept (a nats-server restart loses its last deletes)',
-          );
-        }
-      })
-      .catch((err: unknown) => log.warn({ err }, 'ingest sweep failed; trying again later'))
-      .finally(() => {
-        this.running = null;
-      });
+    try {
+      const removed = await sweepAcked(jsm, names, shard);
+      if (removed > 0) {
+        log.warn(
+          { removed },
+          'removed acknowledged ingest messages the stream had kept (a nats-server restart loses its last deletes)',
+        );
+      }
+    } catch (err) {
+      if (!this.stopped) log.warn({ err }, 'ingest sweep failed; trying again later');
+    } finally {
+      this.running = false;
+      if (!this.stopped) this.schedule((this.o.everyMs ?? SWEEP_EVERY_MS) * (0.75 + Math.random() / 2));
+    }
   }
 }

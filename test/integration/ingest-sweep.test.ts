@@ -53,7 +53,10 @@ describe('integration: sweeping acknowledged ingest messages the stream kept', (
 
   async function publish(shard: number, n: number): Promise<number[]> {
     const seqs: number[] = [];
-    for (let i = 0; i < n; i++) seqs.push((await js.publish(`${names.ns}.ingest.${shard}.chatapp.i${shard}`, 'e')).seq);
+    // Two installs per shard: the sweep looks for each install's subject on its own.
+    for (let i = 0; i < n; i++) {
+      seqs.push((await js.publish(`${names.ns}.ingest.${shard}.chatapp.i${shard}-${i % 2}`, 'e')).seq);
+    }
     return seqs;
   }
 
@@ -105,6 +108,7 @@ describe('integration: sweeping acknowledged ingest messages the stream kept', (
       jsm,
       names,
       shard: 1,
+      firstWithinMs: 0,
       log: createLogger({ level: 'debug', node: 'sweep-test' }, logs.stream),
     });
     sweeper.start();
