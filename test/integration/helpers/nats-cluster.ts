@@ -38,6 +38,9 @@ export interface NatsCluster {
 const live = new Set<ChildProcess>();
 let hooked = false;
 
+/** Start attempts: a spare port can be taken by someone else before its server binds it. */
+const ATTEMPTS = 3;
+
 export async function startNatsCluster(namespace: string): Promise<NatsCluster> {
   if (!hooked) {
     hooked = true;
@@ -45,6 +48,17 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
       for (const p of live) if (p.exitCode === null) p.kill('SIGKILL');
     });
   }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(namespace);
+    } catch (err) {
+      // Another process bound one of the ports between freePort() and the server's listen: new ports.
+      if (attempt >= ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(namespace: string): Promise<NatsCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'nats-cluster-'));
   await copyFile(new URL('cluster.conf', DEPLOY), join(dir, 'cluster.conf'));
   const account = (await readFile(new URL('connectors-account.conf', DEPLOY), 'utf8'))
@@ -58,6 +72,8 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
   for (let i = 0; i < 3; i++) ports.push({ client: await freePort(), http: await freePort(), route: await freePort() });
   const routes = ports.map((p) => `nats://route:${routePassword}@127.0.0.1:${p.route}`);
   const procs: ChildProcess[] = [];
+  /** Each server's stderr fully read (a server that exits at start says why there). */
+  const closed: Promise<unknown>[] = [];
   const servers = ports.map((p, i): ClusterServer => {
     const name = `nats-${i + 1}`;
     const proc = spawn(NATS_SERVER, ['-c', join(dir, 'cluster.conf')], {
@@ -77,6 +93,7 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
     live.add(proc);
     proc.once('exit', () => live.delete(proc));
     procs.push(proc);
+    closed.push(new Promise((r) => proc.once('close', r)));
     let log = '';
     proc.stderr!.on('data', (b: Buffer) => (log = (log + b.toString()).slice(-20_000)));
     return {
@@ -107,6 +124,8 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
     await until(
       'the 3 NATS servers agree on a JetStream meta leader',
       async () => {
+        const gone = procs.findIndex((p) => p.exitCode !== null || p.signalCode !== null);
+        if (gone >= 0) throw new Error(`${servers[gone]!.name} exited while the cluster started`);
         const metas = await Promise.all(servers.map((s) => jsz(s.httpUrl)));
         const leaders = new Set(metas.map((m) => m?.meta_cluster?.leader ?? ''));
         return leaders.size === 1 && !leaders.has('') && metas.every((m) => m?.meta_cluster?.cluster_size === 3);
@@ -114,6 +133,8 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
       { timeoutMs: 20_000, everyMs: 200 },
     );
   } catch (err) {
+    const exited = closed.filter((_, i) => procs[i]!.exitCode !== null || procs[i]!.signalCode !== null);
+    await Promise.race([Promise.all(exited), new Promise((r) => setTimeout(r, 1_000))]);
     const logs = servers.map((s) => `--- ${s.name} ---\n${s.log().slice(-3_000)}`).join('\n');
     await cluster.dispose();
     throw new Error(`${(err as Error).message}\n${logs}`, { cause: err });

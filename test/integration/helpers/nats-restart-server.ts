@@ -22,7 +22,6 @@ export interface NatsChild {
 
 /** `config`: nats-server configuration text (authorization, tls...) added to the command line's settings. */
 export async function startNatsChild(opts: { config?: string } = {}): Promise<NatsChild> {
-  const port = await freePort();
   const storeDir = await mkdtemp(join(tmpdir(), 'nats-restart-'));
   const extra: string[] = [];
   if (opts.config !== undefined) {
@@ -31,7 +30,17 @@ export async function startNatsChild(opts: { config?: string } = {}): Promise<Na
     extra.push('-c', file);
   }
   const launch = (p: number, dir: string) => launchServer(p, dir, extra);
-  let proc: ChildProcess | null = await launch(port, storeDir);
+  let port = 0;
+  let proc: ChildProcess | null = null;
+  for (let attempt = 1; proc === null; attempt++) {
+    port = await freePort();
+    try {
+      proc = await launch(port, storeDir);
+    } catch (err) {
+      // Another process bound the spare port before the server did: take another one.
+      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
   const kill = async () => {
     const p = proc;
     proc = null;
@@ -70,7 +79,8 @@ async function launchServer(port: number, storeDir: string, extra: string[]): Pr
         resolve();
       }
     });
-    p.once('exit', (code) => {
+    // 'close', not 'exit': its stderr is read to the end by then, so the error says why.
+    p.once('close', (code) => {
       clearTimeout(timer);
       reject(new Error(`nats-server exited (${code}):\n${log}`));
     });
