@@ -82,12 +82,25 @@ export function findNatsServer(env: NodeJS.ProcessEnv = process.env): string | n
   return null;
 }
 
+/** Spare ports tried when none is given: another process may bind one before the server does. */
+const PORT_ATTEMPTS = 3;
+
 export async function startNatsChild(opts: NatsChildOptions): Promise<NatsChild> {
   const bin = findNatsServer();
   if (bin === null) throw new NatsServerNotFound();
   const storeDir = resolve(opts.storeDir);
   await mkdir(storeDir, { recursive: true });
-  const port = opts.port ?? (await freePort(HOST));
+  if (opts.port !== undefined) return startOn(bin, storeDir, opts.port, opts);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(bin, storeDir, await freePort(HOST), opts);
+    } catch (err) {
+      if (attempt >= PORT_ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOn(bin: string, storeDir: string, port: number, opts: NatsChildOptions): Promise<NatsChild> {
   const log = opts.log.child({ component: 'nats-server' });
   // A unique name tells our server from another one that holds the port first (then ours
   // fails to bind and exits, which the wait below reports).
@@ -111,6 +124,7 @@ export async function startNatsChild(opts: NatsChildOptions): Promise<NatsChild>
       }
     });
   });
+  const stderrEnded = new Promise((r) => watchdog.stderr!.once('end', r));
   createInterface({ input: watchdog.stderr! }).on('line', (line) => {
     recent.push(line);
     if (recent.length > 20) recent.shift();
@@ -135,7 +149,9 @@ export async function startNatsChild(opts: NatsChildOptions): Promise<NatsChild>
   const url = `nats://${HOST}:${port}`;
   try {
     const deadline = Date.now() + (opts.readyTimeoutMs ?? 15_000);
-    const early = exited.then((): never => {
+    const early = exited.then(async (): Promise<never> => {
+      // Its last lines may still be on their way: wait (briefly) for its stderr to end.
+      await Promise.race([stderrEnded, new Promise((r) => setTimeout(r, 500))]);
       // Its fatal line says why (e.g. the port is taken); otherwise its last words.
       const why = recent.filter((l) => /\[(FTL|ERR)\]/.test(l)).at(-1) ?? recent.at(-1) ?? 'no output';
       throw new Error(`nats-server exited before it was ready on ${HOST}:${port}: ${why}`);
