@@ -22,8 +22,9 @@
  * settled would never be redelivered (test/integration/ingest-sweep.test.ts showed it).
  * Deleting a message below the floor touches no consumer state.
  */
-import { JetStreamApiError, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
+import { nextOnSubject } from './ingest-unsettled.js';
 import type { Names } from './names.js';
 
 /** How often an owner sweeps its shard (±25 %); a restarted nats-server leaves such messages rarely. */
@@ -52,9 +53,7 @@ export async function sweepAcked(
   for (const subject of Object.keys(stream.state.subjects ?? {})) {
     for (let seq = stream.state.first_seq; seq <= floor;) {
       if (removed >= max || Date.now() >= until) return removed;
-      // The client types the request without next_by_subj, but sends the query as given (as ingest-unsettled.ts).
-      const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
-      const m = await jsm.streams.getMessage(names.ingestStream, query);
+      const m = await nextOnSubject(jsm, names.ingestStream, subject, seq);
       if (m === null || m.seq > floor) break;
       try {
         if (await jsm.streams.deleteMessage(names.ingestStream, m.seq, false)) removed++;
@@ -69,10 +68,12 @@ export async function sweepAcked(
   return removed;
 }
 
-/** Sweeps one shard soon after `start`, then every `everyMs` or so until `stop`; failures are logged and tried again next time. */
+/**
+ * Sweeps one shard soon after `start`, then every `everyMs` or so until `stop` (each sweep is
+ * scheduled when the one before ended, so two never overlap); failures are logged and tried again next time.
+ */
 export class AckedSweeper {
   private timer: NodeJS.Timeout | null = null;
-  private running = false;
   private stopped = false;
 
   constructor(
@@ -108,8 +109,7 @@ export class AckedSweeper {
   }
 
   private async sweep(): Promise<void> {
-    if (this.running || this.stopped) return;
-    this.running = true;
+    if (this.stopped) return;
     const { jsm, names, shard, log } = this.o;
     try {
       const removed = await sweepAcked(jsm, names, shard);
@@ -122,7 +122,6 @@ export class AckedSweeper {
     } catch (err) {
       if (!this.stopped) log.warn({ err }, 'ingest sweep failed; trying again later');
     } finally {
-      this.running = false;
       if (!this.stopped) this.schedule((this.o.everyMs ?? SWEEP_EVERY_MS) * (0.75 + Math.random() / 2));
     }
   }

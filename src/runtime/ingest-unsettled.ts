@@ -50,9 +50,7 @@ export async function findUnsettled(
       );
       break;
     }
-    // The client types the request without next_by_subj, but sends the query as given.
-    const query = { seq, next_by_subj: names.ingestShardFilter(shard) } as unknown as MsgRequest;
-    const m = await jsm.streams.getMessage(names.ingestStream, query);
+    const m = await nextOnSubject(jsm, names.ingestStream, names.ingestShardFilter(shard), seq);
     if (m === null || m.seq > last) break;
     const installId = installIdOfIngestSubject(m.subject);
     const eventId = eventIdOfMsgId(installId, m.header?.get('Nats-Msg-Id'));
@@ -60,4 +58,11 @@ export async function findUnsettled(
     seq = m.seq + 1;
   }
   return out;
+}
+
+/** The stream's first message at or after `seq` on `subject` (STREAM.MSG.GET `next_by_subj`), or null. */
+export function nextOnSubject(jsm: JetStreamManager, stream: string, subject: string, seq: number) {
+  // The client types the request without next_by_subj, but sends the query as given.
+  const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
+  return jsm.streams.getMessage(stream, query);
 }
