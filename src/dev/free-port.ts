@@ -22,3 +22,21 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
     });
   });
 }
+
+/** Starts tried by `againIfPortTaken` before it gives up. */
+const PORT_TAKEN_ATTEMPTS = 3;
+
+/**
+ * `start` (which picks its ports with `freePort`), and again, up to 3 times, when it fails
+ * because another process bound one of them first: the window `freePort` leaves open. Such
+ * a failure says "address already in use" (Node's EADDRINUSE and nats-server's fatal line).
+ */
+export async function againIfPortTaken<T>(start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= PORT_TAKEN_ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}

@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import { freePort } from './free-port.js';
+import { againIfPortTaken, freePort } from './free-port.js';
 import { isAlive } from './is-alive.js';
 
 export interface NatsChildOptions {
@@ -82,22 +82,13 @@ export function findNatsServer(env: NodeJS.ProcessEnv = process.env): string | n
   return null;
 }
 
-/** Spare ports tried when none is given: another process may bind one before the server does. */
-const PORT_ATTEMPTS = 3;
-
 export async function startNatsChild(opts: NatsChildOptions): Promise<NatsChild> {
   const bin = findNatsServer();
   if (bin === null) throw new NatsServerNotFound();
   const storeDir = resolve(opts.storeDir);
   await mkdir(storeDir, { recursive: true });
   if (opts.port !== undefined) return startOn(bin, storeDir, opts.port, opts);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOn(bin, storeDir, await freePort(HOST), opts);
-    } catch (err) {
-      if (attempt >= PORT_ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
-    }
-  }
+  return againIfPortTaken(async () => startOn(bin, storeDir, await freePort(HOST), opts));
 }
 
 async function startOn(bin: string, storeDir: string, port: number, opts: NatsChildOptions): Promise<NatsChild> {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../../src/dev/free-port.js';
+import { againIfPortTaken, freePort } from '../../../src/dev/free-port.js';
 import { until } from '../../support/until.js';
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
@@ -38,9 +38,6 @@ export interface NatsCluster {
 const live = new Set<ChildProcess>();
 let hooked = false;
 
-/** Start attempts: a spare port can be taken by someone else before its server binds it. */
-const ATTEMPTS = 3;
-
 export async function startNatsCluster(namespace: string): Promise<NatsCluster> {
   if (!hooked) {
     hooked = true;
@@ -48,14 +45,8 @@ export async function startNatsCluster(namespace: string): Promise<NatsCluster> 
       for (const p of live) if (p.exitCode === null) p.kill('SIGKILL');
     });
   }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(namespace);
-    } catch (err) {
-      // Another process bound one of the ports between freePort() and the server's listen: new ports.
-      if (attempt >= ATTEMPTS || !/address already in use/.test((err as Error).message)) throw err;
-    }
-  }
+  // A server whose spare port another process bound first exits; the attempt fails with its log.
+  return againIfPortTaken(() => startOnce(namespace));
 }
 
 async function startOnce(namespace: string): Promise<NatsCluster> {

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../../src/dev/free-port.js';
+import { againIfPortTaken, freePort } from '../../../src/dev/free-port.js';
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 
@@ -30,17 +30,12 @@ export async function startNatsChild(opts: { config?: string } = {}): Promise<Na
     extra.push('-c', file);
   }
   const launch = (p: number, dir: string) => launchServer(p, dir, extra);
-  let port = 0;
-  let proc: ChildProcess | null = null;
-  for (let attempt = 1; proc === null; attempt++) {
-    port = await freePort();
-    try {
-      proc = await launch(port, storeDir);
-    } catch (err) {
-      // Another process bound the spare port before the server did: take another one.
-      if (attempt >= 3 || !/address already in use/.test((err as Error).message)) throw err;
-    }
-  }
+  const started = await againIfPortTaken(async () => {
+    const port = await freePort();
+    return { port, proc: await launch(port, storeDir) };
+  });
+  const port = started.port;
+  let proc: ChildProcess | null = started.proc;
   const kill = async () => {
     const p = proc;
     proc = null;
