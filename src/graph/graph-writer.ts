@@ -182,9 +182,9 @@ export class GraphWriter {
     for (const op of ops) {
       let s = states.get(op.key);
       if (!s) {
-        // Time-ordered (RFC 9562 v7), not random: a new node's entries in the node key and in
-        // the edges' node indexes go to the right-hand end of each index instead of a random
-        // page, which after every checkpoint costs a full-page image in the WAL. Per chat event
+        // Time-ordered (RFC 9562 v7), not random: a new node's entry in the node key, and those
+        // of its edges keyed by it (within the tenant's range), go to the end of the index
+        // instead of a random page, which after every checkpoint costs a full-page image in the WAL. Per chat event
         // right after a checkpoint (bench/graph/chat-batch.ts, 3 interleaved runs): WAL 16.0 ->
         // 6.7-6.9 KB; the backend's CPU within the noise. Node ids are no secret (tenant-scoped
         // reads); each still has 42 fresh random bits besides its time and in-millisecond counter.
