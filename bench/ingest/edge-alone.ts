@@ -45,7 +45,7 @@ export async function runEdgeAlone(
   if (before.committed !== 0)
     throw new Error(`${tag}: ${before.committed} events were committed with no actors node running`);
 
-  // autocannon counts answers; requests cut off at the end may have been published too.
+  // The generator counts answers; requests cut off at the end may have been published too.
   const events = warm.accepted + saturated.accepted;
   const t0 = Date.now();
   const actors = await startActors();

@@ -70,7 +70,7 @@ export function load(
 
 /**
  * Wait (bounded) until `accepted` events of the run (`prefix`) are in Postgres, then until the count
- * stops growing for a second: requests autocannon cut off at the end of a run are not
+ * stops growing for a second: requests the generator cut off at the end of a run are not
  * counted as accepted, yet may have been published and are committed too (LoadResult
  * `inFlightAtEnd`), so committed may exceed accepted by at most that many.
  */
