@@ -85,6 +85,13 @@ export function printFigures(b: BenchFigures): void {
       row(label, p, { committedPerS: p.committed / p.durationS, e2c50: p.e2cP50Ms, e2c99: p.e2cP99Ms, rss });
     }
     for (const r of [e.saturated, ...e.paced]) {
+      const c = r.commits;
+      const run = 'pct' in r ? `${r.pct === null ? '' : `${r.pct}% `}${r.rate}/s` : 'saturated';
+      if (c)
+        out(
+          `  ${name}, ${run}: ${c.transactions} ingest transactions, ${f(c.eventsPerTransaction)} events and ` +
+            `${f(c.msPerTransaction)} ms each, ${f(c.inFlight, 2)} in flight on average (the commit slots' use)`,
+        );
       if (r.committed < r.accepted)
         out(`  ! ${name}: ${r.accepted - r.committed} accepted events not committed in time`);
       if (r.inFlightAtEnd > 0)

@@ -8,6 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
+import { commitFigures, commitTotals, type CommitFigures } from './commit-metrics.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { cpuMs, peakRssMiB, type Child } from './processes.js';
 import type { RouteTraffic } from './route-traffic.js';
@@ -34,6 +35,8 @@ export interface PacedFigures extends LoadResult {
   committed: number;
   e2cP50Ms: number | null;
   e2cP99Ms: number | null;
+  /** The nodes' ingest transactions during the run and its drain (commit-metrics.ts). */
+  commits: CommitFigures | null;
 }
 
 export interface EdgeFigures {
@@ -45,6 +48,8 @@ export interface EdgeFigures {
     e2cP99Ms: number | null;
     /** CPU µs per committed event from the start of the load to the end of the drain, per process. */
     cpuUsPerEvent: Record<string, number>;
+    /** The nodes' ingest transactions during the run and its drain (commit-metrics.ts). */
+    commits: CommitFigures | null;
   };
   paced: PacedFigures[];
   peakRssMiB: Record<string, number>;
@@ -131,9 +136,11 @@ export async function runEdge(
   const nodesBefore = await Promise.all(all.map(cpuMs));
   const sysBefore = await systemCpu();
   const selfBefore = process.cpuUsage();
+  const commitsBefore = await commitTotals(all);
   const sat = await withServerCpu(edges, () => load(s, urls, `${tag}s-`));
   const d = await drain(pool, s.traffic, `${tag}s-`, sat.accepted, s.drainTimeoutS);
   const self = process.cpuUsage(selfBefore);
+  const satCommits = commitFigures(commitsBefore, await commitTotals(all));
   const nodesAfter = await Promise.all(all.map(cpuMs));
   const sys = systemCpuUsed(sysBefore, await systemCpu());
   const perEvent = (ms: number) => (d.stats.committed > 0 ? Math.round((ms * 1000) / d.stats.committed) : 0);
@@ -160,8 +167,10 @@ export async function runEdge(
   const paced: PacedFigures[] = [];
   for (const [rate, pct] of runs) {
     const p0 = `${tag}p${pct ?? 'r'}-`;
+    const before = await commitTotals(all);
     const r = await withServerCpu(edges, () => load(s, urls, p0, { rate }));
     const p = await drain(pool, s.traffic, p0, r.accepted, s.drainTimeoutS);
+    const commits = commitFigures(before, await commitTotals(all));
     paced.push({
       ...r,
       rate,
@@ -169,6 +178,7 @@ export async function runEdge(
       committed: p.stats.committed,
       e2cP50Ms: p.stats.e2cP50Ms,
       e2cP99Ms: p.stats.e2cP99Ms,
+      commits,
     });
   }
   rss.stop();
@@ -181,6 +191,7 @@ export async function runEdge(
       e2cP50Ms: d.stats.e2cP50Ms,
       e2cP99Ms: d.stats.e2cP99Ms,
       cpuUsPerEvent,
+      commits: satCommits,
     },
     paced,
     peakRssMiB: rss.peaks(),
