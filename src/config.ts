@@ -10,7 +10,7 @@ import { createPrivateKey } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
-import { DEFAULT_COMMIT_SLOTS } from './runtime/commit-slots.js';
+import { DEFAULT_COMMIT_SLOTS } from './actors/ingest-committer.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './runtime/ingest-buffer.js';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
 
@@ -42,7 +42,7 @@ export interface Config {
     migrateDatabaseUrl: string | null;
   };
   shards: number;
-  /** Ingest batches a node commits at once (runtime/commit-slots.ts). */
+  /** Ingest transactions a node runs at once (actors/ingest-committer.ts). */
   ingestCommitSlots: number;
   /** Ingest a node holds at once across its shards: events, and bytes of message data (runtime/ingest-buffer.ts). */
   ingestMaxInFlight: { events: number; bytes: number };

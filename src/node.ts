@@ -14,6 +14,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { Config } from './config.js';
 import { EffectRunner, type EffectTimings } from './actors/effect-runner.js';
+import { IngestCommitter } from './actors/ingest-committer.js';
 import { installActor } from './actors/install.js';
 import { installWritesActor } from './actors/install-writes.js';
 import type { ConnectorDriver } from './connectors/driver.js';
@@ -26,7 +27,7 @@ import { serveMetrics } from './edge/routes/ops.js';
 import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
-import { projectEvents } from './graph/project.js';
+import { projectBatches } from './graph/project.js';
 import type { Logger } from './log.js';
 import { IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
@@ -169,16 +170,30 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         },
       })
     : null;
+  // ARCHITECTURE "Inbound" 2: the node's install actors share ingest transactions.
+  const committer = new IngestCommitter({
+    pool,
+    drivers,
+    log,
+    project: projectBatches,
+    shardOf: (installId) => shardOf(installKey(installId), config.shards),
+    namespace: config.namespace,
+    slots: config.ingestCommitSlots,
+    onTransaction: (t) => {
+      const m = runtimeMetrics;
+      m?.ingestCommit.observe(t.seconds);
+      m?.ingestBatchSize.observe(t.events);
+      m?.ingestBatchInstalls.observe(t.installs);
+    },
+  });
   kernel.register(
     installActor({
       pool,
       drivers,
-      project: projectEvents,
+      commit: (part, o) => committer.commit(part, o),
       onCommitted: feed.publish,
       onDropped: (install, drop) =>
         runtimeMetrics?.ingestDropped.inc({ connector: install.connector_id, tier: String(drop.tier) }),
-      shardOf: (installId) => shardOf(installKey(installId), config.shards),
-      namespace: config.namespace,
       onEffects: () => effects?.wake(),
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
     }),
@@ -204,7 +219,6 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
       attempts: ingestAttempts(deps.dedup, n.ingestStream),
       storedEvents: pgStoredEventsPort(pool),
-      commitSlots: config.ingestCommitSlots,
       maxInFlight: config.ingestMaxInFlight,
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {

@@ -122,9 +122,12 @@ async function commit(q: Queryable, install: Install, events: IngestEvent[]): Pr
   if (install.connector_id === 'chatapp') {
     await selfEmitVerdicts(
       q,
-      install.install_id,
-      BOT,
-      events.map((e) => ({ kind: e.kind, payload: e.payload as Record<string, unknown> })),
+      events.map((e) => ({
+        installId: install.install_id,
+        bot: BOT,
+        kind: e.kind,
+        payload: e.payload as Record<string, unknown>,
+      })),
     );
   }
   const inserted = await insertEvents(q, events.map(newEventOf));

@@ -58,11 +58,12 @@ function englishText(): string {
   return out.join(' ');
 }
 
-function nodeRow(): NodeRowWrite {
+function nodeRow(owner: Owner): NodeRowWrite {
   const text = englishText();
   const id = randomUUID();
   return {
     nodeId: id,
+    ...owner,
     kind: 'chat.message',
     externalId: `T1:C1:${id}`,
     props: { text, channel_id: 'C1', user_id: 'U1' },
@@ -94,11 +95,11 @@ interface RunCost {
 }
 
 async function insertRun(pool: pg.Pool, backendPid: number, owner: Owner, n: number): Promise<RunCost> {
-  const rows = Array.from({ length: n }, nodeRow);
+  const rows = Array.from({ length: n }, () => nodeRow(owner));
   const cpu0 = await cpuSeconds(backendPid);
   const start = process.hrtime.bigint();
   for (let i = 0; i < rows.length; i += BATCH) {
-    await withTx(pool, (tx) => insertNodes(tx, owner, rows.slice(i, i + BATCH)));
+    await withTx(pool, (tx) => insertNodes(tx, rows.slice(i, i + BATCH)));
   }
   const { rows: gin } = await pool.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam

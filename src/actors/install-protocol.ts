@@ -13,9 +13,11 @@ export type InstallHealth = { install_id: string; connector_id: string } & Parti
 export type InstallProtocol = {
   /**
    * Inbound events of this install, in order, committed together (ARCHITECTURE.md "Inbound" 2,
-   * group commit). `stored[i]`: whether `events[i]` was new and kept.
+   * group commit). `stored[i]`: whether `events[i]` was new and kept. `alone`: in a
+   * transaction of their own, not shared with other installs' events (an event that failed
+   * before must not take others' down with it again).
    */
-  ingest: { msg: { events: IngestEvent[] }; answer: { stored: boolean[] } };
+  ingest: { msg: { events: IngestEvent[]; alone?: boolean }; answer: { stored: boolean[] } };
   /** spec §3.1: idempotent from the caller's side. */
   uninstall: { msg: { tenantId: string }; answer: { install_id: string; status: 'uninstalled' } };
   /** Another path changed the row: reload it. */

@@ -9,17 +9,13 @@
  */
 import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
-import type { IngestEvent } from '../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
-import { withTx, type Queryable } from '../store/db.js';
+import { withTx } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
-import { insertEffects } from '../store/effects.js';
-import { insertEvents, newEventOf } from '../store/events.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
-import { retryGraphConflict } from '../graph/graph-writer.js';
-import type { Logger } from '../log.js';
+import type { IngestPart, PartOutcome } from './ingest-committer.js';
 import type { InstallProtocol } from './install-protocol.js';
 
 export interface InstallState {
@@ -29,27 +25,19 @@ export interface InstallState {
 export interface InstallPorts {
   pool: pg.Pool;
   drivers: DriverRegistry;
-  /** Graph projection of new events, in order, inside the ingest transaction (INTERFACE §5); returns what changed. */
-  project?(tx: Queryable, install: Install, events: readonly IngestEvent[], log: Logger): Promise<GraphChange[]>;
+  /**
+   * Commits the install's ready events in an ingest transaction, alone or with other
+   * installs' (ingest-committer.ts); resolves once that committed.
+   */
+  commit(part: IngestPart, opts: { alone?: boolean }): Promise<PartOutcome>;
   /** After the ingest transaction committed (graph change feed). */
   onCommitted?(install: Install, changes: GraphChange[]): void;
   /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
   onDropped?(install: Install, drop: SelfEmitDrop): void;
-  /** The shard of the install's key: its owner runs the install's effects. */
-  shardOf(installId: string): number;
-  /** SERVICE_NAMESPACE, stored with each effect (deployments may share a database). */
-  namespace: string;
   /** After a transaction that stored effects committed: the local runner may start them at once. */
   onEffects?(): void;
   /** INTERFACE §9.4: a message naming another tenant or install than the row's was refused. */
   onRefused?(path: 'install_ingest' | 'install_request'): void;
-}
-
-interface BatchOutcome {
-  stored: boolean[];
-  drops: SelfEmitDrop[];
-  changes: GraphChange[];
-  effects: number;
 }
 
 export function installActor(ports: InstallPorts): ActorDefinition<InstallState, InstallProtocol> {
@@ -78,47 +66,6 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
     log: ctx.log,
   });
 
-  /**
-   * One transaction for the batch: self-emit verdicts, the new event rows (one statement),
-   * their projection and their effects. A replayed event inserts nothing, so it is neither
-   * projected nor given effects again.
-   */
-  const commitBatch = async (
-    tx: Queryable,
-    ctx: ActorContext<InstallState>,
-    install: Install,
-    events: readonly IngestEvent[],
-    own: readonly boolean[],
-  ): Promise<BatchOutcome> => {
-    const driver = ports.drivers.get(install.connector_id);
-    const candidates = events.filter((_, i) => own[i]);
-    const verdicts = (await driver?.ingest?.(tx, driverCtx(ctx, install), candidates)) ?? candidates.map(() => null);
-    const kept = candidates.filter((_, i) => verdicts[i] === null);
-    const inserted = await insertEvents(tx, kept.map(newEventOf));
-    const fresh = kept.filter((_, i) => inserted[i]);
-    const changes = ports.project && fresh.length > 0 ? await ports.project(tx, install, fresh, ctx.log) : [];
-    const effects = fresh.flatMap((ev) =>
-      (driver?.effectsOf?.(install, ev) ?? []).map((e) => ({
-        installId: install.install_id,
-        tenantId: install.tenant_id,
-        connectorId: install.connector_id,
-        namespace: ports.namespace,
-        shard: ports.shardOf(install.install_id),
-        eventId: ev.id,
-        kind: e.kind,
-        serialKey: e.serialKey,
-      })),
-    );
-    await insertEffects(tx, effects);
-    const storedEvents = new Set(fresh);
-    return {
-      stored: events.map((e) => storedEvents.has(e)),
-      drops: verdicts.filter((v) => v !== null),
-      changes,
-      effects: effects.length,
-    };
-  };
-
   return {
     kind: 'install',
     idleMs: 5 * 60_000,
@@ -126,7 +73,11 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
       return { install: await getInstallById(ports.pool, key.id[0]!) };
     },
     handlers: {
-      /** Inbound events, in order: filters, event rows and projection in one transaction (ARCHITECTURE "Inbound" 2). */
+      /**
+       * Inbound events, in order: filters, event rows, projection and effects in one
+       * transaction, shared with other installs' when they are ready too (ARCHITECTURE
+       * "Inbound" 2). The actor awaits it, so its next message waits for the commit.
+       */
       async ingest(ctx, msg) {
         const install = ctx.state.install;
         const events = msg.events;
@@ -151,16 +102,21 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
           ports.onRefused?.('install_ingest');
           ctx.log.warn({ eventId: e.id }, 'event naming another tenant or install refused');
         }
-        const outcome = await withTx(ports.pool, (tx) => commitBatch(tx, ctx, install, events, own), {
-          retryOn: retryGraphConflict,
-        });
+        const candidates = events.filter((_, i) => own[i]);
+        if (candidates.length === 0) return { stored: events.map(() => false) };
+        const outcome = await ports.commit(
+          { install, events: candidates, ctx: driverCtx(ctx, install) },
+          { alone: msg.alone === true },
+        );
         if (outcome.changes.length > 0) ports.onCommitted?.(install, outcome.changes);
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         for (const drop of outcome.drops) ports.onDropped?.(install, drop);
         if (outcome.effects > 0) ports.onEffects?.();
         const driver = ports.drivers.get(install.connector_id);
-        for (const [i, e] of events.entries()) if (outcome.stored[i]) driver?.afterStored?.(driverCtx(ctx, install), e);
-        return { stored: outcome.stored };
+        let next = 0;
+        const stored = events.map((_, i) => own[i] === true && outcome.stored[next++] === true);
+        for (const [i, e] of events.entries()) if (stored[i]) driver?.afterStored?.(driverCtx(ctx, install), e);
+        return { stored };
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */

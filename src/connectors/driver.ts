@@ -38,6 +38,12 @@ export interface EffectSpec {
   serialKey: string;
 }
 
+/** One install's events in an ingest transaction that may hold several installs' (group commit). */
+export interface IngestBatch {
+  ctx: DriverContext;
+  events: readonly IngestEvent[];
+}
+
 export interface HealthReport {
   status: string;
   [k: string]: unknown;
@@ -53,12 +59,13 @@ export interface ConnectorDriver {
   /** Extra local steps inside the uninstall transaction (e.g. releasing a workspace claim). */
   uninstallLocally?(tx: Queryable, ctx: DriverContext): Promise<void>;
   /**
-   * The self-emit filters for a batch of the install's events (group commit), inside the
-   * ingest transaction, one verdict per event in order: null keeps the event, a
-   * `SelfEmitDrop` drops it (it is then not stored); the drop is atomic with the
-   * transaction, and the install actor counts it once that committed (INTERFACE §8.20).
+   * The self-emit filters for the events of one or more of this connector's installs in an
+   * ingest transaction (group commit: one lookup for all), one verdict per event in order,
+   * per batch: null keeps the event, a `SelfEmitDrop` drops it (it is then not stored); the
+   * drop is atomic with the transaction, and the install actor counts it once that
+   * committed (INTERFACE §8.20).
    */
-  ingest?(tx: Queryable, ctx: DriverContext, events: readonly IngestEvent[]): Promise<Array<SelfEmitDrop | null>>;
+  ingest?(tx: Queryable, batches: readonly IngestBatch[]): Promise<Array<Array<SelfEmitDrop | null>>>;
   /**
    * The durable side effects a kept inbound event triggers (PR summary comment, slash
    * reply, index sync; INTERFACE §9.4). Pure: called inside the ingest transaction, which

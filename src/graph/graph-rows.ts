@@ -1,7 +1,8 @@
 /**
  * The graph tables read and written a batch at a time (ARCHITECTURE "Inbound" 2, group
- * commit): one statement per table and direction, whatever the number of events. The
- * graph writer (graph-writer.ts) decides what to write; this file only moves rows.
+ * commit): one statement per table and direction, whatever the number of events and of
+ * installs and tenants in the batch (every row names its own). The graph writer
+ * (graph-writer.ts) decides what to write; this file only moves rows.
  *
  * Rows are locked (`FOR UPDATE`) in a stable order, so two transactions writing the same
  * nodes (two installs of one tenant) queue rather than deadlock; a deadlock that happens
@@ -13,6 +14,7 @@ import { queryJsonRows } from '../store/json-rows.js';
 import type { Props, PropVersions } from './merge-props.js';
 
 export interface NodeKey {
+  tenantId: string;
   kind: string;
   externalId: string;
 }
@@ -26,6 +28,9 @@ export interface StoredNode extends NodeKey {
 
 export interface NodeRowWrite extends NodeKey {
   nodeId: string;
+  /** The install writing the row (INTERFACE §8.15: the node's last writer) and its connector. */
+  installId: string;
+  connectorId: string;
   props: Props;
   versions: PropVersions;
   searchText: string;
@@ -34,6 +39,7 @@ export interface NodeRowWrite extends NodeKey {
 }
 
 export interface EdgeKey {
+  tenantId: string;
   from: string;
   type: string;
   to: string;
@@ -52,28 +58,29 @@ export interface Owner {
   connectorId: string;
 }
 
-export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly NodeKey[]): Promise<StoredNode[]> {
+export async function lockNodes(tx: Queryable, keys: readonly NodeKey[]): Promise<StoredNode[]> {
   if (keys.length === 0) return [];
   // A join, not a probe per key (LATERAL): on a table Postgres has no statistics for yet
   // (autovacuum off, or before its first analyze) the planner may pick the listing index for
   // each probe, scanning the tenant's nodes once per key; a join scans them at most once.
   const { rows } = await tx.query<{
     node_id: string;
+    tenant_id: string;
     kind: string;
     external_id: string;
     install_id: string;
     props: Props;
     prop_versions: PropVersions;
   }>(
-    `SELECT n.node_id, n.kind, n.external_id, n.install_id, n.props, n.prop_versions
-     FROM graph_nodes n JOIN unnest($2::text[], $3::text[]) AS k(kind, external_id)
-       ON n.kind = k.kind AND n.external_id = k.external_id
-     WHERE n.tenant_id = $1
-     ORDER BY n.kind, n.external_id FOR UPDATE OF n`,
-    [tenantId, keys.map((k) => k.kind), keys.map((k) => k.externalId)],
+    `SELECT n.node_id, n.tenant_id, n.kind, n.external_id, n.install_id, n.props, n.prop_versions
+     FROM graph_nodes n JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS k(tenant_id, kind, external_id)
+       ON n.tenant_id = k.tenant_id AND n.kind = k.kind AND n.external_id = k.external_id
+     ORDER BY n.tenant_id, n.kind, n.external_id FOR UPDATE OF n`,
+    [keys.map((k) => k.tenantId), keys.map((k) => k.kind), keys.map((k) => k.externalId)],
   );
   return rows.map((r) => ({
     nodeId: r.node_id,
+    tenantId: r.tenant_id,
     kind: r.kind,
     externalId: r.external_id,
     installId: r.install_id,
@@ -86,35 +93,37 @@ export async function lockNodes(tx: Queryable, tenantId: string, keys: readonly 
  * Inserts new nodes in the order given (their listing `seq`). Returns how many were
  * inserted: fewer than asked means another transaction created one of them meanwhile.
  */
-export async function insertNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<number> {
+export async function insertNodes(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<number> {
   if (rows.length === 0) return 0;
   const { rowCount } = await queryJsonRows(
     tx,
     rows.map(nodeRow),
     `INSERT INTO graph_nodes
        (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
-     SELECT v.node_id, $1, v.kind, v.external_id, $2, $3, v.props, v.prop_versions, v.search_text
-     FROM ROWS FROM (jsonb_to_recordset($4::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
-          AS v(node_id, kind, external_id, props, prop_versions, search_text, touched, ord)
+     SELECT v.node_id, v.tenant_id, v.kind, v.external_id, v.connector_id, v.install_id, v.props, v.prop_versions,
+            v.search_text
+     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
+          AS v(node_id, tenant_id, install_id, connector_id, kind, external_id, props, prop_versions, search_text,
+               touched, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
-    (doc) => [owner.tenantId, owner.connectorId, owner.installId, doc],
+    (doc) => [doc],
   );
   return rowCount;
 }
 
-export async function updateNodes(tx: Queryable, owner: Owner, rows: readonly NodeRowWrite[]): Promise<void> {
+export async function updateNodes(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
   await queryJsonRows(
     tx,
     rows.map(nodeRow),
     `UPDATE graph_nodes g
      SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
-         install_id = $1, connector_id = $2,
+         install_id = v.install_id, connector_id = v.connector_id,
          updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
-     FROM jsonb_to_recordset($3::jsonb) AS v(${NODE_ROW})
+     FROM jsonb_to_recordset($1::jsonb) AS v(${NODE_ROW})
      WHERE g.node_id = v.node_id`,
-    (doc) => [owner.installId, owner.connectorId, doc],
+    (doc) => [doc],
   );
 }
 
@@ -143,11 +152,15 @@ function cmp(a: string, b: string): number {
 
 /** A node row as the statements read it from JSON (store/json-rows.ts). */
 const NODE_ROW =
-  'node_id uuid, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
+  'node_id uuid, tenant_id uuid, install_id uuid, connector_id text, kind text, external_id text, props jsonb, ' +
+  'prop_versions jsonb, search_text text, touched boolean';
 
 function nodeRow(r: NodeRowWrite) {
   return {
     node_id: r.nodeId,
+    tenant_id: r.tenantId,
+    install_id: r.installId,
+    connector_id: r.connectorId,
     kind: r.kind,
     external_id: r.externalId,
     props: r.props,
@@ -157,12 +170,14 @@ function nodeRow(r: NodeRowWrite) {
   };
 }
 
-export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
+export async function lockEdges(tx: Queryable, keys: readonly EdgeKey[]): Promise<StoredEdge[]> {
   if (keys.length === 0) return [];
   const sorted = [...keys].sort(
-    (a, b) => cmp(a.from, b.from) || cmp(a.type, b.type) || cmp(a.to, b.to) || cmp(a.key, b.key),
+    (a, b) =>
+      cmp(a.tenantId, b.tenantId) || cmp(a.from, b.from) || cmp(a.type, b.type) || cmp(a.to, b.to) || cmp(a.key, b.key),
   );
   const { rows } = await tx.query<{
+    tenant_id: string;
     from_node: string;
     type: string;
     to_node: string;
@@ -171,19 +186,20 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
     version: string;
     removed: boolean;
   }>(
-    `SELECT e.from_node, e.type, e.to_node, e.key, e.props, e.version, e.removed
-     FROM unnest($2::uuid[], $3::text[], $4::uuid[], $5::text[])
-          WITH ORDINALITY AS k(from_node, type, to_node, key, ord)
+    `SELECT e.tenant_id, e.from_node, e.type, e.to_node, e.key, e.props, e.version, e.removed
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::text[])
+          WITH ORDINALITY AS k(tenant_id, from_node, type, to_node, key, ord)
      CROSS JOIN LATERAL (
        SELECT * FROM graph_edges g
-       WHERE g.tenant_id = $1 AND g.from_node = k.from_node AND g.type = k.type AND g.to_node = k.to_node
-         AND g.key = k.key
+       WHERE g.tenant_id = k.tenant_id AND g.from_node = k.from_node AND g.type = k.type
+         AND g.to_node = k.to_node AND g.key = k.key
        FOR UPDATE
      ) e
      ORDER BY k.ord`,
-    [tenantId, ...edgeKeyColumns(sorted)],
+    edgeKeyColumns(sorted),
   );
   return rows.map((r) => ({
+    tenantId: r.tenant_id,
     from: r.from_node,
     type: r.type,
     to: r.to_node,
@@ -195,44 +211,52 @@ export async function lockEdges(tx: Queryable, tenantId: string, keys: readonly 
 }
 
 /** As `insertNodes`: fewer inserted than asked means a concurrent transaction won a row. */
-export async function insertEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<number> {
+export async function insertEdges(tx: Queryable, rows: readonly StoredEdge[]): Promise<number> {
   if (rows.length === 0) return 0;
   const { rowCount } = await queryJsonRows(
     tx,
     rows.map(edgeRow),
     `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
-     SELECT $1, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
-     FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
-          AS v(from_node, type, to_node, key, props, version, removed, ord)
+     SELECT v.tenant_id, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
+     FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
+          AS v(tenant_id, from_node, type, to_node, key, props, version, removed, ord)
      ORDER BY v.ord
      ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-    (doc) => [tenantId, doc],
+    (doc) => [doc],
   );
   return rowCount;
 }
 
-export async function updateEdges(tx: Queryable, tenantId: string, rows: readonly StoredEdge[]): Promise<void> {
+export async function updateEdges(tx: Queryable, rows: readonly StoredEdge[]): Promise<void> {
   if (rows.length === 0) return;
   await queryJsonRows(
     tx,
     rows.map(edgeRow),
     `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
-     FROM jsonb_to_recordset($2::jsonb) AS v(${EDGE_ROW})
-     WHERE e.tenant_id = $1 AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
+     FROM jsonb_to_recordset($1::jsonb) AS v(${EDGE_ROW})
+     WHERE e.tenant_id = v.tenant_id AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
        AND e.key = v.key`,
-    (doc) => [tenantId, doc],
+    (doc) => [doc],
   );
 }
 
 function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
-  return [keys.map((k) => k.from), keys.map((k) => k.type), keys.map((k) => k.to), keys.map((k) => k.key)];
+  return [
+    keys.map((k) => k.tenantId),
+    keys.map((k) => k.from),
+    keys.map((k) => k.type),
+    keys.map((k) => k.to),
+    keys.map((k) => k.key),
+  ];
 }
 
 /** An edge row as the statements read it from JSON, as node rows. */
-const EDGE_ROW = 'from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
+const EDGE_ROW =
+  'tenant_id uuid, from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
 
 function edgeRow(r: StoredEdge) {
   return {
+    tenant_id: r.tenantId,
     from_node: r.from,
     type: r.type,
     to_node: r.to,

@@ -2,6 +2,7 @@
  * What projections hand the graph writer (graph-writer.ts), and the writes it queues from
  * them, apart from how it writes them.
  */
+import type { Owner } from './graph-rows.js';
 import type { Props } from './merge-props.js';
 import type { EdgeType, NodeKind } from './kinds.js';
 import type { Version } from './version.js';
@@ -33,6 +34,8 @@ export interface EdgeOptions {
 /** A node write as the writer queues it until `flush` (`event`: its index in the batch). */
 export interface NodeOp {
   event: number;
+  /** The install whose event writes it (the node's `install_id` after the write). */
+  owner: Owner;
   ref: NodeRef;
   key: string;
   kind: NodeKind;
@@ -45,6 +48,7 @@ export interface NodeOp {
 /** An edge write as the writer queues it. */
 export interface EdgeOp {
   event: number;
+  tenantId: string;
   type: EdgeType;
   from: NodeRef;
   to: NodeRef;

@@ -1,7 +1,8 @@
 /**
  * Writes nodes and edges for a batch of events inside the ingest transaction (group
  * commit, ARCHITECTURE "Inbound" 2), and collects what changed for the change feed
- * (INTERFACE §7). Projections call `node` and `edge` per event; nothing reaches Postgres
+ * (INTERFACE §7). A batch may hold several installs' events, of several tenants: each
+ * event is written as its install's (`nextEvent`), and every row names its tenant. Projections call `node` and `edge` per event; nothing reaches Postgres
  * until `flush`, which locks every node and edge the batch names with one statement per
  * table, applies the writes in memory in event order, and writes the result back with one
  * statement per table and direction (graph-rows.ts).
@@ -60,8 +61,10 @@ export const retryGraphConflict = (err: unknown): boolean => err instanceof Grap
 
 interface NodeState {
   ref: NodeRef;
+  tenantId: string;
   ext: string;
   installId: string;
+  connectorId: string;
   props: Props;
   versions: PropVersions;
   stored: boolean;
@@ -82,19 +85,23 @@ export class GraphWriter {
   private edgeOps: EdgeOp[] = [];
   private readonly changed: Array<Map<string, GraphChange>> = [new Map()];
   private readonly deleted = new Map<string, boolean>();
-  private readonly owner: Owner;
+  private owner: Owner;
 
   constructor(
     private readonly tx: Queryable,
     install: Install,
   ) {
-    this.owner = { tenantId: install.tenant_id, installId: install.install_id, connectorId: install.connector_id };
+    this.owner = ownerOf(install);
   }
 
-  /** Writes after this belong to the next event of the batch (change attribution). */
-  nextEvent(): void {
+  /**
+   * Writes after this belong to the next event of the batch (change attribution), an event
+   * of `install` when given (else of the same install as the event before).
+   */
+  nextEvent(install?: Install): void {
     this.event++;
     this.changed.push(new Map());
+    if (install) this.owner = ownerOf(install);
   }
 
   /**
@@ -104,7 +111,8 @@ export class GraphWriter {
    */
   node(kind: NodeKind, externalId: string, w: NodeWrite = {}): Promise<NodeRef> {
     const ext = sanitizeText(externalId);
-    const key = `${kind}\u0000${ext}`;
+    const owner = this.owner;
+    const key = `${owner.tenantId}\u0000${kind}\u0000${ext}`;
     let ref = this.refs.get(key);
     if (!ref) {
       ref = { id: '', kind };
@@ -113,13 +121,14 @@ export class GraphWriter {
     const props = sanitizeJson(w.props ?? {});
     const identity = sanitizeJson(w.identity ?? {});
     const version = w.version ?? IDENTITY_VERSION;
-    this.nodeOps.push({ event: this.event, ref, key, kind, ext, identity, props, version });
+    this.nodeOps.push({ event: this.event, owner, ref, key, kind, ext, identity, props, version });
     return Promise.resolve(ref);
   }
 
   edge(type: EdgeType, from: NodeRef, to: NodeRef, opts: EdgeOptions = {}): Promise<void> {
     this.edgeOps.push({
       event: this.event,
+      tenantId: this.owner.tenantId,
       type,
       from,
       to,
@@ -163,21 +172,25 @@ export class GraphWriter {
     return this.changed.flatMap((m) => [...m.values()]);
   }
 
+  /** `changes()` apart per event of the batch (a batch of several installs tells each its own). */
+  changesByEvent(): GraphChange[][] {
+    return this.changed.map((m) => [...m.values()]);
+  }
+
   /** Returns the ids of the nodes it created. */
   private async flushNodes(ops: NodeOp[]): Promise<Set<string>> {
     const keys = new Map<string, NodeOp>();
     for (const op of ops) if (!keys.has(op.key)) keys.set(op.key, op);
     const stored = await lockNodes(
       this.tx,
-      this.owner.tenantId,
-      [...keys.values()].map((op) => ({ kind: op.kind, externalId: op.ext })),
+      [...keys.values()].map((op) => ({ tenantId: op.owner.tenantId, kind: op.kind, externalId: op.ext })),
     );
     const states = new Map<string, NodeState>();
     for (const row of stored) {
-      const key = `${row.kind}\u0000${row.externalId}`;
+      const key = `${row.tenantId}\u0000${row.kind}\u0000${row.externalId}`;
       const ref = keys.get(key)?.ref ?? { id: row.nodeId, kind: row.kind as NodeKind };
       ref.id = row.nodeId;
-      states.set(key, { ref, ext: row.externalId, ...row, stored: true, write: 'none' });
+      states.set(key, { ref, ext: row.externalId, connectorId: '', ...row, stored: true, write: 'none' });
     }
     for (const op of ops) {
       let s = states.get(op.key);
@@ -189,14 +202,25 @@ export class GraphWriter {
         // 6.7-6.9 KB; the backend's CPU within the noise. Node ids are no secret (tenant-scoped
         // reads); each still has 42 fresh random bits besides its time and in-millisecond counter.
         op.ref.id = uuidv7();
-        s = { ref: op.ref, ext: op.ext, installId: '', props: {}, versions: {}, stored: false, write: 'touched' };
+        s = {
+          ref: op.ref,
+          tenantId: op.owner.tenantId,
+          ext: op.ext,
+          installId: '',
+          connectorId: '',
+          props: {},
+          versions: {},
+          stored: false,
+          write: 'touched',
+        };
         states.set(op.key, s);
       }
       const m = mergeIdentityAndWrite(s.props, s.versions, op.identity, op.props, op.version);
-      const moved = m.changed || s.installId !== this.owner.installId;
+      const moved = m.changed || s.installId !== op.owner.installId;
       s.props = m.props;
       s.versions = m.versions;
-      s.installId = this.owner.installId;
+      s.installId = op.owner.installId;
+      s.connectorId = op.owner.connectorId;
       if (moved) s.write = 'touched';
       else if (m.versionsChanged && s.write === 'none') s.write = 'versions';
       this.deleted.set(s.ref.id, s.props.deleted === true);
@@ -204,6 +228,9 @@ export class GraphWriter {
     }
     const row = (s: NodeState): NodeRowWrite => ({
       nodeId: s.ref.id,
+      tenantId: s.tenantId,
+      installId: s.installId,
+      connectorId: s.connectorId,
       kind: s.ref.kind,
       externalId: s.ext,
       props: s.props,
@@ -213,8 +240,8 @@ export class GraphWriter {
     });
     const all = [...states.values()];
     const fresh = all.filter((s) => !s.stored).map(row);
-    if ((await insertNodes(this.tx, this.owner, fresh)) < fresh.length) throw new GraphWriteConflict('node');
-    await updateNodes(this.tx, this.owner, all.filter((s) => s.stored && s.write === 'touched').map(row));
+    if ((await insertNodes(this.tx, fresh)) < fresh.length) throw new GraphWriteConflict('node');
+    await updateNodes(this.tx, all.filter((s) => s.stored && s.write === 'touched').map(row));
     await updateNodeVersions(this.tx, all.filter((s) => s.stored && s.write === 'versions').map(row));
     return new Set(fresh.map((r) => r.nodeId));
   }
@@ -225,15 +252,15 @@ export class GraphWriter {
    * not looked up: a new chat message's `in_channel` and `authored_by` (issue 12).
    */
   private async flushEdges(ops: EdgeOp[], created: ReadonlySet<string>): Promise<void> {
-    const keyOf = (op: EdgeOp) => `${op.from.id}\u0000${op.type}\u0000${op.to.id}\u0000${op.key}`;
+    const keyOf = (op: EdgeOp) => `${op.tenantId}\u0000${op.from.id}\u0000${op.type}\u0000${op.to.id}\u0000${op.key}`;
     const wanted = new Map<string, EdgeOp>();
     for (const op of ops) if (!wanted.has(keyOf(op))) wanted.set(keyOf(op), op);
     const lookup = [...wanted.values()]
       .filter((op) => !created.has(op.from.id) && !created.has(op.to.id))
-      .map((op) => ({ from: op.from.id, type: op.type, to: op.to.id, key: op.key }));
+      .map((op) => ({ tenantId: op.tenantId, from: op.from.id, type: op.type, to: op.to.id, key: op.key }));
     const states = new Map<string, EdgeState>();
-    for (const row of await lockEdges(this.tx, this.owner.tenantId, lookup)) {
-      const key = `${row.from}\u0000${row.type}\u0000${row.to}\u0000${row.key}`;
+    for (const row of await lockEdges(this.tx, lookup)) {
+      const key = `${row.tenantId}\u0000${row.from}\u0000${row.type}\u0000${row.to}\u0000${row.key}`;
       const op = wanted.get(key)!;
       states.set(key, { ...row, stored: true, dirty: false, fromRef: op.from, toRef: op.to });
     }
@@ -243,6 +270,7 @@ export class GraphWriter {
       const next = { props: op.props, version: op.version, removed: op.removed };
       if (!s) {
         states.set(key, {
+          tenantId: op.tenantId,
           from: op.from.id,
           type: op.type,
           to: op.to.id,
@@ -264,10 +292,9 @@ export class GraphWriter {
     }
     const all = [...states.values()];
     const fresh = all.filter((s) => !s.stored);
-    if ((await insertEdges(this.tx, this.owner.tenantId, fresh)) < fresh.length) throw new GraphWriteConflict('edge');
+    if ((await insertEdges(this.tx, fresh)) < fresh.length) throw new GraphWriteConflict('edge');
     await updateEdges(
       this.tx,
-      this.owner.tenantId,
       all.filter((s) => s.stored && s.dirty),
     );
   }
@@ -285,4 +312,8 @@ export class GraphWriter {
     if (prev) prev.op = op;
     else changes.set(ref.id, { node_id: ref.id, kind: ref.kind, op });
   }
+}
+
+function ownerOf(install: Install): Owner {
+  return { tenantId: install.tenant_id, installId: install.install_id, connectorId: install.connector_id };
 }

@@ -40,21 +40,48 @@ export async function projectEvents(
   events: readonly IngestEvent[],
   log?: Logger,
 ): Promise<GraphChange[]> {
-  const w = new GraphWriter(tx, install);
-  for (const [i, event] of events.entries()) {
-    if (i > 0) w.nextEvent();
-    const outcome = await projectOne(w, install, event);
-    if (outcome === 'invalid' || outcome === 'unknown') {
-      log?.warn(
-        { installId: install.install_id, eventId: event.id, kind: event.kind },
-        outcome === 'invalid'
-          ? 'event payload does not fit its kind; kept in the log, not in the graph'
-          : 'no graph projection for this event kind; kept in the log only',
-      );
+  const [changes] = await projectBatches(tx, [{ install, events }], log);
+  return changes ?? [];
+}
+
+/** One install's share of a batch that spans installs. */
+export interface InstallEvents {
+  install: Install;
+  events: readonly IngestEvent[];
+}
+
+/**
+ * Several installs' events (group commit across installs: ARCHITECTURE "Inbound" 2), each
+ * install's in order and the installs one after another, written together with one
+ * statement per table. Returns what changed, per entry of `batches`.
+ */
+export async function projectBatches(
+  tx: Queryable,
+  batches: readonly InstallEvents[],
+  log?: Logger,
+): Promise<GraphChange[][]> {
+  const first = batches.find((b) => b.events.length > 0);
+  if (!first) return batches.map(() => []);
+  const w = new GraphWriter(tx, first.install);
+  let n = 0;
+  for (const { install, events } of batches) {
+    for (const event of events) {
+      if (n++ > 0) w.nextEvent(install);
+      const outcome = await projectOne(w, install, event);
+      if (outcome === 'invalid' || outcome === 'unknown') {
+        log?.warn(
+          { installId: install.install_id, eventId: event.id, kind: event.kind },
+          outcome === 'invalid'
+            ? 'event payload does not fit its kind; kept in the log, not in the graph'
+            : 'no graph projection for this event kind; kept in the log only',
+        );
+      }
     }
   }
   await w.flush();
-  return w.changes();
+  const byEvent = w.changesByEvent();
+  let at = 0;
+  return batches.map((b) => byEvent.slice(at, (at += b.events.length)).flat());
 }
 
 function projectOne(w: GraphWriter, install: Install, event: IngestEvent): Promise<ProjectOutcome> {

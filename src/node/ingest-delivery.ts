@@ -1,6 +1,7 @@
 /**
  * Where a shard's ingest consumer hands a batch (ARCHITECTURE.md "Inbound" 2): the install
- * actor of the batch's install, which commits it in one transaction; timed for metrics.
+ * actor of the batch's install, which commits it in one transaction, shared with other
+ * installs' batches unless it must run alone (actors/ingest-committer.ts).
  */
 import type { IngestDeliveryMeta } from '../runtime/ingest-settle.js';
 import type { Kernel } from '../runtime/kernel.js';
@@ -14,17 +15,16 @@ const INGEST_DEADLINE_MS = 60_000;
 export function deliverToInstallActor(
   kernel: Kernel,
   metrics: () => RuntimeMetrics | null,
-): (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void> {
-  return async (events, meta) => {
-    const started = performance.now();
+): (events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }) => Promise<void> {
+  return async (events, meta, opts) => {
+    // An event delivered before may be what failed its transaction: it does not share one again.
+    const alone = opts?.alone === true || meta.some((m) => m.deliveryCount > 1);
     await kernel.dispatch(
       installKey(events[0]!.installId),
-      { type: 'ingest', events },
+      { type: 'ingest', events, ...(alone ? { alone } : {}) },
       { deadline: Date.now() + INGEST_DEADLINE_MS },
     );
     const m = metrics();
-    m?.ingestCommit.observe((performance.now() - started) / 1000);
-    m?.ingestBatchSize.observe(events.length);
     const now = Date.now();
     for (const x of meta) m?.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);
   };

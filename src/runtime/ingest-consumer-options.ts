@@ -3,7 +3,7 @@
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { CommitSlots } from './commit-slots.js';
+import type { DeliveryRoom } from './delivery-room.js';
 import type { IngestBuffer } from './ingest-buffer.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
@@ -19,8 +19,11 @@ export interface ShardIngestConsumerOptions {
   log: Logger;
   blobs: BlobPort;
   deadLetters: DeadLetterPort;
-  /** Commit events of one install, in order, all or none. */
-  deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[]) => Promise<void>;
+  /**
+   * Commit events of one install, in order, all or none. `alone`: events being isolated
+   * after their batch failed, to be committed in a transaction of their own.
+   */
+  deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }) => Promise<void>;
   /**
    * Most events in one delivery. Default 512: against 256, the ingest transaction's Postgres
    * CPU per chat event fell 6-7 % and the node's about 20 % (bench/graph/chat-batch.ts), and
@@ -35,10 +38,10 @@ export interface ShardIngestConsumerOptions {
    */
   maxBatchBytes?: number;
   /**
-   * Batches committing at once, shared by the node's shards (commit-slots.ts).
-   * Default: DEFAULT_COMMIT_SLOTS of its own.
+   * Decoded bytes of batches being delivered at once, shared by the node's shards
+   * (delivery-room.ts). Default: a room of DEFAULT_DELIVERY_ROOM_BYTES of its own.
    */
-  slots?: CommitSlots;
+  room?: DeliveryRoom;
   /**
    * Events the node holds at once across its shards (ingest-buffer.ts), shared by them.
    * Default: DEFAULT_INGEST_MAX_IN_FLIGHT of its own.

@@ -3,8 +3,10 @@
  * owner pulls its slice of the ingest stream and hands an install's events to `deliver`
  * (the install actor's one transaction); messages are acked only after it resolved.
  *
- * - Group commit: a lane takes what has arrived for its install (up to `maxBatch`) once it
- *   holds one of the node's commit slots (commit-slots.ts); pulling goes on meanwhile.
+ * - Group commit: a lane takes what has arrived for its install (up to `maxBatch`) and
+ *   delivers it once the node has room for it (delivery-room.ts); the install actor's
+ *   transaction may take other installs' batches too (actors/ingest-committer.ts). What
+ *   arrives meanwhile goes into the lane's next batch; pulling goes on.
  * - A failed batch is delivered again event by event: a poison event fails only itself.
  * - Order: an install's events are delivered in stream order, also across failures
  *   (ingest-lanes.ts) and a previous owner's crash (ingest-unsettled.ts); installs run
@@ -16,7 +18,7 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
+import { DeliveryRoom, type RoomReservation } from './delivery-room.js';
 import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './ingest-buffer.js';
 import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
@@ -62,7 +64,7 @@ export class ShardIngestConsumer {
       seal: null,
       onRefused: () => undefined,
       ...opts,
-      slots: opts.slots ?? new CommitSlots(DEFAULT_COMMIT_SLOTS),
+      room: opts.room ?? new DeliveryRoom(),
       buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
     };
     // A shard holding nothing may take any room: its puller looks again (ingest-pull.ts).
@@ -222,8 +224,8 @@ export class ShardIngestConsumer {
         for (const t of queue) this.settler.handBack(t);
         return;
       }
-      // The batch is taken once a commit slot is ours: what arrives meanwhile joins it.
-      const release = await this.o.slots.acquire();
+      // Room for a full batch first; what arrives meanwhile joins it.
+      const room = await this.o.room.reserve(this.o.maxBatchBytes);
       try {
         // Stopping, or an earlier event began to block while we waited: go round again.
         const block = this.lanes.firstBlock(lane);
@@ -231,9 +233,9 @@ export class ShardIngestConsumer {
         // Up to the lane's first blocking event: what follows it waits for its redelivery.
         let n = 0;
         while (n < queue.length && n < this.o.maxBatch && (block === null || queue[n]!.msg.seq < block)) n++;
-        await this.runBatch(queue.splice(0, Math.max(1, n)));
+        await this.runBatch(queue.splice(0, Math.max(1, n)), room);
       } finally {
-        release();
+        room.release();
       }
     }
   }
@@ -243,8 +245,9 @@ export class ShardIngestConsumer {
    * or dead-letter. An event that cannot be prepared (its blob unreadable) is retried and
    * blocks the lane, so the events after it go back to wait for it.
    */
-  private async runBatch(batch: Tracked[]): Promise<void> {
+  private async runBatch(batch: Tracked[], room: RoomReservation): Promise<void> {
     const { ready, rest } = await admitBatch(this.settler, batch, this.o.maxBatchBytes);
+    room.resize(ready.reduce((n, r) => n + r.bytes, 0));
     this.enqueue(rest);
     if (ready.length === 0) return;
     try {
@@ -267,7 +270,7 @@ export class ShardIngestConsumer {
     this.log.warn({ err, events: ready.length }, 'ingest batch failed; delivering its events one at a time');
     for (const [i, r] of ready.entries()) {
       try {
-        await this.o.deliver([r.ev], [r.meta]);
+        await this.o.deliver([r.ev], [r.meta], { alone: true });
       } catch (e) {
         if (r.tries >= this.o.maxDeliver) {
           await this.settler.deadLetter(r.t, errorText(e));

@@ -16,6 +16,8 @@ export interface RuntimeMetrics {
   ingestCommit: Histogram;
   /** Events per ingest transaction (group commit). */
   ingestBatchSize: Histogram;
+  /** Installs whose events share an ingest transaction (group commit across installs). */
+  ingestBatchInstalls: Histogram;
   /** From the stream storing an event to its Postgres commit. */
   eventToCommit: Histogram;
   /** Edge side: publish to JetStream ack, per connector. */
@@ -135,14 +137,20 @@ export function registerRuntimeMetrics(
   return {
     ingestCommit: new Histogram({
       name: 'connector_service_ingest_commit_seconds',
-      help: 'Install actor ingest handler time, one batch of events per transaction',
+      help: 'Ingest transaction time: one batch of events of one or more installs',
       buckets,
       registers,
     }),
     ingestBatchSize: new Histogram({
       name: 'connector_service_ingest_batch_events',
       help: 'Events committed per ingest transaction (group commit)',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+      registers,
+    }),
+    ingestBatchInstalls: new Histogram({
+      name: 'connector_service_ingest_batch_installs',
+      help: 'Installs whose events share an ingest transaction (group commit across installs)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
       registers,
     }),
     eventToCommit: new Histogram({

@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent, StoredEventsPort } from './ports.js';
 import type { IngestAttemptsPort } from './ingest-attempts.js';
-import { CommitSlots, DEFAULT_COMMIT_SLOTS } from './commit-slots.js';
+import { DeliveryRoom } from './delivery-room.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES, IngestBuffer } from './ingest-buffer.js';
 import { ShardIngestConsumer } from './ingest-consumer.js';
 import type { IngestDeliveryMeta } from './ingest-settle.js';
@@ -28,8 +28,8 @@ export interface ShardHostOptions {
   blobs: BlobPort;
   deadLetters: DeadLetterPort;
   dispatch(req: ActorRequest): Promise<unknown>;
-  /** Commit events of one install, in order, all or none (group commit). */
-  deliver(events: IngestEvent[], meta: IngestDeliveryMeta[]): Promise<void>;
+  /** Commit events of one install, in order, all or none (group commit; `alone`: in a transaction of their own). */
+  deliver(events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }): Promise<void>;
   /** Passivate every activation of the shard (after its subscription and consumer stopped). */
   passivate(shard: number): Promise<void>;
   /** After the shard's work started: resume actors that run without requests (backfill walkers). */
@@ -41,8 +41,8 @@ export interface ShardHostOptions {
   attempts?: IngestAttemptsPort | null;
   /** At takeover, which of an earlier owner's unsettled events are stored already (ingest-takeover.ts). */
   storedEvents?: StoredEventsPort | null;
-  /** Ingest batches committing at once across all shards of this node (commit-slots.ts). */
-  commitSlots?: number;
+  /** Decoded bytes of ingest batches delivered at once across this node's shards (delivery-room.ts). */
+  deliveryRoomBytes?: number;
   /** Ingest held at once across this node's shards: events, and bytes of message data (ingest-buffer.ts). */
   maxInFlight?: { events: number; bytes: number };
 }
@@ -58,11 +58,11 @@ export class ShardHost implements ShardListener {
   private readonly work = new Map<number, ShardWork>();
   /** Counts of consumers already stopped, so totals stay monotonic across shard moves. */
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
-  private readonly slots: CommitSlots;
+  private readonly room: DeliveryRoom;
   private readonly buffer: IngestBuffer;
 
   constructor(private readonly o: ShardHostOptions) {
-    this.slots = new CommitSlots(o.commitSlots ?? DEFAULT_COMMIT_SLOTS);
+    this.room = new DeliveryRoom(o.deliveryRoomBytes);
     this.buffer = new IngestBuffer(
       o.maxInFlight?.events ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
       o.maxInFlight?.bytes ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
@@ -89,12 +89,12 @@ export class ShardHost implements ShardListener {
       log,
       blobs: this.o.blobs,
       deadLetters: this.o.deadLetters,
-      deliver: (events, meta) => this.o.deliver(events, meta),
+      deliver: (events, meta, opts) => this.o.deliver(events, meta, opts),
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.('ingest'),
       attempts: this.o.attempts ?? null,
       storedEvents: this.o.storedEvents ?? null,
-      slots: this.slots,
+      room: this.room,
       buffer: this.buffer,
       // The connection's PING round trip, given up after a while: a stop must not hang on a dead server.
       flush: () => within(this.o.nc.flush(), FLUSH_TIMEOUT_MS, 'the NATS flush'),

@@ -97,23 +97,28 @@ export async function listUnfinishedBackfills(q: Queryable): Promise<string[]> {
 }
 
 /**
- * Tier 2 of the self-emit filter (spec §6.3, INTERFACE §8.20), for a batch: which of these
- * `(channel, ts)` messages did this install post (as `channel\u0000ts`)? Chat emitted rows
- * keep the channel id in repo_full_name and 0 as the number, so each is one probe of the
- * five-field unique index.
+ * Tier 2 of the self-emit filter (spec §6.3, INTERFACE §8.20), for a batch of one or more
+ * installs: which of these `(channel, ts)` messages did the named install post (as
+ * `emittedMessageKey`s)? Chat emitted rows keep the channel id in repo_full_name and 0 as
+ * the number, so each is one probe of the five-field unique index.
  */
 export async function emittedMessagesAmong(
   q: Queryable,
-  installId: string,
-  posts: ReadonlyArray<{ channelId: string; ts: string }>,
+  posts: ReadonlyArray<{ installId: string; channelId: string; ts: string }>,
 ): Promise<Set<string>> {
-  if (!isUuid(installId) || posts.length === 0) return new Set();
-  const { rows } = await q.query<{ channel_id: string; ts: string }>(
-    `SELECT e.repo_full_name AS channel_id, e.provider_id AS ts
-     FROM emitted_events e JOIN unnest($2::text[], $3::text[]) AS p(channel_id, ts)
-       ON e.repo_full_name = p.channel_id AND e.provider_id = p.ts
-     WHERE e.install_id = $1 AND e.kind = 'chatapp.message' AND e.issue_or_pr_number = 0`,
-    [installId, posts.map((p) => sanitizeText(p.channelId)), posts.map((p) => sanitizeText(p.ts))],
+  const asked = posts.filter((p) => isUuid(p.installId));
+  if (asked.length === 0) return new Set();
+  const { rows } = await q.query<{ install_id: string; channel_id: string; ts: string }>(
+    `SELECT e.install_id, e.repo_full_name AS channel_id, e.provider_id AS ts
+     FROM emitted_events e JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS p(install_id, channel_id, ts)
+       ON e.install_id = p.install_id AND e.repo_full_name = p.channel_id AND e.provider_id = p.ts
+     WHERE e.kind = 'chatapp.message' AND e.issue_or_pr_number = 0`,
+    [asked.map((p) => p.installId), asked.map((p) => sanitizeText(p.channelId)), asked.map((p) => sanitizeText(p.ts))],
   );
-  return new Set(rows.map((r) => `${r.channel_id}\u0000${r.ts}`));
+  return new Set(rows.map((r) => emittedMessageKey(r.install_id, r.channel_id, r.ts)));
+}
+
+/** How `emittedMessagesAmong` names a post it found. */
+export function emittedMessageKey(installId: string, channelId: string, ts: string): string {
+  return `${installId}\u0000${channelId}\u0000${ts}`;
 }

@@ -13,17 +13,29 @@ export const COMMENT_EMIT_KINDS = [
 ] as const;
 
 /**
- * spec §6.3 Tier 2, for a batch of comment ids (group commit): the ones this install wrote.
- * Only comment kinds count: a status id that happens to equal a comment id is not an echo.
+ * spec §6.3 Tier 2, for a batch of comment ids of one or more installs (group commit): the
+ * ones the named install wrote, as `emittedCommentKey`s. Only comment kinds count: a status
+ * id that happens to equal a comment id is not an echo.
  */
-export async function commentsEmittedBy(q: Queryable, installId: string, commentIds: string[]): Promise<Set<string>> {
-  if (!isUuid(installId) || commentIds.length === 0) return new Set();
-  const { rows } = await q.query<{ provider_id: string }>(
-    `SELECT DISTINCT provider_id FROM emitted_events
-     WHERE install_id = $1 AND provider_id = ANY($2::text[]) AND kind = ANY($3::text[])`,
-    [installId, commentIds.map(sanitizeText), COMMENT_EMIT_KINDS],
+export async function commentsEmittedBy(
+  q: Queryable,
+  comments: ReadonlyArray<{ installId: string; commentId: string }>,
+): Promise<Set<string>> {
+  const asked = comments.filter((c) => isUuid(c.installId));
+  if (asked.length === 0) return new Set();
+  const { rows } = await q.query<{ install_id: string; provider_id: string }>(
+    `SELECT DISTINCT e.install_id, e.provider_id
+     FROM emitted_events e JOIN unnest($1::uuid[], $2::text[]) AS c(install_id, provider_id)
+       ON e.install_id = c.install_id AND e.provider_id = c.provider_id
+     WHERE e.kind = ANY($3::text[])`,
+    [asked.map((c) => c.installId), asked.map((c) => sanitizeText(c.commentId)), COMMENT_EMIT_KINDS],
   );
-  return new Set(rows.map((r) => r.provider_id));
+  return new Set(rows.map((r) => emittedCommentKey(r.install_id, r.provider_id)));
+}
+
+/** How `commentsEmittedBy` names a comment it found. */
+export function emittedCommentKey(installId: string, commentId: string): string {
+  return `${installId}\u0000${commentId}`;
 }
 
 /** The newest PR summary comment this install wrote on the PR, or null. */

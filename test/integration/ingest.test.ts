@@ -10,7 +10,7 @@ import {
 import { connect, deferred, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { CommitSlots } from '../../src/runtime/commit-slots.js';
+import { DeliveryRoom } from '../../src/runtime/delivery-room.js';
 import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
 import type { IngestDeliveryMeta } from '../../src/runtime/ingest-settle.js';
 import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
@@ -85,7 +85,7 @@ describe('integration: ingest stream and shard consumer', () => {
     /** A consumer whose delivery sees whole batches, as the install actor's transaction does. */
     const batchConsumer = (
       deliver: (events: IngestEvent[]) => Promise<void>,
-      extra: { maxDeliver?: number; nakBaseMs?: number; slots?: CommitSlots } = {},
+      extra: { maxDeliver?: number; nakBaseMs?: number; room?: DeliveryRoom } = {},
     ) => {
       const c = new ShardIngestConsumer({ js, jsm, names, shard: 0, log, blobs, deadLetters, deliver, ...extra });
       running.push(c);
@@ -320,7 +320,7 @@ describe('integration: ingest stream and shard consumer', () => {
     expect(c.stats()).toMatchObject({ inFlight: 0, delivered: 120, deadLettered: 0 });
   });
 
-  it('a lane waiting for a commit slot takes everything that arrived meanwhile in one batch', async () => {
+  it('a lane waiting for room to deliver takes everything that arrived meanwhile in one batch', async () => {
     const { publisher, batchConsumer, streamMessages } = await setup();
     const gate = deferred<void>();
     const batches: string[][] = [];
@@ -329,11 +329,12 @@ describe('integration: ingest stream and shard consumer', () => {
         batches.push(events.map((e) => `${e.installId}/${e.id}`));
         if (batches.length === 1) await gate;
       },
-      { slots: new CommitSlots(1) },
+      // Room for one batch at a time.
+      { room: new DeliveryRoom(1) },
     );
     await c.start();
     await publisher.publish(event('a', 'a0'));
-    await until('the first batch holds the only slot', () => batches.length === 1, { timeoutMs: 10_000 });
+    await until('the first batch fills the room', () => batches.length === 1, { timeoutMs: 10_000 });
     for (let i = 0; i < 10; i++) {
       await publisher.publish(event('b', `b${i}`));
       await publisher.publish(event('c', `c${i}`));
@@ -341,7 +342,7 @@ describe('integration: ingest stream and shard consumer', () => {
     await until('every event in hand', () => c.stats().inFlight === 21, { timeoutMs: 10_000 });
     gate.resolve();
     await until('every event committed', () => batches.flat().length === 21, { timeoutMs: 10_000 });
-    // One batch per waiting install, each in stream order (without the slot, b0 and c0 would go alone).
+    // One batch per waiting install, each in stream order (with room, b0 and c0 would go alone).
     expect(batches.slice(1).sort()).toEqual([
       Array.from({ length: 10 }, (_, i) => `b/b${i}`),
       Array.from({ length: 10 }, (_, i) => `c/c${i}`),

@@ -14,8 +14,9 @@ const example = (name: string, action: string) =>
   ) as unknown as Record<string, any>;
 const log = pino({ level: 'silent' });
 const INSTALL = '2b0c6b8e-7d3a-4a55-9f0e-6c1f2e3d4a5b';
+const OTHER_INSTALL = '7f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b';
 
-/** A Queryable that answers the Tier-2 lookup from a set, and records every statement. */
+/** A Queryable that answers the Tier-2 lookup from a set of `install:comment`, and records every statement. */
 function db(emitted: Set<string>, failLookup = false) {
   const statements: string[] = [];
   const q = {
@@ -23,8 +24,11 @@ function db(emitted: Set<string>, failLookup = false) {
       statements.push(text.split(/\s+/).slice(0, 3).join(' '));
       if (text.includes('emitted_events')) {
         if (failLookup) throw Object.assign(new Error('relation does not exist'), { code: '42P01' });
-        const ids = (params?.[1] as string[]).filter((id) => emitted.has(id));
-        return { rows: ids.map((provider_id) => ({ provider_id })), rowCount: ids.length };
+        const installs = params?.[0] as string[];
+        const rows = (params?.[1] as string[])
+          .map((provider_id, i) => ({ install_id: installs[i]!, provider_id }))
+          .filter((r) => emitted.has(`${r.install_id}:${r.provider_id}`));
+        return { rows, rowCount: rows.length };
       }
       return { rows: [], rowCount: 0 };
     },
@@ -66,28 +70,41 @@ describe('Tier 1', () => {
 describe('Tier 2', () => {
   it('drops the events whose comment.id this install emitted, one lookup under a savepoint', async () => {
     const p = example('issue_comment', 'created');
-    const { q, statements } = db(new Set([String(p.comment.id)]));
+    const { q, statements } = db(new Set([`${INSTALL}:${p.comment.id}`]));
     const other = example('issue_comment', 'created');
     other.comment.id = 1;
-    expect(await tier2Drops(q, INSTALL, [p, other], log)).toEqual([true, false]);
+    const asked = [p, other].map((payload) => ({ installId: INSTALL, payload }));
+    expect(await tier2Drops(q, asked, log)).toEqual([true, false]);
     expect(statements).toEqual([
       'SAVEPOINT codehost_tier2',
-      'SELECT DISTINCT provider_id',
+      'SELECT DISTINCT e.install_id,',
       'RELEASE SAVEPOINT codehost_tier2',
     ]);
-    expect(await tier2Drops(db(new Set(['1'])).q, INSTALL, [p], log)).toEqual([false]);
+    expect(await tier2Drops(db(new Set([`${INSTALL}:1`])).q, [{ installId: INSTALL, payload: p }], log)).toEqual([
+      false,
+    ]);
+  });
+
+  it('drops a comment only for the install that wrote it, in a lookup for several installs', async () => {
+    const p = example('issue_comment', 'created');
+    const { q, statements } = db(new Set([`${INSTALL}:${p.comment.id}`]));
+    const asked = [OTHER_INSTALL, INSTALL].map((installId) => ({ installId, payload: p }));
+    expect(await tier2Drops(q, asked, log)).toEqual([false, true]);
+    expect(statements.filter((s) => s.startsWith('SELECT'))).toHaveLength(1);
   });
 
   it('keeps the event when the lookup fails, and rolls back to the savepoint so the transaction goes on', async () => {
     const p = example('pull_request_review_comment', 'created');
-    const { q, statements } = db(new Set([String(p.comment.id)]), true);
-    expect(await tier2Drops(q, INSTALL, [p], log)).toEqual([false]);
-    expect(statements).toEqual(['SAVEPOINT codehost_tier2', 'SELECT DISTINCT provider_id', 'ROLLBACK TO SAVEPOINT']);
+    const { q, statements } = db(new Set([`${INSTALL}:${p.comment.id}`]), true);
+    expect(await tier2Drops(q, [{ installId: INSTALL, payload: p }], log)).toEqual([false]);
+    expect(statements).toEqual(['SAVEPOINT codehost_tier2', 'SELECT DISTINCT e.install_id,', 'ROLLBACK TO SAVEPOINT']);
   });
 
   it('does not look anything up for events without a comment', async () => {
     const { q, statements } = db(new Set());
-    expect(await tier2Drops(q, INSTALL, [example('pull_request', 'opened')], log)).toEqual([false]);
+    expect(await tier2Drops(q, [{ installId: INSTALL, payload: example('pull_request', 'opened') }], log)).toEqual([
+      false,
+    ]);
     expect(statements).toEqual([]);
   });
 });

@@ -8,13 +8,13 @@
 import type pg from 'pg';
 import type { Config } from '../../config.js';
 import { AppError, ErrorCodes, Unavailable, UpstreamError } from '../../errors.js';
-import type { ConnectorDriver, DriverContext } from '../driver.js';
+import type { ConnectorDriver, DriverContext, SelfEmitDrop } from '../driver.js';
 import { getBotIdentity, releaseClaim, type BotIdentity } from '../../store/chat-claims.js';
 import type { Queryable } from '../../store/db.js';
 import { recordEmitted } from '../../store/emitted.js';
 import type { BotCredentials } from './bot-token.js';
 import { parseEmit, performEmit, type EmitPermits } from './emit.js';
-import { selfEmitVerdicts } from './self-emit-filter.js';
+import { selfEmitVerdicts, type Judged } from './self-emit-filter.js';
 import { namedIds, type NamedIds } from './named-ids.js';
 import { slackClient } from './slack-client.js';
 import { DEAD_TOKEN_ERRORS, isDeadToken, toSlackAppError } from './slack-errors.js';
@@ -171,29 +171,36 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
       });
     },
 
-    async ingest(tx, ctx, events) {
-      const filtered = events.map((e) => CHAT_KINDS.has(e.kind) && typeof e.payload === 'object' && e.payload !== null);
-      if (!filtered.some(Boolean)) return events.map(() => null);
-      const bot = await identityOf(tx, ctx.install.install_id);
-      if (!bot) {
-        ctx.log.warn({ events: events.length }, 'no bot identity for this install; the self-emit filter cannot run');
-        return events.map(() => null);
+    async ingest(tx, batches) {
+      // Every install's events that the filter reads, with its bot; one Tier-2 lookup for all.
+      const asked: Array<Judged & { batch: number; index: number }> = [];
+      for (const [b, { ctx, events }] of batches.entries()) {
+        const filtered = events.map(
+          (e) => CHAT_KINDS.has(e.kind) && typeof e.payload === 'object' && e.payload !== null,
+        );
+        if (!filtered.some(Boolean)) continue;
+        const installId = ctx.install.install_id;
+        const bot = await identityOf(tx, installId);
+        if (!bot) {
+          ctx.log.warn({ events: events.length }, 'no bot identity for this install; the self-emit filter cannot run');
+          continue;
+        }
+        for (const [i, e] of events.entries()) {
+          if (filtered[i])
+            asked.push({ installId, bot, kind: e.kind, payload: e.payload as Judged['payload'], batch: b, index: i });
+        }
       }
-      const asked = events.filter((_, i) => filtered[i]);
-      const verdicts = await selfEmitVerdicts(
-        tx,
-        ctx.install.install_id,
-        bot,
-        asked.map((e) => ({ kind: e.kind, payload: e.payload as Record<string, unknown> })),
-      );
-      let next = 0;
-      return events.map((e, i) => {
-        if (!filtered[i]) return null;
-        const verdict = verdicts[next++]!;
-        if (verdict === 'keep') return null;
-        ctx.log.debug({ eventId: e.id, verdict }, 'self-emit filter dropped our own write');
-        return { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };
-      });
+      const out = batches.map(({ events }) => events.map((): SelfEmitDrop | null => null));
+      if (asked.length === 0) return out;
+      const verdicts = await selfEmitVerdicts(tx, asked);
+      for (const [k, a] of asked.entries()) {
+        const verdict = verdicts[k]!;
+        if (verdict === 'keep') continue;
+        const { ctx, events } = batches[a.batch]!;
+        ctx.log.debug({ eventId: events[a.index]!.id, verdict }, 'self-emit filter dropped our own write');
+        out[a.batch]![a.index] = { tier: verdict === 'own_author' ? 1 : 2, reason: verdict };
+      }
+      return out;
     },
   };
 }

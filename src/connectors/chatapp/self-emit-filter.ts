@@ -6,7 +6,7 @@
  * posted (a mirror or re-attribution that lost the author fields).
  */
 import type { Queryable } from '../../store/db.js';
-import { emittedMessagesAmong, type BotIdentity } from '../../store/chat-claims.js';
+import { emittedMessageKey, emittedMessagesAmong, type BotIdentity } from '../../store/chat-claims.js';
 
 export type Verdict = 'keep' | 'own_author' | 'own_post';
 
@@ -30,32 +30,36 @@ export function authoredByBot(
 
 const MESSAGE_KINDS = new Set(['message', 'message_changed', 'message_deleted']);
 
+/** An event to judge, with the install it came to and that install's bot. */
+export interface Judged {
+  installId: string;
+  bot: BotIdentity;
+  kind: string;
+  payload: Payload;
+}
+
 /**
- * Both tiers, for a batch of events (group commit: Tier 2 is one lookup for all of them).
- * Tier 2 applies to messages, edits and deletes (all name the posted ts); never to
- * reactions, whose provider id a user's identical reaction would share.
+ * Both tiers, for a batch of events of one or more installs (group commit: Tier 2 is one
+ * lookup for all of them). Tier 2 applies to messages, edits and deletes (all name the
+ * posted ts); never to reactions, whose provider id a user's identical reaction would share.
  */
-export async function selfEmitVerdicts(
-  tx: Queryable,
-  installId: string,
-  bot: BotIdentity,
-  events: ReadonlyArray<{ kind: string; payload: Payload }>,
-): Promise<Verdict[]> {
-  const posted = (e: { kind: string; payload: Payload }) => {
+export async function selfEmitVerdicts(tx: Queryable, events: readonly Judged[]): Promise<Verdict[]> {
+  const posted = (e: Judged) => {
     const channelId = str(e.payload.channel_id);
     const ts = str(e.payload.ts);
-    return MESSAGE_KINDS.has(e.kind) && channelId !== null && ts !== null ? { channelId, ts } : null;
+    return MESSAGE_KINDS.has(e.kind) && channelId !== null && ts !== null
+      ? { installId: e.installId, channelId, ts }
+      : null;
   };
-  const own = events.map((e) => authoredByBot(e.kind, e.payload, bot));
+  const own = events.map((e) => authoredByBot(e.kind, e.payload, e.bot));
   const probes = events.map((e, i) => (own[i] ? null : posted(e)));
   const found = await emittedMessagesAmong(
     tx,
-    installId,
     probes.filter((p) => p !== null),
   );
   return events.map((_, i): Verdict => {
     if (own[i]) return 'own_author';
     const p = probes[i];
-    return p && found.has(`${p.channelId}\u0000${p.ts}`) ? 'own_post' : 'keep';
+    return p && found.has(emittedMessageKey(p.installId, p.channelId, p.ts)) ? 'own_post' : 'keep';
   });
 }

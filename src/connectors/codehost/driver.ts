@@ -55,25 +55,32 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       }
     },
 
-    async ingest(tx, ctx, events) {
-      // spec §6.3, INTERFACE §8.20: dropped events are not stored; one Tier-2 lookup for the batch.
-      const tier1 = events.map((e) => tier1DropReason(e.kind, e.payload));
-      const survivors = events.filter((_, i) => tier1[i] === null);
-      const tier2 = await tier2Drops(
-        tx,
-        ctx.install.install_id,
-        survivors.map((e) => e.payload),
-        ctx.log,
+    async ingest(tx, batches) {
+      // spec §6.3, INTERFACE §8.20: dropped events are not stored; one Tier-2 lookup for every
+      // install's events in the transaction.
+      if (batches.length === 0) return [];
+      const tier1 = batches.map(({ events }) => events.map((e) => tier1DropReason(e.kind, e.payload)));
+      const survivors = batches.flatMap(({ ctx, events }, b) =>
+        events
+          .filter((_, i) => tier1[b]![i] === null)
+          .map((e) => ({ installId: ctx.install.install_id, payload: e.payload })),
       );
+      const tier2 = await tier2Drops(tx, survivors, batches[0]!.ctx.log);
       let next = 0;
-      return events.map((e, i): SelfEmitDrop | null => {
-        const reason = tier1[i];
-        const drop: SelfEmitDrop | null =
-          reason != null ? { tier: 1, reason } : tier2[next++] ? { tier: 2, reason: 'emitted_by_this_install' } : null;
-        if (drop !== null)
-          ctx.log.debug({ eventId: e.id, kind: e.kind, reason: drop.reason }, 'self-emit echo dropped');
-        return drop;
-      });
+      return batches.map(({ ctx, events }, b) =>
+        events.map((e, i): SelfEmitDrop | null => {
+          const reason = tier1[b]![i];
+          const drop: SelfEmitDrop | null =
+            reason != null
+              ? { tier: 1, reason }
+              : tier2[next++]
+                ? { tier: 2, reason: 'emitted_by_this_install' }
+                : null;
+          if (drop !== null)
+            ctx.log.debug({ eventId: e.id, kind: e.kind, reason: drop.reason }, 'self-emit echo dropped');
+          return drop;
+        }),
+      );
     },
 
     effectsOf: (_install, event) => {

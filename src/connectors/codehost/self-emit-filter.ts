@@ -8,7 +8,7 @@
  */
 import type { Logger } from '../../log.js';
 import type { Queryable } from '../../store/db.js';
-import { commentsEmittedBy } from '../../store/codehost-emitted.js';
+import { commentsEmittedBy, emittedCommentKey } from '../../store/codehost-emitted.js';
 import { PR_SUMMARY_SENTINEL, SLASH_REPLY_SENTINEL } from './sentinels.js';
 
 export type DropReason = 'bot_issue_comment' | 'service_sentinel' | 'emitted_by_this_install';
@@ -31,33 +31,32 @@ export function tier1DropReason(kind: string, payload: unknown): DropReason | nu
 }
 
 /**
- * Tier 2, for a batch of payloads (group commit: one lookup): whether each event's
- * `comment.id` is a comment this install wrote. It catches a comment re-attributed to a
- * user and a mirror tool that stripped the sentinel.
+ * Tier 2, for a batch of payloads of one or more installs (group commit: one lookup):
+ * whether each event's `comment.id` is a comment the install it came to wrote. It catches a
+ * comment re-attributed to a user and a mirror tool that stripped the sentinel.
  */
 export async function tier2Drops(
   tx: Queryable,
-  installId: string,
-  payloads: readonly unknown[],
+  events: ReadonlyArray<{ installId: string; payload: unknown }>,
   log: Logger,
 ): Promise<boolean[]> {
-  const ids = payloads.map((p) => {
-    const id = commentOf(p)?.id;
-    return typeof id === 'number' || typeof id === 'string' ? String(id) : null;
+  const keys = events.map(({ installId, payload }) => {
+    const id = commentOf(payload)?.id;
+    return typeof id === 'number' || typeof id === 'string' ? { installId, commentId: String(id) } : null;
   });
-  const asked = ids.filter((id) => id !== null);
-  if (asked.length === 0) return ids.map(() => false);
+  const asked = keys.filter((k) => k !== null);
+  if (asked.length === 0) return keys.map(() => false);
   try {
     await tx.query('SAVEPOINT codehost_tier2');
-    const hits = await commentsEmittedBy(tx, installId, asked);
+    const hits = await commentsEmittedBy(tx, asked);
     await tx.query('RELEASE SAVEPOINT codehost_tier2');
-    return ids.map((id) => id !== null && hits.has(id));
+    return keys.map((k) => k !== null && hits.has(emittedCommentKey(k.installId, k.commentId)));
   } catch (err) {
     await tx.query('ROLLBACK TO SAVEPOINT codehost_tier2').catch(() => undefined);
     log.warn(
       { err, comments: asked.length },
       'Tier-2 self-emit lookup failed; keeping the events (spec §6.3: best-effort)',
     );
-    return ids.map(() => false);
+    return keys.map(() => false);
   }
 }
