@@ -1,15 +1,16 @@
 /**
  * How the nodes committed during a run, from their own metrics (README "How events are
- * committed"): how many ingest transactions, how many events each, how long each took, and
- * how many were in flight on average (the commit slots' occupancy: at the default 2 slots,
- * a figure near 2 means lanes waited for a slot). Read from each node's `/metrics` before and
- * after a run; edge-only nodes commit nothing and add nothing.
+ * committed"): how many ingest transactions, how many events and installs each, how long
+ * each took, and how many were in flight on average (the commit slots' occupancy: at the
+ * default 2 slots, a figure near 2 means installs waited for a transaction). Read from each
+ * node's `/metrics` before and after a run; edge-only nodes commit nothing and add nothing.
  */
 import type { Child } from './processes.js';
 
 export interface CommitFigures {
   transactions: number;
   eventsPerTransaction: number;
+  installsPerTransaction: number;
   msPerTransaction: number;
   /** Transactions in flight on average over the run (commit time per second of the run). */
   inFlight: number;
@@ -18,6 +19,7 @@ export interface CommitFigures {
 export interface CommitTotals {
   transactions: number;
   events: number;
+  installs: number;
   seconds: number;
   /** When the totals were read (performance.now(), ms). */
   at: number;
@@ -44,6 +46,7 @@ export async function commitTotals(nodes: Child[]): Promise<CommitTotals> {
   return {
     transactions: all('connector_service_ingest_commit_seconds_count'),
     events: all('connector_service_ingest_batch_events_sum'),
+    installs: all('connector_service_ingest_batch_installs_sum'),
     seconds: all('connector_service_ingest_commit_seconds_sum'),
     at,
   };
@@ -58,6 +61,7 @@ export function commitFigures(before: CommitTotals, after: CommitTotals): Commit
   return {
     transactions,
     eventsPerTransaction: (after.events - before.events) / transactions,
+    installsPerTransaction: (after.installs - before.installs) / transactions,
     msPerTransaction: (seconds * 1000) / transactions,
     inFlight: seconds / wallS,
   };

@@ -89,8 +89,9 @@ export function printFigures(b: BenchFigures): void {
       const run = 'pct' in r ? `${r.pct === null ? '' : `${r.pct}% `}${r.rate}/s` : 'saturated';
       if (c)
         out(
-          `  ${name}, ${run}: ${c.transactions} ingest transactions, ${f(c.eventsPerTransaction)} events and ` +
-            `${f(c.msPerTransaction)} ms each, ${f(c.inFlight, 2)} in flight on average (the commit slots' use)`,
+          `  ${name}, ${run}: ${c.transactions} ingest transactions, ${f(c.eventsPerTransaction)} events of ` +
+            `${f(c.installsPerTransaction)} installs and ${f(c.msPerTransaction)} ms each, ` +
+            `${f(c.inFlight, 2)} in flight on average (the commit slots' use)`,
         );
       if (r.committed < r.accepted)
         out(`  ! ${name}: ${r.accepted - r.committed} accepted events not committed in time`);

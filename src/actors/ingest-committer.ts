@@ -12,9 +12,10 @@
  * - At most `slots` transactions run at once (SERVICE_INGEST_COMMIT_SLOTS); what is handed
  *   in while they run waits and goes together into the next one, up to `maxEvents` events
  *   (a batch is never split). A quiet node starts a transaction at once.
- * - A transaction of several installs that fails is committed again install by install, so
- *   one install's poison event fails only its own batch (the consumer then isolates it).
- *   A batch marked `alone` (an event delivered before, or being isolated) never shares.
+ * - A transaction of several installs that fails is committed again install by install
+ *   (back at the head of the queue, each alone, so every slot works through them), so one
+ *   install's poison event fails only its own batch (the consumer then isolates it). A batch
+ *   marked `alone` (an event attempted before, or being isolated) never shares.
  */
 import type { Logger } from '../log.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
@@ -143,35 +144,31 @@ export class IngestCommitter {
   }
 
   private async run(group: Waiting[]): Promise<void> {
+    const parts = group.map((w) => w.part);
+    const started = performance.now();
+    let outcomes: PartOutcome[];
     try {
-      const outcomes = await this.transaction(group.map((w) => w.part));
-      for (const [i, w] of group.entries()) w.resolve(outcomes[i]!);
-      return;
+      outcomes = await withTx(this.ports.pool, (tx) => this.write(tx, parts), { retryOn: retryGraphConflict });
     } catch (err) {
       if (group.length === 1) return group[0]!.reject(err);
       this.ports.log.warn(
         { err, installs: group.length },
         'ingest transaction of several installs failed; committing each install apart',
       );
+      // Each install has one batch here, so its order holds whichever slot takes it.
+      this.queue.unshift(...group.map((w) => ({ ...w, alone: true })));
+      return;
     }
-    for (const w of group) {
-      try {
-        w.resolve((await this.transaction([w.part]))[0]!);
-      } catch (err) {
-        w.reject(err);
-      }
+    for (const [i, w] of group.entries()) w.resolve(outcomes[i]!);
+    try {
+      this.ports.onTransaction?.({
+        seconds: (performance.now() - started) / 1000,
+        installs: parts.length,
+        events: parts.reduce((n, p) => n + p.events.length, 0),
+      });
+    } catch (err) {
+      this.ports.log.warn({ err }, 'ingest transaction metrics not recorded');
     }
-  }
-
-  private async transaction(parts: readonly IngestPart[]): Promise<PartOutcome[]> {
-    const started = performance.now();
-    const outcomes = await withTx(this.ports.pool, (tx) => this.write(tx, parts), { retryOn: retryGraphConflict });
-    this.ports.onTransaction?.({
-      seconds: (performance.now() - started) / 1000,
-      installs: parts.length,
-      events: parts.reduce((n, p) => n + p.events.length, 0),
-    });
-    return outcomes;
   }
 
   /**

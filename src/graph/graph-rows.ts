@@ -5,7 +5,8 @@
  * (graph-writer.ts) decides what to write; this file only moves rows.
  *
  * Rows are locked (`FOR UPDATE`) in a stable order, so two transactions writing the same
- * nodes (two installs of one tenant) queue rather than deadlock; a deadlock that happens
+ * nodes (installs of one tenant, in the same or in two concurrent transactions) queue
+ * rather than deadlock; a deadlock that happens
  * anyway is retried whole by `withTx`. Both lookups use the unique keys' indexes once
  * Postgres has statistics for the tables (autovacuum, on by default, keeps them).
  */

@@ -2,10 +2,11 @@
  * Writes nodes and edges for a batch of events inside the ingest transaction (group
  * commit, ARCHITECTURE "Inbound" 2), and collects what changed for the change feed
  * (INTERFACE §7). A batch may hold several installs' events, of several tenants: each
- * event is written as its install's (`nextEvent`), and every row names its tenant. Projections call `node` and `edge` per event; nothing reaches Postgres
- * until `flush`, which locks every node and edge the batch names with one statement per
- * table, applies the writes in memory in event order, and writes the result back with one
- * statement per table and direction (graph-rows.ts).
+ * event is written as its install's (`nextEvent`), and every row names its tenant.
+ * Projections call `node` and `edge` per event; nothing reaches Postgres until `flush`,
+ * which locks every node and edge the batch names with one statement per table, applies the
+ * writes in memory in event order, and writes the result back with one statement per table
+ * and direction (graph-rows.ts).
  *
  * - Node identity is `(tenant, kind, external_id)` (INTERFACE §8.15); a write merges props
  *   by version (merge-props.ts) and makes this install the node's `install_id` (the last
@@ -167,12 +168,10 @@ export class GraphWriter {
     if (await dropEdgesExcept(this.tx, this.owner.tenantId, type, from.id, keep.id)) this.mark(from);
   }
 
-  /** What the batch changed, event by event, one notice per node and event, in first-change order. */
-  changes(): GraphChange[] {
-    return this.changed.flatMap((m) => [...m.values()]);
-  }
-
-  /** `changes()` apart per event of the batch (a batch of several installs tells each its own). */
+  /**
+   * What the batch changed, per event (a batch of several installs tells each its own): one
+   * notice per node and event, in first-change order.
+   */
   changesByEvent(): GraphChange[][] {
     return this.changed.map((m) => [...m.values()]);
   }

@@ -17,8 +17,7 @@ export function deliverToInstallActor(
   metrics: () => RuntimeMetrics | null,
 ): (events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }) => Promise<void> {
   return async (events, meta, opts) => {
-    // An event delivered before may be what failed its transaction: it does not share one again.
-    const alone = opts?.alone === true || meta.some((m) => m.deliveryCount > 1);
+    const alone = opts?.alone === true;
     await kernel.dispatch(
       installKey(events[0]!.installId),
       { type: 'ingest', events, ...(alone ? { alone } : {}) },

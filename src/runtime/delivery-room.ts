@@ -5,11 +5,16 @@
  * included (up to 25 MiB each), which the stream's in-flight bound does not count
  * (ingest-buffer.ts counts message data). A lane reserves a full batch's bytes before it
  * admits one, then keeps only what its batch holds: small batches of many installs pass
- * together, large ones a few at a time. Waiters are served in arrival order.
+ * together, large ones two at a time. Waiters are served in arrival order.
+ *
+ * The bound is on reservations: a batch stops taking events once it holds `maxBatchBytes`,
+ * so it may pass that by its last event (a blob of up to 25 MiB). With the default room, two
+ * full batches at once hold at most about 2 × (4 + 25) MiB decoded, as the two commit slots
+ * did before batches of several installs shared a transaction.
  */
 
-/** Unless told otherwise: four full batches (ingest-consumer-options.ts `maxBatchBytes`). */
-export const DEFAULT_DELIVERY_ROOM_BYTES = 16 * 1024 * 1024;
+/** Unless told otherwise: two full batches (ingest-consumer-options.ts `maxBatchBytes`). */
+export const DEFAULT_DELIVERY_ROOM_BYTES = 8 * 1024 * 1024;
 
 export interface RoomReservation {
   /** Keep `bytes` instead of what was reserved (the batch's real size). */

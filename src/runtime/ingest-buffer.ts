@@ -4,8 +4,9 @@
  * pull requests may still bring. The server bounds each shard on its own (max_ack_pending,
  * 1 024), so without this a node owning many backlogged shards, the usual case after an
  * outage with the default 64 shards, held up to 1 024 events per shard at once (a 32-install
- * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 512
- * events at a time, so what it holds beyond a few batches only waits.
+ * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 1 024
+ * events at a time (actors/ingest-committer.ts), so what it holds beyond a few transactions
+ * only waits.
  *
  * Bounded twice: in events, and in bytes of message data (messages run up to the server's
  * max_payload, 1 MiB by default, so 4 096 of them could hold 4 GiB).

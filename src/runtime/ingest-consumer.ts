@@ -1,7 +1,8 @@
 /**
  * The durable inbound path, consumer side (ARCHITECTURE.md "Inbound", step 2): the shard
  * owner pulls its slice of the ingest stream and hands an install's events to `deliver`
- * (the install actor's one transaction); messages are acked only after it resolved.
+ * (the install actor, whose batch is committed in one transaction); messages are acked only
+ * after it resolved.
  *
  * - Group commit: a lane takes what has arrived for its install (up to `maxBatch`) and
  *   delivers it once the node has room for it (delivery-room.ts); the install actor's
@@ -251,9 +252,13 @@ export class ShardIngestConsumer {
     this.enqueue(rest);
     if (ready.length === 0) return;
     try {
+      // An event attempted before (not a shard move's hand-back) may be what failed its last
+      // transaction: it does not share one with other installs' events again.
+      const alone = ready.some((r) => r.tries > 1);
       await this.o.deliver(
         ready.map((r) => r.ev),
         ready.map((r) => r.meta),
+        alone ? { alone } : {},
       );
     } catch (err) {
       if (ready.length > 1) return this.isolate(ready, err);

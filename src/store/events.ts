@@ -86,9 +86,9 @@ const EVENT_ROW =
   'install_id uuid, id text, tenant_id uuid, connector_id text, kind text, occurred_at timestamptz, payload jsonb';
 
 /**
- * Group commit (ARCHITECTURE "Inbound" 2): inserts a batch of one install's events with
- * one statement, in order. Returns, per event, whether it was new; an event id repeated
- * inside the batch counts as new once, at its first place.
+ * Group commit (ARCHITECTURE "Inbound" 2): inserts a batch of events, of one install or
+ * several, with one statement, in order. Returns, per event, whether it was new; an event
+ * (install and id) repeated inside the batch counts as new once, at its first place.
  */
 export async function insertEvents(q: Queryable, events: readonly NewEvent[]): Promise<boolean[]> {
   if (events.length === 0) return [];

@@ -97,7 +97,7 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
     });
     await hanging;
     // e0 is committed when it made a batch of its own, and held with e1 when the lane took
-    // e0..e3 together (what is ready when a lane gets its commit slot joins its batch).
+    // e0..e3 together (what is ready when a lane delivers joins its batch).
     // Either way the victim's acks of what it committed land first: e1 (hanging), e2 and
     // e3 stay unsettled, and e0 too when it shared e1's batch (seq 1 is e0, so the floor
     // stays 0 exactly then).

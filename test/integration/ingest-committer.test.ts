@@ -16,6 +16,7 @@ import {
 } from '../../src/actors/ingest-committer.js';
 import type { DriverRegistry } from '../../src/connectors/driver.js';
 import { codehostDriver } from '../../src/connectors/codehost/driver.js';
+import { selfEmitVerdicts } from '../../src/connectors/chatapp/self-emit-filter.js';
 import { projectBatches } from '../../src/graph/project.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { createPool } from '../../src/store/db.js';
@@ -51,12 +52,12 @@ const drivers: DriverRegistry = new Map([
   ],
 ]);
 
-async function freshInstall(): Promise<Install> {
-  const tenant = await createTenant(pool, TEST_MASTER_KEY, 'committer');
+async function freshInstall(tenantId?: string, connectorId: 'codehost' | 'chatapp' = 'codehost'): Promise<Install> {
+  const tid = tenantId ?? (await createTenant(pool, TEST_MASTER_KEY, 'committer')).tenant_id;
   const inst = await createInstall(pool, {
-    tenantId: tenant.tenant_id,
-    connectorId: 'codehost',
-    externalId: String(Math.floor(Math.random() * 1e9)),
+    tenantId: tid,
+    connectorId,
+    externalId: `${connectorId === 'chatapp' ? 'T' : ''}${Math.floor(Math.random() * 1e9)}`,
   });
   // Nothing to backfill: keeps connector nodes of other test files from walking these installs.
   await setBackfill(pool, inst.install_id, 'complete');
@@ -138,6 +139,82 @@ describe('IngestCommitter', () => {
     // Replayed together: nothing stored, projected or given effects again.
     const again = await Promise.all(parts.map((p) => c.commit(p)));
     expect(again.map((o) => [o.stored, o.changes, o.effects])).toEqual(installs.map(() => [[false], [], 0]));
+  });
+
+  it('batches of different sizes, replays among them, and two installs of one tenant writing the same node', async () => {
+    const x = await freshInstall();
+    const y = await freshInstall(x.tenant_id);
+    const z = await freshInstall();
+    const { c, transactions } = committer();
+    const opened = example('issues', 'opened');
+    const commented = example('issue_comment', 'created');
+    // The same sender in x's and y's events: one user node of their tenant, y's write last.
+    const login = `octo-${seq}`;
+    opened.issue.user.login = commented.issue.user.login = commented.comment.user.login = login;
+    const replayed = ingestEvent(x, 'issues.opened', opened);
+    await c.commit(part(x, [replayed]));
+    transactions.length = 0;
+
+    const xs = [replayed, ingestEvent(x, 'issue_comment.created', commented), ingestEvent(x, 'issues.edited', opened)];
+    const ys = [ingestEvent(y, 'issue_comment.created', commented)];
+    const zs = [ingestEvent(z, 'issues.opened', opened), ingestEvent(z, 'issue_comment.created', commented)];
+    const [ox, oy, oz] = await Promise.all([c.commit(part(x, xs)), c.commit(part(y, ys)), c.commit(part(z, zs))]);
+    expect(transactions).toEqual([expect.objectContaining({ installs: 3, events: 6 })]);
+    expect([ox.stored, oy.stored, oz.stored]).toEqual([[false, true, true], [true], [true, true]]);
+    expect(await storedIds(x)).toEqual(xs.map((e) => e.id).sort());
+    expect(await storedIds(z)).toEqual(zs.map((e) => e.id).sort());
+
+    const user = await pool.query<{ node_id: string; install_id: string }>(
+      `SELECT node_id, install_id FROM graph_nodes WHERE tenant_id = $1 AND kind = 'codehost.user' AND external_id = $2`,
+      [x.tenant_id, login],
+    );
+    expect(user.rows).toHaveLength(1);
+    expect(user.rows[0]!.install_id).toBe(y.install_id);
+    // y's write moved the node to y: its change notice is y's.
+    expect(oy.changes.map((ch) => ch.node_id)).toContain(user.rows[0]!.node_id);
+    for (const [inst, o] of [
+      [x, ox],
+      [y, oy],
+      [z, oz],
+    ] as const) {
+      const { rows } = await pool.query<{ tenant_id: string }>(
+        'SELECT DISTINCT tenant_id FROM graph_nodes WHERE node_id = ANY($1::uuid[])',
+        [o.changes.map((ch) => ch.node_id)],
+      );
+      expect(rows).toEqual([{ tenant_id: inst.tenant_id }]);
+    }
+    const zUser = await pool.query(
+      `SELECT 1 FROM graph_nodes WHERE tenant_id = $1 AND kind = 'codehost.user' AND external_id = $2`,
+      [z.tenant_id, login],
+    );
+    expect(zUser.rows).toHaveLength(1);
+  });
+
+  it('the chat Tier-2 lookup for several installs finds only the post of the install that made it', async () => {
+    const [a, b] = [await freshInstall(undefined, 'chatapp'), await freshInstall(undefined, 'chatapp')];
+    const ts = `1700000000.${String(seq++).padStart(6, '0')}`;
+    await recordEmitted(pool, {
+      installId: a.install_id,
+      tenantId: a.tenant_id,
+      kind: 'chatapp.message',
+      repoFullName: 'C1',
+      issueOrPrNumber: 0,
+      providerId: ts,
+    });
+    const judged = [a, b].map((inst) => ({
+      installId: inst.install_id,
+      bot: {
+        install_id: inst.install_id,
+        team_id: inst.external_id,
+        bot_user_id: 'UBOT',
+        bot_id: 'BBOT',
+        app_id: 'ABOT',
+        scopes: [],
+      },
+      kind: 'message',
+      payload: { channel_id: 'C1', ts, user: 'U1', text: 'mirrored' },
+    }));
+    expect(await selfEmitVerdicts(pool, judged)).toEqual(['own_post', 'keep']);
   });
 
   it('Tier 2 in a shared transaction drops only the echo of the install that wrote the comment', async () => {

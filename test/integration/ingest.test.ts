@@ -84,7 +84,7 @@ describe('integration: ingest stream and shard consumer', () => {
     };
     /** A consumer whose delivery sees whole batches, as the install actor's transaction does. */
     const batchConsumer = (
-      deliver: (events: IngestEvent[]) => Promise<void>,
+      deliver: (events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }) => Promise<void>,
       extra: { maxDeliver?: number; nakBaseMs?: number; room?: DeliveryRoom } = {},
     ) => {
       const c = new ShardIngestConsumer({ js, jsm, names, shard: 0, log, blobs, deadLetters, deliver, ...extra });
@@ -355,10 +355,14 @@ describe('integration: ingest stream and shard consumer', () => {
     for (const id of ['a', 'b', 'poison', 'c', 'd']) await publisher.publish(event('i1', id));
     const committed: string[] = [];
     const sizes: number[] = [];
+    const poisonAlone: boolean[] = [];
     const c = batchConsumer(
-      async (events) => {
+      async (events, _meta, opts) => {
         // All or nothing, as the ingest transaction.
-        if (events.some((e) => e.id === 'poison')) throw new Error('value too long for type');
+        if (events.some((e) => e.id === 'poison')) {
+          poisonAlone.push(opts?.alone === true);
+          throw new Error('value too long for type');
+        }
         sizes.push(events.length);
         committed.push(...events.map((e) => e.id));
       },
@@ -367,6 +371,11 @@ describe('integration: ingest stream and shard consumer', () => {
     await c.start();
     await until('the neighbours committed', () => committed.includes('d'), { timeoutMs: 15_000 });
     expect(committed).toEqual(['a', 'b', 'c', 'd']);
+    // Only its first batch may share a transaction with other installs: isolated and
+    // redelivered, it is committed alone (actors/ingest-committer.ts).
+    await until('the poison dead-lettered', () => deadLetters.records.length === 1, { timeoutMs: 15_000 });
+    expect(poisonAlone.length).toBeGreaterThanOrEqual(3);
+    expect(poisonAlone).toEqual([false, ...poisonAlone.slice(1).map(() => true)]);
     expect(deadLetters.records.map((r) => r.msgId)).toEqual(['i1:poison']);
     expect(deadLetters.records[0]!.error).toBe('Error: value too long for type');
     await until('stream empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
