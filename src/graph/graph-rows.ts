@@ -63,7 +63,8 @@ export async function lockNodes(tx: Queryable, keys: readonly NodeKey[]): Promis
   if (keys.length === 0) return [];
   // A join, not a probe per key (LATERAL): on a table Postgres has no statistics for yet
   // (autovacuum off, or before its first analyze) the planner may pick the listing index for
-  // each probe, scanning the tenant's nodes once per key; a join scans them at most once.
+  // each probe, scanning the tenant's nodes once per key; a join scans them at most once,
+  // and the tenants' list keeps that scan to the batch's tenants (without it, every node).
   const { rows } = await tx.query<{
     node_id: string;
     tenant_id: string;
@@ -76,8 +77,14 @@ export async function lockNodes(tx: Queryable, keys: readonly NodeKey[]): Promis
     `SELECT n.node_id, n.tenant_id, n.kind, n.external_id, n.install_id, n.props, n.prop_versions
      FROM graph_nodes n JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS k(tenant_id, kind, external_id)
        ON n.tenant_id = k.tenant_id AND n.kind = k.kind AND n.external_id = k.external_id
+     WHERE n.tenant_id = ANY($4::uuid[])
      ORDER BY n.tenant_id, n.kind, n.external_id FOR UPDATE OF n`,
-    [keys.map((k) => k.tenantId), keys.map((k) => k.kind), keys.map((k) => k.externalId)],
+    [
+      keys.map((k) => k.tenantId),
+      keys.map((k) => k.kind),
+      keys.map((k) => k.externalId),
+      [...new Set(keys.map((k) => k.tenantId))],
+    ],
   );
   return rows.map((r) => ({
     nodeId: r.node_id,
@@ -96,35 +103,39 @@ export async function lockNodes(tx: Queryable, keys: readonly NodeKey[]): Promis
  */
 export async function insertNodes(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<number> {
   if (rows.length === 0) return 0;
+  const owners = new Owners();
+  const docRows = rows.map((r) => nodeRow(r, owners));
   const { rowCount } = await queryJsonRows(
     tx,
-    rows.map(nodeRow),
+    docRows,
     `INSERT INTO graph_nodes
        (node_id, tenant_id, kind, external_id, connector_id, install_id, props, prop_versions, search_text)
-     SELECT v.node_id, v.tenant_id, v.kind, v.external_id, v.connector_id, v.install_id, v.props, v.prop_versions,
+     SELECT v.node_id, o.tenant_id, v.kind, v.external_id, o.connector_id, o.install_id, v.props, v.prop_versions,
             v.search_text
      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${NODE_ROW})) WITH ORDINALITY
-          AS v(node_id, tenant_id, install_id, connector_id, kind, external_id, props, prop_versions, search_text,
-               touched, ord)
+          AS v(node_id, o, kind, external_id, props, prop_versions, search_text, touched, ord)
+     JOIN ${OWNERS} ON o.i = v.o
      ORDER BY v.ord
      ON CONFLICT (tenant_id, kind, external_id) DO NOTHING`,
-    (doc) => [doc],
+    (doc) => [doc, ...owners.columns()],
   );
   return rowCount;
 }
 
 export async function updateNodes(tx: Queryable, rows: readonly NodeRowWrite[]): Promise<void> {
   if (rows.length === 0) return;
+  const owners = new Owners();
+  const docRows = rows.map((r) => nodeRow(r, owners));
   await queryJsonRows(
     tx,
-    rows.map(nodeRow),
+    docRows,
     `UPDATE graph_nodes g
      SET props = v.props, prop_versions = v.prop_versions, search_text = v.search_text,
-         install_id = v.install_id, connector_id = v.connector_id,
+         install_id = o.install_id, connector_id = o.connector_id,
          updated_at = CASE WHEN v.touched THEN now() ELSE g.updated_at END
-     FROM jsonb_to_recordset($1::jsonb) AS v(${NODE_ROW})
+     FROM jsonb_to_recordset($1::jsonb) AS v(${NODE_ROW}) JOIN ${OWNERS} ON o.i = v.o
      WHERE g.node_id = v.node_id`,
-    (doc) => [doc],
+    (doc) => [doc, ...owners.columns()],
   );
 }
 
@@ -151,17 +162,49 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The writers of a statement's rows, each row naming its own by number (`o`, from 1):
+ * written once per statement rather than once per row, so a batch of one install costs what
+ * it did with the owner as constants (bench/graph/chat-batch.ts: a uuid per row in the JSON
+ * cost Postgres about 10 % more per chat event and the node as much).
+ */
+class Owners {
+  private readonly index = new Map<string, number>();
+  private readonly list: Owner[] = [];
+
+  of(tenantId: string, installId = '', connectorId = ''): number {
+    const key = `${tenantId}\u0000${installId}\u0000${connectorId}`;
+    let i = this.index.get(key);
+    if (i === undefined) {
+      this.list.push({ tenantId, installId, connectorId });
+      i = this.list.length;
+      this.index.set(key, i);
+    }
+    return i;
+  }
+
+  /** Parameters $2, $3, $4 of the statement, as `OWNERS` reads them. */
+  columns(): unknown[] {
+    return [
+      this.list.map((o) => o.tenantId),
+      this.list.map((o) => o.installId || null),
+      this.list.map((o) => o.connectorId || null),
+    ];
+  }
+}
+
+/** The `Owners` of a statement, joined on a row's `o`. */
+const OWNERS =
+  'unnest($2::uuid[], $3::uuid[], $4::text[]) WITH ORDINALITY AS o(tenant_id, install_id, connector_id, i)';
+
 /** A node row as the statements read it from JSON (store/json-rows.ts). */
 const NODE_ROW =
-  'node_id uuid, tenant_id uuid, install_id uuid, connector_id text, kind text, external_id text, props jsonb, ' +
-  'prop_versions jsonb, search_text text, touched boolean';
+  'node_id uuid, o int, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
 
-function nodeRow(r: NodeRowWrite) {
+function nodeRow(r: NodeRowWrite, owners: Owners) {
   return {
     node_id: r.nodeId,
-    tenant_id: r.tenantId,
-    install_id: r.installId,
-    connector_id: r.connectorId,
+    o: owners.of(r.tenantId, r.installId, r.connectorId),
     kind: r.kind,
     external_id: r.externalId,
     props: r.props,
@@ -214,30 +257,35 @@ export async function lockEdges(tx: Queryable, keys: readonly EdgeKey[]): Promis
 /** As `insertNodes`: fewer inserted than asked means a concurrent transaction won a row. */
 export async function insertEdges(tx: Queryable, rows: readonly StoredEdge[]): Promise<number> {
   if (rows.length === 0) return 0;
+  const owners = new Owners();
+  const docRows = rows.map((r) => edgeRow(r, owners));
   const { rowCount } = await queryJsonRows(
     tx,
-    rows.map(edgeRow),
+    docRows,
     `INSERT INTO graph_edges (tenant_id, from_node, type, to_node, key, props, version, removed)
-     SELECT v.tenant_id, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
+     SELECT o.tenant_id, v.from_node, v.type, v.to_node, v.key, v.props, v.version, v.removed
      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (${EDGE_ROW})) WITH ORDINALITY
-          AS v(tenant_id, from_node, type, to_node, key, props, version, removed, ord)
+          AS v(o, from_node, type, to_node, key, props, version, removed, ord)
+     JOIN ${OWNERS} ON o.i = v.o
      ORDER BY v.ord
      ON CONFLICT (tenant_id, from_node, type, to_node, key) DO NOTHING`,
-    (doc) => [doc],
+    (doc) => [doc, ...owners.columns()],
   );
   return rowCount;
 }
 
 export async function updateEdges(tx: Queryable, rows: readonly StoredEdge[]): Promise<void> {
   if (rows.length === 0) return;
+  const owners = new Owners();
+  const docRows = rows.map((r) => edgeRow(r, owners));
   await queryJsonRows(
     tx,
-    rows.map(edgeRow),
+    docRows,
     `UPDATE graph_edges e SET props = v.props, version = v.version, removed = v.removed, updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS v(${EDGE_ROW})
-     WHERE e.tenant_id = v.tenant_id AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
+     FROM jsonb_to_recordset($1::jsonb) AS v(${EDGE_ROW}) JOIN ${OWNERS} ON o.i = v.o
+     WHERE e.tenant_id = o.tenant_id AND e.from_node = v.from_node AND e.type = v.type AND e.to_node = v.to_node
        AND e.key = v.key`,
-    (doc) => [doc],
+    (doc) => [doc, ...owners.columns()],
   );
 }
 
@@ -252,12 +300,11 @@ function edgeKeyColumns(keys: readonly EdgeKey[]): unknown[] {
 }
 
 /** An edge row as the statements read it from JSON, as node rows. */
-const EDGE_ROW =
-  'tenant_id uuid, from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
+const EDGE_ROW = 'o int, from_node uuid, type text, to_node uuid, key text, props jsonb, version text, removed boolean';
 
-function edgeRow(r: StoredEdge) {
+function edgeRow(r: StoredEdge, owners: Owners) {
   return {
-    tenant_id: r.tenantId,
+    o: owners.of(r.tenantId),
     from_node: r.from,
     type: r.type,
     to_node: r.to,
