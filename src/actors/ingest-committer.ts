@@ -11,7 +11,8 @@
  *   still commits in order and an uninstall still waits for the ingest before it.
  * - At most `slots` transactions run at once (SERVICE_INGEST_COMMIT_SLOTS); what is handed
  *   in while they run waits and goes together into the next one, up to `maxEvents` events
- *   (a batch is never split). A quiet node starts a transaction at once.
+ *   (a batch is never split, so one of more goes alone). A quiet node starts a transaction
+ *   at once.
  * - A transaction of several installs that fails is committed again install by install
  *   (back at the head of the queue, each alone, so every slot works through them), so one
  *   install's poison event fails only its own batch (the consumer then isolates it). A batch
@@ -76,8 +77,12 @@ export interface IngestCommitterPorts {
  */
 export const DEFAULT_COMMIT_SLOTS = 2;
 
-/** Twice the consumer's largest batch of one install (ingest-consumer.ts `maxBatch`). */
-export const DEFAULT_MAX_EVENTS_PER_TRANSACTION = 1024;
+/**
+ * The consumer's largest batch of one install (ingest-consumer.ts `maxBatch`). 1 024 was
+ * measured against it: same drain rate at 1 and 32 installs, peak RSS no lower (README
+ * "How events are committed").
+ */
+export const DEFAULT_MAX_EVENTS_PER_TRANSACTION = 512;
 
 interface Waiting {
   part: IngestPart;

@@ -4,7 +4,7 @@
  * pull requests may still bring. The server bounds each shard on its own (max_ack_pending,
  * 1 024), so without this a node owning many backlogged shards, the usual case after an
  * outage with the default 64 shards, held up to 1 024 events per shard at once (a 32-install
- * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 1 024
+ * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 512
  * events at a time (actors/ingest-committer.ts), so what it holds beyond a few transactions
  * only waits.
  *
