@@ -73,6 +73,13 @@ describe('runtime metrics', () => {
       await one('connector_service_ingest_commit_seconds_count'),
     );
     expect(await one('connector_service_ingest_batch_events_sum')).toBeGreaterThanOrEqual(5);
+    // Each transaction holds at least one install's batch, never more installs than events.
+    const transactions = await one('connector_service_ingest_batch_installs_count');
+    expect(transactions).toBe(await one('connector_service_ingest_commit_seconds_count'));
+    expect(await one('connector_service_ingest_batch_installs_sum')).toBeGreaterThanOrEqual(transactions);
+    expect(await one('connector_service_ingest_batch_installs_sum')).toBeLessThanOrEqual(
+      await one('connector_service_ingest_batch_events_sum'),
+    );
     expect(await one('connector_service_ingest_delivered_total')).toBeGreaterThanOrEqual(5);
     expect(await one('connector_service_ingest_redeliveries_total')).toBeGreaterThanOrEqual(0);
     expect(await one('connector_service_ingest_dead_letters_total')).toBe(0);
