@@ -14,7 +14,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { Config } from './config.js';
 import { EffectRunner, type EffectTimings } from './actors/effect-runner.js';
-import { IngestCommitter } from './actors/ingest-committer.js';
 import { installActor } from './actors/install.js';
 import { installWritesActor } from './actors/install-writes.js';
 import type { ConnectorDriver } from './connectors/driver.js';
@@ -27,12 +26,11 @@ import { serveMetrics } from './edge/routes/ops.js';
 import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
-import { projectBatches } from './graph/project.js';
 import type { Logger } from './log.js';
 import { IngestPublisher } from './runtime/ingest-stream.js';
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
-import { names as makeNames, installKey, parseKey, shardOf } from './runtime/names.js';
+import { names as makeNames, parseKey, shardOf } from './runtime/names.js';
 import { registerRuntimeMetrics, type RuntimeMetrics } from './runtime/metrics.js';
 import { observeUpstreamCalls } from './connectors/upstream-metrics.js';
 import { registerInstallMetrics } from './store/install-metrics.js';
@@ -50,7 +48,7 @@ import { findTenantByApiKey } from './store/tenants.js';
 import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
-import { deliverToInstallActor } from './node/ingest-delivery.js';
+import { deliverToInstallActor, nodeIngestCommitter } from './node/ingest-delivery.js';
 import { openNodeNats } from './node/nats-setup.js';
 import { modulesSweep } from './node/resume-sweep.js';
 import { readinessCheck } from './node/readiness.js';
@@ -170,22 +168,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
         },
       })
     : null;
-  // ARCHITECTURE "Inbound" 2: the node's install actors share ingest transactions.
-  const committer = new IngestCommitter({
-    pool,
-    drivers,
-    log,
-    project: projectBatches,
-    shardOf: (installId) => shardOf(installKey(installId), config.shards),
-    namespace: config.namespace,
-    slots: config.ingestCommitSlots,
-    onTransaction: (t) => {
-      const m = runtimeMetrics;
-      m?.ingestCommit.observe(t.seconds);
-      m?.ingestBatchSize.observe(t.events);
-      m?.ingestBatchInstalls.observe(t.installs);
-    },
-  });
+  const committer = nodeIngestCommitter(config, pool, drivers, log, () => runtimeMetrics);
   kernel.register(
     installActor({
       pool,

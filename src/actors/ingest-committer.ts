@@ -19,7 +19,7 @@
  *   marked `alone` (an event attempted before, or being isolated) never shares.
  */
 import type { Logger } from '../log.js';
-import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
+import type { DriverRegistry, IngestBatch, SelfEmitDrop } from '../connectors/driver.js';
 import type { GraphChange } from '../graph/change.js';
 import { retryGraphConflict } from '../graph/graph-writer.js';
 import type { InstallEvents } from '../graph/project.js';
@@ -30,13 +30,11 @@ import { insertEvents, newEventOf } from '../store/events.js';
 import type { Install } from '../store/installs.js';
 import type pg from 'pg';
 
-/** One install's ready events, already fenced to that install (install.ts). */
-export interface IngestPart {
-  install: Install;
-  events: readonly IngestEvent[];
-  /** The install actor's context: its log and message deadline, for the driver. */
-  ctx: DriverContext;
-}
+/**
+ * One install's ready events, already fenced to that install (install.ts), with the install
+ * actor's context (its install, log and message deadline) for the driver.
+ */
+export type IngestPart = IngestBatch;
 
 export interface PartOutcome {
   /** Per event of the part: stored now (false: a replay, or dropped by the self-emit filter). */
@@ -191,11 +189,11 @@ export class IngestCommitter {
       this.ports.project && fresh.some((f) => f.length > 0)
         ? await this.ports.project(
             tx,
-            parts.map((p, i) => ({ install: p.install, events: fresh[i]! })),
+            parts.map((p, i) => ({ install: p.ctx.install, events: fresh[i]! })),
             this.ports.log,
           )
         : parts.map(() => []);
-    const effects = parts.map((p, i) => this.effectsOf(p.install, fresh[i]!));
+    const effects = parts.map((p, i) => this.effectsOf(p.ctx.install, fresh[i]!));
     await insertEffects(tx, effects.flat());
     return parts.map((p, i) => {
       const stored = new Set(fresh[i]);
@@ -211,13 +209,13 @@ export class IngestCommitter {
   /** The drivers' self-emit filters, each once for all of its installs' parts. */
   private async verdicts(tx: Queryable, parts: readonly IngestPart[]): Promise<Array<Array<SelfEmitDrop | null>>> {
     const out = parts.map((p) => p.events.map((): SelfEmitDrop | null => null));
-    for (const connector of new Set(parts.map((p) => p.install.connector_id))) {
+    for (const connector of new Set(parts.map((p) => p.ctx.install.connector_id))) {
       const driver = this.ports.drivers.get(connector);
       if (!driver?.ingest) continue;
-      const mine = [...parts.keys()].filter((i) => parts[i]!.install.connector_id === connector);
+      const mine = [...parts.keys()].filter((i) => parts[i]!.ctx.install.connector_id === connector);
       const got = await driver.ingest(
         tx,
-        mine.map((i) => ({ ctx: parts[i]!.ctx, events: parts[i]!.events })),
+        mine.map((i) => parts[i]!),
       );
       for (const [k, i] of mine.entries()) out[i] = got[k]!;
     }

@@ -105,7 +105,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
         const candidates = events.filter((_, i) => own[i]);
         if (candidates.length === 0) return { stored: events.map(() => false) };
         const outcome = await ports.commit(
-          { install, events: candidates, ctx: driverCtx(ctx, install) },
+          { ctx: driverCtx(ctx, install), events: candidates },
           { alone: msg.alone === true },
         );
         if (outcome.changes.length > 0) ports.onCommitted?.(install, outcome.changes);

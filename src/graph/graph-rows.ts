@@ -12,6 +12,9 @@
  */
 import type { Queryable } from '../store/db.js';
 import { queryJsonRows } from '../store/json-rows.js';
+import { OWNERS, Owners } from './graph-owners.js';
+
+export type { Owner } from './graph-owners.js';
 import type { Props, PropVersions } from './merge-props.js';
 
 export interface NodeKey {
@@ -51,12 +54,6 @@ export interface StoredEdge extends EdgeKey {
   props: Props;
   version: string;
   removed: boolean;
-}
-
-export interface Owner {
-  tenantId: string;
-  installId: string;
-  connectorId: string;
 }
 
 export async function lockNodes(tx: Queryable, keys: readonly NodeKey[]): Promise<StoredNode[]> {
@@ -162,44 +159,10 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * The writers of a statement's rows, each row naming its own by number (`o`, from 1):
- * written once per statement rather than once per row, so a batch of one install costs what
- * it did with the owner as constants (bench/graph/chat-batch.ts: a uuid per row in the JSON
- * cost Postgres about 10 % more per chat event and the node as much).
- */
-class Owners {
-  private readonly index = new Map<string, number>();
-  private readonly list: Owner[] = [];
-
-  of(tenantId: string, installId = '', connectorId = ''): number {
-    const key = `${tenantId}\u0000${installId}\u0000${connectorId}`;
-    let i = this.index.get(key);
-    if (i === undefined) {
-      this.list.push({ tenantId, installId, connectorId });
-      i = this.list.length;
-      this.index.set(key, i);
-    }
-    return i;
-  }
-
-  /** Parameters $2, $3, $4 of the statement, as `OWNERS` reads them. */
-  columns(): unknown[] {
-    return [
-      this.list.map((o) => o.tenantId),
-      this.list.map((o) => o.installId || null),
-      this.list.map((o) => o.connectorId || null),
-    ];
-  }
-}
-
-/** The `Owners` of a statement, joined on a row's `o`. */
-const OWNERS =
-  'unnest($2::uuid[], $3::uuid[], $4::text[]) WITH ORDINALITY AS o(tenant_id, install_id, connector_id, i)';
-
 /** A node row as the statements read it from JSON (store/json-rows.ts). */
 const NODE_ROW =
-  'node_id uuid, o int, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, touched boolean';
+  'node_id uuid, o int, kind text, external_id text, props jsonb, prop_versions jsonb, search_text text, ' +
+  'touched boolean';
 
 function nodeRow(r: NodeRowWrite, owners: Owners) {
   return {

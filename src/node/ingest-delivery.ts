@@ -1,12 +1,19 @@
 /**
  * Where a shard's ingest consumer hands a batch (ARCHITECTURE.md "Inbound" 2): the install
  * actor of the batch's install, which commits it in one transaction, shared with other
- * installs' batches unless it must run alone (actors/ingest-committer.ts).
+ * installs' batches unless it must run alone, through the node's committer
+ * (actors/ingest-committer.ts).
  */
+import type pg from 'pg';
+import { IngestCommitter } from '../actors/ingest-committer.js';
+import type { Config } from '../config.js';
+import type { DriverRegistry } from '../connectors/driver.js';
+import { projectBatches } from '../graph/project.js';
+import type { Logger } from '../log.js';
 import type { IngestDeliveryMeta } from '../runtime/ingest-settle.js';
 import type { Kernel } from '../runtime/kernel.js';
 import type { RuntimeMetrics } from '../runtime/metrics.js';
-import { installKey } from '../runtime/names.js';
+import { installKey, shardOf } from '../runtime/names.js';
 import type { IngestEvent } from '../runtime/ports.js';
 
 /** Generous: the install actor's transaction with its projection; past it the batch is retried. */
@@ -27,4 +34,29 @@ export function deliverToInstallActor(
     const now = Date.now();
     for (const x of meta) m?.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);
   };
+}
+
+/** The node's one committer: its install actors share ingest transactions, timed for metrics. */
+export function nodeIngestCommitter(
+  config: Readonly<Config>,
+  pool: pg.Pool,
+  drivers: DriverRegistry,
+  log: Logger,
+  metrics: () => RuntimeMetrics | null,
+): IngestCommitter {
+  return new IngestCommitter({
+    pool,
+    drivers,
+    log,
+    project: projectBatches,
+    shardOf: (installId) => shardOf(installKey(installId), config.shards),
+    namespace: config.namespace,
+    slots: config.ingestCommitSlots,
+    onTransaction: (t) => {
+      const m = metrics();
+      m?.ingestCommit.observe(t.seconds);
+      m?.ingestBatchSize.observe(t.events);
+      m?.ingestBatchInstalls.observe(t.installs);
+    },
+  });
 }

@@ -94,7 +94,7 @@ function ingestEvent(inst: Install, kind: string, payload: unknown, occurredAt: 
 }
 
 function part(inst: Install, events: IngestEvent[]): IngestPart {
-  return { install: inst, events, ctx: { install: inst, signal: new AbortController().signal, log } };
+  return { ctx: { install: inst, signal: new AbortController().signal, log }, events };
 }
 
 async function storedIds(inst: Install): Promise<string[]> {

@@ -70,12 +70,9 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       return batches.map(({ ctx, events }, b) =>
         events.map((e, i): SelfEmitDrop | null => {
           const reason = tier1[b]![i];
-          const drop: SelfEmitDrop | null =
-            reason != null
-              ? { tier: 1, reason }
-              : tier2[next++]
-                ? { tier: 2, reason: 'emitted_by_this_install' }
-                : null;
+          let drop: SelfEmitDrop | null = null;
+          if (reason != null) drop = { tier: 1, reason };
+          else if (tier2[next++]) drop = { tier: 2, reason: 'emitted_by_this_install' };
           if (drop !== null)
             ctx.log.debug({ eventId: e.id, kind: e.kind, reason: drop.reason }, 'self-emit echo dropped');
           return drop;
