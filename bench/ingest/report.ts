@@ -15,7 +15,14 @@ import type { EdgeFigures } from './scenario.js';
 
 export interface BenchFigures {
   machine: Machine;
-  settings: { durationS: number; connections: number; shards: number; installs: number; routes: Route[] };
+  settings: {
+    durationS: number;
+    connections: number;
+    shards: number;
+    /** `--installs`: the counts the topologies and drains run with (baseline and edge alone: always 32). */
+    installs: number[];
+    routes: Route[];
+  };
   /** One per route (`--route`). */
   baselines: ({ route: Route } & { saturated: LoadResult; peakRssMiB: number })[];
   alones: ({ route: Route } & AloneFigures)[];
@@ -38,7 +45,8 @@ export function printFigures(b: BenchFigures): void {
   );
   out(
     `settings: ${b.settings.durationS} s per run, ${b.settings.connections} connections, ` +
-      `${b.settings.shards} shards, ${b.settings.installs} installs, routes ${b.settings.routes.join(', ')}`,
+      `${b.settings.shards} shards, installs ${b.settings.installs.join(' and ')} (baseline and edge alone: 32), ` +
+      `routes ${b.settings.routes.join(', ')}`,
   );
   out('');
   out('(edge alone: an edge-only node, no consumer until its backlog drains; 1 node, 2 nodes: serve with both roles;');

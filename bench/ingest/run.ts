@@ -146,7 +146,7 @@ async function cleanup(): Promise<void> {
 
 const figures: BenchFigures = {
   machine: await describeMachine(db.pool, (nc as NatsConnection).info?.version ?? 'unknown'),
-  settings: { durationS, connections, shards, installs: MAX_INSTALLS, routes },
+  settings: { durationS, connections, shards, installs: installCounts, routes },
   baselines: [],
   alones: [],
   topologies: [],
