@@ -5,7 +5,7 @@
  *
  * Why: a transaction's time is mostly fixed (about ten round trips), so many installs at
  * moderate load, each committing a handful of events on its own, kept the commit slots busy
- * with small transactions and their lanes queued behind each other (README "Performance").
+ * with small transactions and their lanes queued behind each other (docs/performance-log.md).
  *
  * - Each install actor hands its batch (`commit`) and awaits its own outcome, so an install
  *   still commits in order and an uninstall still waits for the ingest before it.
@@ -71,7 +71,7 @@ export interface IngestCommitterPorts {
 /**
  * Unless told otherwise (SERVICE_INGEST_COMMIT_SLOTS). Measured on 2 cores with one
  * transaction per install, 32 busy installs: 1 slot 2 000 committed/s, 2 slots 3 000/s,
- * 4 slots 2 400/s, 8 slots 1 900/s (README "Performance").
+ * 4 slots 2 400/s, 8 slots 1 900/s (docs/performance-log.md).
  */
 export const DEFAULT_COMMIT_SLOTS = 2;
 

@@ -24,7 +24,7 @@ export const DEFAULT_INGEST_MAX_IN_FLIGHT = 4096;
  * pull requests (~30 KB each: 546 of them) or of pushes near the server's max_payload (16 of
  * 1 MiB). A byte held costs the node about three of RSS (the socket buffers its message
  * shares, the copies on the way in): a drain of 30 KB events over 64 shards peaked at 229 MiB
- * with 16 MiB, 380-387 MiB with 64 MiB and 541-624 MiB with no byte bound (README "Memory").
+ * with 16 MiB, 380-387 MiB with 64 MiB and 541-624 MiB with no byte bound (docs/performance-log.md, "Memory").
  */
 export const DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
 

@@ -27,7 +27,7 @@ export interface ShardIngestConsumerOptions {
   /**
    * Most events in one delivery. Default 512: against 256, the ingest transaction's Postgres
    * CPU per chat event fell 6-7 % and the node's about 20 % (bench/graph/chat-batch.ts), and
-   * a one-install drain committed 7 % more, 32 installs 12 % more (README "Performance").
+   * a one-install drain committed 7 % more, 32 installs 12 % more (docs/performance-log.md).
    */
   maxBatch?: number;
   /**
