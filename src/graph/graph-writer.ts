@@ -18,9 +18,7 @@
  *   props its identity gives; its own event fills in the rest whenever it arrives.
  * - Edges are added once; a versioned edge (`reacted`) keeps the state of its newest event,
  *   and a removal is a tombstone, so an add that arrives after a newer removal loses.
- * - A change is a node whose props or install changed, or an edge added or removed (both
- *   ends changed), attributed to the event that made it. `op` is `deleted` for a node
- *   marked deleted, else `upserted`.
+ * - What changed is collected per event for the change feed (graph-changes.ts).
  * - `moveNode` and `dropOtherEdges` (rare: a transferred issue) write at once, after
  *   flushing what is pending (graph-transfer.ts).
  */
@@ -30,6 +28,7 @@ import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import { sanitizeJson, sanitizeText } from '../store/sanitize.js';
 import type { GraphChange } from './change.js';
+import { BatchChanges } from './graph-changes.js';
 import {
   insertEdges,
   insertNodes,
@@ -80,12 +79,10 @@ interface EdgeState extends StoredEdge {
 }
 
 export class GraphWriter {
-  private event = 0;
   private refs = new Map<string, NodeRef>();
   private nodeOps: NodeOp[] = [];
   private edgeOps: EdgeOp[] = [];
-  private readonly changed: Array<Map<string, GraphChange>> = [new Map()];
-  private readonly deleted = new Map<string, boolean>();
+  private readonly changes = new BatchChanges();
   private owner: Owner;
 
   constructor(
@@ -100,8 +97,7 @@ export class GraphWriter {
    * of `install` when given (else of the same install as the event before).
    */
   nextEvent(install?: Install): void {
-    this.event++;
-    this.changed.push(new Map());
+    this.changes.nextEvent();
     if (install) this.owner = ownerOf(install);
   }
 
@@ -122,13 +118,13 @@ export class GraphWriter {
     const props = sanitizeJson(w.props ?? {});
     const identity = sanitizeJson(w.identity ?? {});
     const version = w.version ?? IDENTITY_VERSION;
-    this.nodeOps.push({ event: this.event, owner, ref, key, kind, ext, identity, props, version });
+    this.nodeOps.push({ event: this.changes.event, owner, ref, key, kind, ext, identity, props, version });
     return Promise.resolve(ref);
   }
 
   edge(type: EdgeType, from: NodeRef, to: NodeRef, opts: EdgeOptions = {}): Promise<void> {
     this.edgeOps.push({
-      event: this.event,
+      event: this.changes.event,
       tenantId: this.owner.tenantId,
       type,
       from,
@@ -158,14 +154,14 @@ export class GraphWriter {
     if (move.changed.length === 0) return;
     // Later writes of the batch name these nodes afresh.
     this.refs = new Map();
-    if (move.removed !== null) this.deleted.set(move.removed, true);
-    for (const id of move.changed) this.mark({ id, kind });
+    if (move.removed !== null) this.changes.setDeleted(move.removed, true);
+    for (const id of move.changed) this.changes.node({ id, kind });
   }
 
   /** Removes `from`'s edges of `type` to any node but `keep` (a transferred issue's old repository). */
   async dropOtherEdges(type: EdgeType, from: NodeRef, keep: NodeRef): Promise<void> {
     await this.flush();
-    if (await dropEdgesExcept(this.tx, this.owner.tenantId, type, from.id, keep.id)) this.mark(from);
+    if (await dropEdgesExcept(this.tx, this.owner.tenantId, type, from.id, keep.id)) this.changes.node(from);
   }
 
   /**
@@ -173,7 +169,7 @@ export class GraphWriter {
    * notice per node and event, in first-change order.
    */
   changesByEvent(): GraphChange[][] {
-    return this.changed.map((m) => [...m.values()]);
+    return this.changes.byEventList();
   }
 
   /** Returns the ids of the nodes it created. */
@@ -222,8 +218,8 @@ export class GraphWriter {
       s.connectorId = op.owner.connectorId;
       if (moved) s.write = 'touched';
       else if (m.versionsChanged && s.write === 'none') s.write = 'versions';
-      this.deleted.set(s.ref.id, s.props.deleted === true);
-      if (moved) this.mark(s.ref, op.event);
+      this.changes.setDeleted(s.ref.id, s.props.deleted === true);
+      if (moved) this.changes.node(s.ref, op.event);
     }
     const row = (s: NodeState): NodeRowWrite => ({
       nodeId: s.ref.id,
@@ -280,14 +276,14 @@ export class GraphWriter {
           fromRef: op.from,
           toRef: op.to,
         });
-        if (!op.removed) this.edgeChanged(op, op.event);
+        if (!op.removed) this.changes.edge(op.from, op.to, op.event);
         continue;
       }
       // Not newer than what is stored: the stored state stands (and a replay is a no-op).
       if (s.version >= op.version) continue;
       const changed = s.removed !== op.removed || (!op.removed && !isDeepStrictEqual(s.props, op.props));
       Object.assign(s, next, { dirty: true });
-      if (changed) this.edgeChanged(op, op.event);
+      if (changed) this.changes.edge(op.from, op.to, op.event);
     }
     const all = [...states.values()];
     const fresh = all.filter((s) => !s.stored);
@@ -296,20 +292,6 @@ export class GraphWriter {
       this.tx,
       all.filter((s) => s.stored && s.dirty),
     );
-  }
-
-  private edgeChanged(op: EdgeOp, event: number): void {
-    this.mark(op.from, event);
-    this.mark(op.to, event);
-  }
-
-  private mark(ref: NodeRef, event = this.event): void {
-    const op = this.deleted.get(ref.id) ? 'deleted' : 'upserted';
-    // A node changed again later in the event keeps its first position and takes its latest op.
-    const changes = this.changed[event]!;
-    const prev = changes.get(ref.id);
-    if (prev) prev.op = op;
-    else changes.set(ref.id, { node_id: ref.id, kind: ref.kind, op });
   }
 }
 
