@@ -24,6 +24,7 @@ import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './ingest-buffer.js';
 import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
 import { InstallLanes, laneOf } from './ingest-lanes.js';
+import { PendingLanes } from './ingest-pending.js';
 import { ShardPuller } from './ingest-pull.js';
 import { blockUnsettled } from './ingest-takeover.js';
 import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
@@ -42,7 +43,7 @@ export class ShardIngestConsumer {
   /** Every event in our hands (queued, held or delivering), by stream sequence; counted in the node's buffer. */
   private readonly tracked: HeldEvents<Tracked>;
   /** Events of each lane waiting for its next batch, in stream order; a lane here has a drain queued. */
-  private readonly pending = new Map<string, Tracked[]>();
+  private readonly pending = new PendingLanes((lane) => void this.lanes.enqueue(lane, () => this.drain(lane)));
   private puller: ShardPuller | null = null;
   private pump: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -188,27 +189,7 @@ export class ShardIngestConsumer {
 
   /** Into their lane's queue in stream order (a redelivery goes before later events); a drain runs it. */
   private enqueue(ts: Tracked[]): void {
-    if (ts.length === 0) return;
-    const lane = ts[0]!.lane;
-    const queue = this.pending.get(lane);
-    if (!queue) {
-      this.pending.set(
-        lane,
-        [...ts].sort((a, b) => a.msg.seq - b.msg.seq),
-      );
-      void this.lanes.enqueue(lane, () => this.drain(lane));
-      return;
-    }
-    // Put back from the front of a batch (the usual case): all before what is queued, in one go.
-    if (isSorted(ts) && (queue.length === 0 || ts[ts.length - 1]!.msg.seq < queue[0]!.msg.seq)) {
-      queue.unshift(...ts);
-      return;
-    }
-    for (const t of ts) {
-      let i = queue.length;
-      while (i > 0 && queue[i - 1]!.msg.seq > t.msg.seq) i--;
-      queue.splice(i, 0, t);
-    }
+    this.pending.add(ts);
   }
 
   /** Deliver the lane's pending events batch after batch until none are left. */
@@ -297,8 +278,4 @@ export class ShardIngestConsumer {
       this.lanes.unblock(key, seq);
     }
   }
-}
-
-function isSorted(ts: Tracked[]): boolean {
-  return ts.every((t, i) => i === 0 || ts[i - 1]!.msg.seq < t.msg.seq);
 }
