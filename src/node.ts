@@ -219,7 +219,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       replicas: config.nats.replicas,
     });
   }
-  runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, jsm, names: n });
+  runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, committer, jsm, names: n });
   registerDeadLetterMetrics(registry, pool);
   undo.push({ name: 'kernel', fn: () => kernel.stop() });
   undo.push({ name: 'shards', fn: async () => shards?.stop() });

@@ -120,6 +120,11 @@ export class IngestCommitter {
     return this.queue.length;
   }
 
+  /** Transactions running now (at most `slots`). */
+  runningTransactions(): number {
+    return this.running;
+  }
+
   /** Starts transactions while slots are free; each, once done, starts the next. */
   private start(): void {
     while (this.running < this.ports.slots && this.queue.length > 0) {

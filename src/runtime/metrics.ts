@@ -38,9 +38,17 @@ export interface RuntimeMetrics {
 
 export function registerRuntimeMetrics(
   registry: Registry,
-  parts: { kernel: Kernel; shards: ShardManager | null; host: ShardHost | null; jsm: JetStreamManager; names: Names },
+  parts: {
+    kernel: Kernel;
+    shards: ShardManager | null;
+    host: ShardHost | null;
+    /** The node's ingest committer (actors/ingest-committer.ts), where it has one. */
+    committer: { waiting(): number; runningTransactions(): number } | null;
+    jsm: JetStreamManager;
+    names: Names;
+  },
 ): RuntimeMetrics {
-  const { kernel, shards, host, jsm, names } = parts;
+  const { kernel, shards, host, committer, jsm, names } = parts;
   const registers = [registry];
   const gauge = (name: string, help: string, read: () => number | null) =>
     new Gauge({
@@ -83,6 +91,21 @@ export function registerRuntimeMetrics(
     'connector_service_ingest_in_flight',
     'Ingest messages being delivered',
     () => host?.ingestTotals().inFlight ?? 0,
+  );
+  gauge(
+    'connector_service_ingest_room_waiting',
+    'Install lanes waiting for room to decode their next batch (8 MiB of batches per node)',
+    () => host?.ingestTotals().waitingForRoom ?? 0,
+  );
+  gauge(
+    'connector_service_ingest_commit_running',
+    'Ingest transactions running (at most SERVICE_INGEST_COMMIT_SLOTS)',
+    () => committer?.runningTransactions() ?? 0,
+  );
+  gauge(
+    'connector_service_ingest_commit_waiting',
+    'Install batches waiting for an ingest transaction (all commit slots busy)',
+    () => committer?.waiting() ?? 0,
   );
   gauge(
     'connector_service_ingest_in_flight_bytes',

@@ -133,12 +133,19 @@ export class ShardHost implements ShardListener {
   ingestTotals(): {
     inFlight: number;
     inFlightBytes: number;
+    /** Lanes waiting for room to decode their next batch (delivery-room.ts). */
+    waitingForRoom: number;
     delivered: number;
     redeliveries: number;
     deadLettered: number;
   } {
     // Every consumer of this node holds its events in the node's one buffer.
-    const t = { inFlight: this.buffer.size(), inFlightBytes: this.buffer.bytes(), ...this.retired };
+    const t = {
+      inFlight: this.buffer.size(),
+      inFlightBytes: this.buffer.bytes(),
+      waitingForRoom: this.room.waiting(),
+      ...this.retired,
+    };
     for (const w of this.work.values()) {
       const st = w.consumer.stats();
       t.delivered += st.delivered;

@@ -287,8 +287,10 @@ describe('IngestCommitter', () => {
       done.push(c.commit(part(e, [ev(e)])));
       await new Promise((r) => setImmediate(r));
       expect(c.waiting()).toBe(4);
+      expect(c.runningTransactions()).toBe(1);
       await holder.query('ROLLBACK');
       const outcomes = await Promise.all(done);
+      await until('no transaction left running', async () => c.runningTransactions() === 0);
       expect(outcomes.map((o) => o.stored)).toEqual(installs.map(() => [true]));
     } finally {
       holder.release();

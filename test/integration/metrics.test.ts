@@ -56,6 +56,15 @@ describe('runtime metrics', () => {
       return ids.every((id) => got.includes(id));
     });
 
+    // The commit path's pressure gauges, back to 0 once nothing is left to commit.
+    await until('the ingest path at rest', async () => {
+      const gauges = [
+        'connector_service_ingest_commit_running',
+        'connector_service_ingest_commit_waiting',
+        'connector_service_ingest_room_waiting',
+      ];
+      return (await Promise.all(gauges.map((g) => one(g)))).every((v) => v === 0);
+    });
     expect(await one('connector_service_shards_owned')).toBe(h.node.config.shards);
     expect(await one('connector_service_actors_active', 'kind="install"')).toBeGreaterThanOrEqual(1);
     expect(await one('connector_service_actor_mailbox_depth')).toBeGreaterThanOrEqual(0);
