@@ -17,6 +17,10 @@
  *   (back at the head of the queue, each alone, so every slot works through them), so one
  *   install's poison event fails only its own batch (the consumer then isolates it). A batch
  *   marked `alone` (an event attempted before, or being isolated) never shares.
+ * - A batch whose actor message was given up before its transaction starts (its deadline
+ *   passed while it waited for a slot, or its actor is stopping: the part's signal) is not
+ *   committed: its caller has its answer already and the events come back (the consumer
+ *   retries them), so committing it would only add work when the slots are the bottleneck.
  */
 import type { Logger } from '../log.js';
 import type { DriverRegistry, IngestBatch, SelfEmitDrop } from '../connectors/driver.js';
@@ -129,6 +133,7 @@ export class IngestCommitter {
   private start(): void {
     while (this.running < this.ports.slots && this.queue.length > 0) {
       const group = this.take();
+      if (group.length === 0) continue;
       this.running++;
       void this.run(group).finally(() => {
         this.running--;
@@ -143,6 +148,12 @@ export class IngestCommitter {
     let events = 0;
     while (this.queue.length > 0) {
       const next = this.queue[0]!;
+      const given = next.part.ctx.signal;
+      if (given.aborted) {
+        this.queue.shift();
+        next.reject(given.reason ?? new Error('ingest batch given up before its transaction'));
+        continue;
+      }
       const n = next.part.events.length;
       if (group.length > 0 && (next.alone || group[0]!.alone || events + n > this.maxEvents)) break;
       group.push(this.queue.shift()!);

@@ -257,6 +257,54 @@ describe('IngestCommitter', () => {
     expect(transactions.map((t) => t.installs)).toEqual([1, 1]);
   });
 
+  it('does not commit a batch whose caller gave up while it waited for a slot: it fails with the reason, the rest commit', async () => {
+    const [first, late, next] = [await freshInstall(), await freshInstall(), await freshInstall()];
+    const { c, transactions } = committer({ slots: 1 });
+    const ev = (inst: Install) => ingestEvent(inst, 'issues.opened', example('issues', 'opened'));
+    const firstEvent = ev(first);
+    const holder: PoolClient = await pool.connect();
+    let lateOutcome: Promise<unknown>;
+    let nextOutcome: Promise<PartOutcome>;
+    try {
+      // The one slot is held: another session inserted the first batch's event row and has not committed.
+      await holder.query('BEGIN');
+      await insertEvents(holder, [newEventOf(firstEvent)]);
+      const firstOutcome = c.commit(part(first, [firstEvent]));
+      await until(
+        'the first transaction waits for the row lock',
+        async () => {
+          const { rows } = await pool.query(
+            `SELECT 1 FROM pg_stat_activity
+             WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%INSERT INTO events%'`,
+          );
+          return rows.length > 0;
+        },
+        { timeoutMs: 10_000 },
+      );
+      // The actor's message deadline passes while its batch waits (the kernel aborts the signal).
+      const deadline = new AbortController();
+      lateOutcome = c
+        .commit({ ctx: { install: late, signal: deadline.signal, log }, events: [ev(late)] }, { alone: true })
+        .catch((err: unknown) => err);
+      nextOutcome = c.commit(part(next, [ev(next)]), { alone: true });
+      await new Promise((r) => setImmediate(r));
+      expect(c.waiting()).toBe(2);
+      deadline.abort(new Error('deadline passed while handling ingest'));
+      await holder.query('ROLLBACK');
+      expect((await firstOutcome).stored).toEqual([true]);
+    } finally {
+      holder.release();
+    }
+    const err = await lateOutcome;
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe('deadline passed while handling ingest');
+    expect((await nextOutcome).stored).toEqual([true]);
+    expect(await storedIds(late)).toEqual([]);
+    expect((await storedIds(next)).length).toBe(1);
+    // The held batch and the next one: no transaction for the one given up.
+    expect(transactions.map((t) => t.installs)).toEqual([1, 1]);
+  });
+
   it('queues what is handed in while the slots are busy for the next transaction, up to maxEvents; alone stays alone', async () => {
     const installs = await Promise.all(Array.from({ length: 5 }, () => freshInstall()));
     const [first, ...rest] = installs as [Install, ...Install[]];
