@@ -89,6 +89,18 @@ export function isTransientInfraError(err: unknown): boolean {
   return TRANSIENT_MESSAGES.test(err.message);
 }
 
+/**
+ * A failure of the path, not of what was handed to it: Postgres or NATS did not answer (a
+ * dropped connection, a statement timeout, a shutdown), the actor was not there to run it, or
+ * its mailbox was full. Retrying the same input whole is right; splitting it up to find a bad
+ * part is not. A deadline that passed is not one of them: slow input may be the cause.
+ */
+export function saysNothingAboutInput(err: unknown): boolean {
+  if (err instanceof AppError)
+    return err.kind === 'Unavailable' || err.kind === 'ActorUnavailable' || err.kind === 'ActorOverloaded';
+  return isTransientInfraError(err);
+}
+
 /** Normalise any throw into an AppError (bolt-js: coded errors at the boundary). */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;

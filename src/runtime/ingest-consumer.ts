@@ -8,7 +8,10 @@
  *   delivers it once the node has room for it (delivery-room.ts); the install actor's
  *   transaction may take other installs' batches too (actors/ingest-committer.ts). What
  *   arrives meanwhile goes into the lane's next batch; pulling goes on.
- * - A failed batch is delivered again event by event: a poison event fails only itself.
+ * - A failed batch is delivered again event by event: a poison event fails only itself. A
+ *   failure that says nothing about the events (Postgres or the actor unavailable, the actor's
+ *   mailbox full) retries the batch whole instead, so a node recovering from an outage commits
+ *   in batches, not one event per transaction.
  * - Order: an install's events are delivered in stream order, also across failures
  *   (ingest-lanes.ts) and a previous owner's crash (ingest-unsettled.ts); installs run
  *   concurrently.
@@ -32,6 +35,7 @@ import { AckedSweeper } from './ingest-sweep.js';
 import { admitBatch } from './ingest-admit-batch.js';
 import { installIdOfIngestSubject } from './names.js';
 import { errorText } from './error-text.js';
+import { saysNothingAboutInput } from '../errors-wire.js';
 
 export type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
 
@@ -242,6 +246,12 @@ export class ShardIngestConsumer {
         alone ? { alone } : {},
       );
     } catch (err) {
+      if (ready.length > 1 && saysNothingAboutInput(err) && ready[0]!.tries < this.o.maxDeliver) {
+        // The head comes back after its delay; the rest wait behind it, in order, then all go again.
+        this.settler.retryLater(ready[0]!.t, err);
+        this.enqueue(ready.slice(1).map((r) => r.t));
+        return;
+      }
       if (ready.length > 1) return this.isolate(ready, err);
       const only = ready[0]!;
       if (only.tries >= this.o.maxDeliver) return this.settler.deadLetter(only.t, errorText(err));

@@ -9,6 +9,7 @@ import {
 } from '@nats-io/jetstream';
 import { connect, deferred, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Unavailable } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { DeliveryRoom } from '../../src/runtime/delivery-room.js';
 import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
@@ -348,6 +349,42 @@ describe('integration: ingest stream and shard consumer', () => {
       Array.from({ length: 10 }, (_, i) => `c/c${i}`),
     ]);
     await until('stream empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
+  });
+
+  it('a batch failed by an unavailable Postgres is retried whole, not event by event, and commits once in order', async () => {
+    const { publisher, batchConsumer, deadLetters, streamMessages } = await setup();
+    const gate = deferred<void>();
+    const calls: Array<{ ids: string[]; ok: boolean }> = [];
+    const c = batchConsumer(
+      async (events) => {
+        const ids = events.map((e) => `${e.installId}/${e.id}`);
+        // Another install's batch holds the only room until i1's five events are all in hand.
+        if (events[0]!.installId === 'hold') {
+          await gate;
+          return;
+        }
+        const ok = calls.length > 0;
+        calls.push({ ids, ok });
+        if (!ok) throw new Unavailable('a backing service (Postgres or NATS) did not answer in time; retry');
+      },
+      { room: new DeliveryRoom(1), nakBaseMs: 50 },
+    );
+    await c.start();
+    await publisher.publish(event('hold', 'h0'));
+    await until('the room held', () => c.stats().inFlight === 1, { timeoutMs: 10_000 });
+    for (const id of ['a', 'b', 'c', 'd', 'e']) await publisher.publish(event('i1', id));
+    await until('every event in hand', () => c.stats().inFlight === 6, { timeoutMs: 10_000 });
+    gate.resolve();
+    await until('the batch committed', () => calls.some((x) => x.ok), { timeoutMs: 15_000 });
+    const whole = ['a', 'b', 'c', 'd', 'e'].map((id) => `i1/${id}`);
+    // Failed whole, then delivered whole again once its head came back: no event alone.
+    expect(calls).toEqual([
+      { ids: whole, ok: false },
+      { ids: whole, ok: true },
+    ]);
+    await until('stream empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
+    expect(deadLetters.records).toEqual([]);
+    expect(c.stats()).toMatchObject({ inFlight: 0, delivered: 6, deadLettered: 0 });
   });
 
   it('a poison event fails only itself: its batch neighbours commit once, in order, and it is dead-lettered', async () => {

@@ -1,6 +1,7 @@
 /** Unit: the one retry-or-give-up rule and the error-code catalogue (errors.ts). */
 import { describe, expect, it } from 'vitest';
 import {
+  ActorOverloaded,
   ActorUnavailable,
   BadConfig,
   Conflict,
@@ -13,7 +14,7 @@ import {
   Unavailable,
   UpstreamError,
 } from '../../src/errors.js';
-import { fromWire, toWire } from '../../src/errors-wire.js';
+import { fromWire, saysNothingAboutInput, toWire } from '../../src/errors-wire.js';
 
 const upstream = (status: number | null) =>
   new UpstreamError('upstream said no', { details: { upstream_status: status } });
@@ -67,5 +68,29 @@ describe('error codes', () => {
     const codes = Object.values(ErrorCodes);
     for (const c of codes) expect(c).toMatch(/^[a-z]+(_[a-z]+)*$/);
     expect(new Set(codes).size).toBe(codes.length);
+  });
+});
+
+describe('saysNothingAboutInput', () => {
+  it('is true for the path failing (a backing service, the actor), false for a deadline or any other throw', () => {
+    const errno = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code });
+    for (const err of [
+      new Unavailable('Postgres did not answer'),
+      new ActorUnavailable('actor crashed, retry'),
+      new ActorOverloaded('mailbox full'),
+      errno('ECONNREFUSED'),
+      errno('57P01'),
+      new Error('Connection terminated unexpectedly'),
+    ])
+      expect(saysNothingAboutInput(err), String(err)).toBe(true);
+    for (const err of [
+      new DeadlineExceeded('deadline passed while handling ingest'),
+      new Internal(),
+      new Conflict('duplicate'),
+      new Error('value too long for type character varying(64)'),
+      errno('22P02'),
+      'not an error',
+    ])
+      expect(saysNothingAboutInput(err), String(err)).toBe(false);
   });
 });
