@@ -22,7 +22,7 @@ import { MODULES } from './wiring/modules.js';
 import type { ConnectorId } from './connectors/catalog.js';
 import { buildEdge } from './edge/app.js';
 import { createTenantAuth } from './edge/auth.js';
-import { serveMetrics } from './edge/routes/ops.js';
+import { startOpsListeners } from './node/ops-listeners.js';
 import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
@@ -243,7 +243,6 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   let edge: FastifyInstance | null = null;
   let url: string | null = null;
   let keysHeard: { stop(): Promise<void> } | null = null;
-  let metricsServer: { close(): Promise<void> } | null = null;
   let tenantDb: Pool | null = null;
   if (roles.has('edge')) {
     const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, masterKeys, raw);
@@ -270,19 +269,20 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
     });
     undo.push({ name: 'edge', fn: () => edge!.close() });
     url = await edge.listen({ host: config.host, port: config.port });
-    if (config.security.metricsPort !== null) {
-      metricsServer = await serveMetrics(registry, { host: config.host, port: config.security.metricsPort });
-    }
     for (const m of modules) await m.startEdge?.();
-    log.info({ url, roles: [...roles] }, 'node ready');
   }
+  // Probes and scraping reach every node: one without the edge answers the ops routes alone.
+  const listeners = await startOpsListeners(config, registry, { hasEdge: edge !== null, ready });
+  undo.push({ name: 'ops listeners', fn: () => listeners.close() });
+  url ??= listeners.url;
+  log.info({ url, roles: [...roles] }, 'node ready');
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= stopInOrder(log, {
       edge,
       modules,
-      metricsServer,
+      metricsServer: listeners,
       keysHeard,
       sweep,
       effects,

@@ -2,7 +2,7 @@
 import Fastify, { type FastifyPluginAsync, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
-import type { EdgeContext } from '../context.js';
+import type { EdgeContext, ReadinessCheck } from '../context.js';
 
 const tags = ['operations'];
 const Readiness = z.object({ ready: z.boolean(), checks: z.record(z.string(), z.boolean()) });
@@ -40,6 +40,26 @@ export function metricsHandler(registry: Registry) {
     const body = await registry.metrics();
     return reply.type(registry.contentType).send(body);
   };
+}
+
+/**
+ * The ops routes alone, for a node without the edge (`serve --roles actors`): probes and
+ * scraping reach every node. `/metrics` only where SERVICE_METRICS_PORT does not take it.
+ */
+export async function serveOps(
+  registry: Registry,
+  ready: ReadinessCheck,
+  opts: { host: string; port: number; metrics: boolean },
+): Promise<{ url: string; close(): Promise<void> }> {
+  const app = Fastify({ logger: false });
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_req, reply) => {
+    const report = await ready().catch(() => ({ ready: false, checks: {} }));
+    return reply.code(report.ready ? 200 : 503).send(report);
+  });
+  if (opts.metrics) app.get('/metrics', metricsHandler(registry));
+  const url = await app.listen({ host: opts.host, port: opts.port });
+  return { url, close: () => app.close() };
 }
 
 /** The metrics-only listener of SERVICE_METRICS_PORT (same HOST as the edge). */

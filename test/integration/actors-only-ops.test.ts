@@ -1,0 +1,51 @@
+/**
+ * A node without the edge (`serve --roles actors`, INTERFACE §1) is probed and scraped like any
+ * other (README "Operating it": `/readyz` and `/metrics` on every node): it answers the ops
+ * routes alone on PORT, `/metrics` on SERVICE_METRICS_PORT instead when that is set, and no
+ * API route.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/dev/free-port.js';
+import { freshNamespace } from '../support/env.js';
+import { startTestNode, type TestNode } from '../support/node.js';
+import { until } from '../support/until.js';
+
+let plain: TestNode;
+let split: TestNode;
+let metricsPort = 0;
+beforeAll(async () => {
+  plain = await startTestNode({ SERVICE_NAMESPACE: freshNamespace('actops') }, ['actors']);
+  metricsPort = await freePort();
+  split = await startTestNode(
+    { SERVICE_NAMESPACE: freshNamespace('actopm'), SERVICE_METRICS_PORT: String(metricsPort) },
+    ['actors'],
+  );
+});
+afterAll(async () => {
+  await plain?.stop();
+  await split?.stop();
+});
+
+describe('an actors-only node', () => {
+  it('answers /healthz, /readyz once it owns the shards, and /metrics on PORT; no API route', async () => {
+    expect(plain.url).toMatch(/^http:\/\//);
+    const health = await fetch(`${plain.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ ok: true });
+    await until('ready', async () => (await fetch(`${plain.url}/readyz`)).status === 200, { timeoutMs: 15_000 });
+    const ready = (await (await fetch(`${plain.url}/readyz`)).json()) as { ready: boolean };
+    expect(ready.ready).toBe(true);
+    const metrics = await fetch(`${plain.url}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(new RegExp(`^connector_service_shards_owned ${plain.config.shards}$`, 'm'));
+    expect((await fetch(`${plain.url}/api/v1/connectors`)).status).toBe(404);
+  });
+
+  it('with SERVICE_METRICS_PORT, serves /metrics on that port only', async () => {
+    expect((await fetch(`${split.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${split.url}/metrics`)).status).toBe(404);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('connector_service_shards_owned');
+  });
+});
