@@ -24,6 +24,8 @@ export interface BenchArgs {
   maxInFlightBytes: number | null;
   /** Characters of text in each drain event (default ~2 200, a chat message's; ~30 000 is a pull request's size). */
   drainText: number | null;
+  /** Seconds Postgres stalls in the middle of each drain (a pausable proxy); null: none. */
+  drainStallS: number | null;
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
 }
@@ -47,6 +49,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       'max-in-flight': { type: 'string' },
       'max-in-flight-bytes': { type: 'string' },
       'drain-text': { type: 'string' },
+      'drain-stall': { type: 'string' },
     },
   });
   const durationS = Number(args.duration);
@@ -81,6 +84,9 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const drainText = args['drain-text'] === undefined ? null : Number(args['drain-text']);
   if (drainText !== null && !(Number.isInteger(drainText) && drainText >= 1 && drainText <= 900_000))
     throw new Error('--drain-text must be 1-900000 characters');
+  const drainStallS = args['drain-stall'] === undefined ? null : Number(args['drain-stall']);
+  if (drainStallS !== null && !(drainStallS >= 1 && drainStallS <= 120))
+    throw new Error('--drain-stall must be 1-120 seconds');
   const extraFlags = args['node-flags'].split(' ').filter((f) => f !== '');
   if (!extraFlags.every((f) => /^--[a-z0-9-]+(=[A-Za-z0-9._-]+)?$/.test(f)))
     throw new Error('--node-flags takes node options separated by spaces, e.g. --node-flags=--max-semi-space-size=8');
@@ -98,6 +104,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
     maxInFlight,
     maxInFlightBytes,
     drainText,
+    drainStallS,
     nodeFlags: [
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),

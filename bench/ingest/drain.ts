@@ -15,7 +15,9 @@ import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-st
 import { names as makeNames } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
+import type { StallingProxy } from '../chaos/tcp-proxy.js';
 import { commitStats } from './bench-db.js';
+import { commitFigures, commitTotals, type CommitFigures } from './commit-metrics.js';
 import { cpuMs, type Child } from './processes.js';
 import { RssSampler } from './rss.js';
 import { systemCpu, systemCpuUsed } from './system-cpu.js';
@@ -35,6 +37,8 @@ export interface DrainFigures {
   drainS: number;
   cpuUsPerEvent: Record<string, number>;
   peakRssMiB: Record<string, number>;
+  /** With `stall`: the backlog when Postgres answered again, and how it was committed from then on. */
+  stalled?: { forS: number; backlogAtResume: number; recoveryS: number; commits: CommitFigures | null };
 }
 
 const DRAIN_MAX_S = 180;
@@ -78,6 +82,8 @@ export async function runDrain(o: {
   textChars: number | null;
   tag: string;
   startActors: () => Promise<Child>;
+  /** Stall the node's Postgres (its DATABASE_URL goes through `proxy`) for `forS` once a fifth is committed. */
+  stall?: { proxy: StallingProxy; forS: number } | undefined;
 }): Promise<DrainFigures> {
   const names = makeNames(o.namespace);
   await ensureIngestStream(await jetstreamManager(o.nc), names);
@@ -100,12 +106,33 @@ export async function runDrain(o: {
   const node = await o.startActors();
   const rss = new RssSampler([node]);
   let stats = await commitStats(o.pool, prefix, 'chatapp');
+  let stall: { resumedAt: number; backlog: number; totals: Awaited<ReturnType<typeof commitTotals>> } | null = null;
   while (stats.committed < o.events && (Date.now() - t0) / 1000 < DRAIN_MAX_S) {
     if (node.proc.exitCode !== null) throw new Error(`${node.name} exited:\n${node.logTail()}`);
+    if (o.stall && stall === null && stats.committed >= o.events / 5) {
+      o.stall.proxy.pause();
+      await sleep(o.stall.forS * 1000);
+      o.stall.proxy.resume();
+      const totals = await commitTotals([node]);
+      stall = {
+        resumedAt: Date.now(),
+        backlog: o.events - (await commitStats(o.pool, prefix, 'chatapp')).committed,
+        totals,
+      };
+    }
     await sleep(250);
     stats = await commitStats(o.pool, prefix, 'chatapp');
   }
   const drainS = (Date.now() - t0) / 1000;
+  const stalled =
+    o.stall && stall
+      ? {
+          forS: o.stall.forS,
+          backlogAtResume: stall.backlog,
+          recoveryS: (Date.now() - stall.resumedAt) / 1000,
+          commits: commitFigures(stall.totals, await commitTotals([node])),
+        }
+      : undefined;
   const nodeMs = await cpuMs(node);
   const sys = systemCpuUsed(sysBefore, await systemCpu());
   rss.stop();
@@ -120,5 +147,6 @@ export async function runDrain(o: {
     drainS,
     cpuUsPerEvent: { [node.name]: per(nodeMs), 'nats-server': per(sys.natsServerMs), postgres: per(sys.postgresMs) },
     peakRssMiB: rss.peaks(),
+    ...(stalled ? { stalled } : {}),
   };
 }

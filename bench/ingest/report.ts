@@ -115,6 +115,15 @@ export function printFigures(b: BenchFigures): void {
         `(${f(k.drainS)} s incl. start-up); cpu µs/event ${cpu.join(', ')}; peak RSS MiB ` +
         Object.values(k.peakRssMiB).join(' + '),
     );
+    const st = k.stalled;
+    if (st)
+      out(
+        `  Postgres stalled ${st.forS} s with a fifth committed: ${st.backlogAtResume} events left when it answered ` +
+          `again, committed ${f(st.recoveryS)} s later` +
+          (st.commits
+            ? ` in ${st.commits.transactions} transactions of ${f(st.commits.eventsPerTransaction)} events`
+            : ''),
+      );
   }
   const verdicts: string[] = [];
   for (const { route, saturated: base } of b.baselines) {

@@ -10,12 +10,14 @@
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
  *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N] [--max-in-flight-bytes N]
- *                    [--drain-text CHARS]
+ *                    [--drain-text CHARS] [--drain-stall SECONDS]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
  * the baseline under `node --cpu-prof`, writing `.cpuprofile` files into DIR when they stop
- * (open them in Chrome DevTools).
+ * (open them in Chrome DevTools). `--drain-stall S` puts a pausable proxy between the drain's
+ * node and Postgres and stops it answering for S seconds once a fifth of the backlog is
+ * committed (no reset, no error: a stalled database), then reports how the rest was committed.
  *
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
@@ -28,6 +30,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { readBenchArgs } from './bench-args.js';
 import { analyzePeriodically, createBenchDb, seedChatInstalls, seedInstalls } from './bench-db.js';
 import { runDrain } from './drain.js';
+import { startStallingProxy } from '../chaos/tcp-proxy.js';
 import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
@@ -197,6 +200,16 @@ try {
         Array.from({ length: count }, (_, i) => `T${tag}N${i}`),
       );
       const env = deployment(`drain${count}`);
+      // --drain-stall: the node reaches Postgres through a proxy that can stop answering.
+      const proxy =
+        args.drainStallS === null
+          ? null
+          : await startStallingProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+      if (proxy) {
+        const via = new URL(db.url);
+        via.port = String(proxy.port);
+        env.DATABASE_URL = via.toString();
+      }
       const run = await runDrain({
         nc,
         pool: db.pool,
@@ -208,9 +221,11 @@ try {
         textChars: args.drainText,
         tag,
         startActors: () => node(`bench-drain${count}-actors`, env, 'actors'),
+        stall: proxy && args.drainStallS !== null ? { proxy, forS: args.drainStallS } : undefined,
       });
       figures.drains.push({ installs: count, figures: run });
       await Promise.all(children.map((n) => stop(n)));
+      await proxy?.close();
     }
   }
   const topologies = [
