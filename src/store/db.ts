@@ -45,6 +45,12 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
     options: `-c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${idleInTxMs}`,
   });
   pool.on('error', (err) => opts.onIdleError?.(err));
+  // A checked-out client (`withTx`) whose connection drops (a Postgres restart, a failover)
+  // emits 'error' as well, and the Pool listens only while a client is idle: with no listener
+  // of its own, that 'error' ended the process. Its queries fail with the error already (the
+  // caller hears it there) and `withTx` drops such a client on release, so this only keeps
+  // the process up.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

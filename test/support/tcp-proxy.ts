@@ -2,6 +2,7 @@
  * A TCP proxy (node:net) between the service and a server, that a test can pause: while
  * paused it forwards nothing in either direction and new connections wait, so the server
  * looks stalled (not down: no reset, no refusal), the worst case for a client's timeouts.
+ * `reset()` instead ends every open connection with a reset, as a server restart does.
  */
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
@@ -9,6 +10,8 @@ export interface TcpProxy {
   port: number;
   pause(): void;
   resume(): void;
+  /** Reset every open connection (new ones are still forwarded). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +64,12 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         p.upstream?.resume();
       }
       for (const go of waiting.splice(0)) go();
+    },
+    reset() {
+      for (const p of pairs) {
+        p.client.resetAndDestroy();
+        p.upstream?.destroy();
+      }
     },
     async close() {
       for (const p of pairs) {
