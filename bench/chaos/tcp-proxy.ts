@@ -1,22 +1,30 @@
 /**
  * A TCP proxy in front of Postgres that can stall: while paused, bytes already on their
  * way are held in both directions and new connections wait, exactly like a database that
- * stopped answering (no reset, no error), until `resume()`.
+ * stopped answering (no reset, no error), until `resume()`. Or it can cut: every connection
+ * reset and new ones refused until `resume()`, like a database that restarted (a failover).
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 export interface StallingProxy {
   port: number;
   pause(): void;
+  /** Reset every connection and refuse new ones until `resume()`. */
+  cut(): void;
   resume(): void;
   close(): Promise<void>;
 }
 
 export async function startStallingProxy(target: { host: string; port: number }): Promise<StallingProxy> {
   let paused = false;
+  let cut = false;
   const pairs = new Set<[Socket, Socket]>();
   const waiting: Array<() => void> = [];
   const server: Server = createServer((client) => {
+    if (cut) {
+      client.resetAndDestroy();
+      return;
+    }
     const connect = () => {
       const upstream = createConnection(target);
       const pair: [Socket, Socket] = [client, upstream];
@@ -50,8 +58,16 @@ export async function startStallingProxy(target: { host: string; port: number })
         b.pause();
       }
     },
+    cut() {
+      cut = true;
+      for (const [a, b] of pairs) {
+        a.resetAndDestroy();
+        b.destroy();
+      }
+    },
     resume() {
       paused = false;
+      cut = false;
       for (const [a, b] of pairs) {
         a.resume();
         b.resume();

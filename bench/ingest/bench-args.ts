@@ -26,6 +26,8 @@ export interface BenchArgs {
   drainText: number | null;
   /** Seconds Postgres stalls in the middle of each drain (a pausable proxy); null: none. */
   drainStallS: number | null;
+  /** With `drainStallS`: `cut` resets its connections and refuses new ones instead of stalling. */
+  drainStallMode: 'stall' | 'cut';
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
 }
@@ -50,6 +52,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       'max-in-flight-bytes': { type: 'string' },
       'drain-text': { type: 'string' },
       'drain-stall': { type: 'string' },
+      'drain-cut': { type: 'boolean', default: false },
     },
   });
   const durationS = Number(args.duration);
@@ -105,6 +108,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
     maxInFlightBytes,
     drainText,
     drainStallS,
+    drainStallMode: args['drain-cut'] ? 'cut' : 'stall',
     nodeFlags: [
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),

@@ -38,7 +38,13 @@ export interface DrainFigures {
   cpuUsPerEvent: Record<string, number>;
   peakRssMiB: Record<string, number>;
   /** With `stall`: the backlog when Postgres answered again, and how it was committed from then on. */
-  stalled?: { forS: number; backlogAtResume: number; recoveryS: number; commits: CommitFigures | null };
+  stalled?: {
+    mode: 'stall' | 'cut';
+    forS: number;
+    backlogAtResume: number;
+    recoveryS: number;
+    commits: CommitFigures | null;
+  };
 }
 
 const DRAIN_MAX_S = 180;
@@ -82,8 +88,11 @@ export async function runDrain(o: {
   textChars: number | null;
   tag: string;
   startActors: () => Promise<Child>;
-  /** Stall the node's Postgres (its DATABASE_URL goes through `proxy`) for `forS` once a fifth is committed. */
-  stall?: { proxy: StallingProxy; forS: number } | undefined;
+  /**
+   * Once a fifth is committed, the node's Postgres (its DATABASE_URL goes through `proxy`)
+   * stalls (`stall`: stops answering) or goes away (`cut`: connections reset and refused) for `forS`.
+   */
+  stall?: { proxy: StallingProxy; forS: number; mode: 'stall' | 'cut' } | undefined;
 }): Promise<DrainFigures> {
   const names = makeNames(o.namespace);
   await ensureIngestStream(await jetstreamManager(o.nc), names);
@@ -110,7 +119,8 @@ export async function runDrain(o: {
   while (stats.committed < o.events && (Date.now() - t0) / 1000 < DRAIN_MAX_S) {
     if (node.proc.exitCode !== null) throw new Error(`${node.name} exited:\n${node.logTail()}`);
     if (o.stall && stall === null && stats.committed >= o.events / 5) {
-      o.stall.proxy.pause();
+      if (o.stall.mode === 'cut') o.stall.proxy.cut();
+      else o.stall.proxy.pause();
       await sleep(o.stall.forS * 1000);
       o.stall.proxy.resume();
       const totals = await commitTotals([node]);
@@ -127,6 +137,7 @@ export async function runDrain(o: {
   const stalled =
     o.stall && stall
       ? {
+          mode: o.stall.mode,
           forS: o.stall.forS,
           backlogAtResume: stall.backlog,
           recoveryS: (Date.now() - stall.resumedAt) / 1000,

@@ -118,7 +118,8 @@ export function printFigures(b: BenchFigures): void {
     const st = k.stalled;
     if (st)
       out(
-        `  Postgres stalled ${st.forS} s with a fifth committed: ${st.backlogAtResume} events left when it answered ` +
+        `  Postgres ${st.mode === 'cut' ? 'gone (connections reset)' : 'stalled'} ${st.forS} s with a fifth ` +
+          `committed: ${st.backlogAtResume} events left when it answered ` +
           `again, committed ${f(st.recoveryS)} s later` +
           (st.commits
             ? ` in ${st.commits.transactions} transactions of ${f(st.commits.eventsPerTransaction)} events`

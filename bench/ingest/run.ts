@@ -10,14 +10,15 @@
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
  *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N] [--max-in-flight-bytes N]
- *                    [--drain-text CHARS] [--drain-stall SECONDS]
+ *                    [--drain-text CHARS] [--drain-stall SECONDS [--drain-cut]]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
  * the baseline under `node --cpu-prof`, writing `.cpuprofile` files into DIR when they stop
  * (open them in Chrome DevTools). `--drain-stall S` puts a pausable proxy between the drain's
  * node and Postgres and stops it answering for S seconds once a fifth of the backlog is
- * committed (no reset, no error: a stalled database), then reports how the rest was committed.
+ * committed (no reset, no error: a stalled database; with `--drain-cut`, every connection reset
+ * and new ones refused instead: a restart or failover), then reports how the rest was committed.
  *
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
@@ -221,7 +222,8 @@ try {
         textChars: args.drainText,
         tag,
         startActors: () => node(`bench-drain${count}-actors`, env, 'actors'),
-        stall: proxy && args.drainStallS !== null ? { proxy, forS: args.drainStallS } : undefined,
+        stall:
+          proxy && args.drainStallS !== null ? { proxy, forS: args.drainStallS, mode: args.drainStallMode } : undefined,
       });
       figures.drains.push({ installs: count, figures: run });
       await Promise.all(children.map((n) => stop(n)));
