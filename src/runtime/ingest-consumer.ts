@@ -10,8 +10,8 @@
  *   arrives meanwhile goes into the lane's next batch; pulling goes on.
  * - A failed batch is delivered again event by event: a poison event fails only itself. A
  *   failure that says nothing about the events (Postgres or the actor unavailable, the actor's
- *   mailbox full) retries the batch whole instead, so a node recovering from an outage commits
- *   in batches, not one event per transaction.
+ *   mailbox full) retries the batch whole instead: a blip does not split it into one-event
+ *   transactions.
  * - Order: an install's events are delivered in stream order, also across failures
  *   (ingest-lanes.ts) and a previous owner's crash (ingest-unsettled.ts); installs run
  *   concurrently.
