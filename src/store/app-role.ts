@@ -19,6 +19,9 @@ export async function ensureAppRole(ownerUrl: string, name: string, password: st
   const tenant = tenantRoleName(name);
   if (!/^[a-z_][a-z0-9_]{0,55}$/.test(name)) throw new Error(`bad role name ${name}`);
   const client = new pg.Client({ connectionString: ownerUrl });
+  // A dropped connection fails the query under way (the caller reports it); unheard, its
+  // 'error' event would end the process first.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     for (const [role, secret, group] of [
