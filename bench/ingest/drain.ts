@@ -17,7 +17,7 @@ import { createSeal } from '../../src/runtime/seal.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import type { StallingProxy } from '../chaos/tcp-proxy.js';
 import { commitStats } from './bench-db.js';
-import { commitFigures, commitTotals, type CommitFigures } from './commit-metrics.js';
+import { commitFigures, commitTotals, type CommitFigures, type CommitTotals } from './commit-metrics.js';
 import { cpuMs, type Child } from './processes.js';
 import { RssSampler } from './rss.js';
 import { systemCpu, systemCpuUsed } from './system-cpu.js';
@@ -115,7 +115,7 @@ export async function runDrain(o: {
   const node = await o.startActors();
   const rss = new RssSampler([node]);
   let stats = await commitStats(o.pool, prefix, 'chatapp');
-  let stall: { resumedAt: number; backlog: number; totals: Awaited<ReturnType<typeof commitTotals>> } | null = null;
+  let stall: { resumedAt: number; backlog: number; totals: CommitTotals } | null = null;
   while (stats.committed < o.events && (Date.now() - t0) / 1000 < DRAIN_MAX_S) {
     if (node.proc.exitCode !== null) throw new Error(`${node.name} exited:\n${node.logTail()}`);
     if (o.stall && stall === null && stats.committed >= o.events / 5) {

@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { ReadinessCheck } from '../edge/context.js';
-import { serveMetrics, serveOps } from '../edge/routes/ops.js';
+import { serveOps } from '../edge/routes/ops.js';
 
 export interface OpsListeners {
   /** The ops routes' URL on a node without the edge; null where the edge serves them. */
@@ -20,13 +20,14 @@ export async function startOpsListeners(
   registry: Registry,
   opts: { hasEdge: boolean; ready: ReadinessCheck },
 ): Promise<OpsListeners> {
+  const { host, port } = config;
   const metricsPort = config.security.metricsPort;
   const ops = opts.hasEdge
     ? null
-    : await serveOps(registry, opts.ready, { host: config.host, port: config.port, metrics: metricsPort === null });
+    : await serveOps(registry, { host, port, ready: opts.ready, metrics: metricsPort === null });
   try {
     const metrics =
-      metricsPort === null ? null : await serveMetrics(registry, { host: config.host, port: metricsPort });
+      metricsPort === null ? null : await serveOps(registry, { host, port: metricsPort, ready: null, metrics: true });
     return {
       url: ops?.url ?? null,
       close: async () => {

@@ -104,6 +104,21 @@ async function storedIds(inst: Install): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
+/** Until an ingest transaction's event insert waits for a row lock another session holds. */
+async function untilEventInsertWaitsForLock(): Promise<void> {
+  await until(
+    'the first transaction waits for the row lock',
+    async () => {
+      const { rows } = await pool.query(
+        `SELECT 1 FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%INSERT INTO events%'`,
+      );
+      return rows.length > 0;
+    },
+    { timeoutMs: 10_000 },
+  );
+}
+
 describe('IngestCommitter', () => {
   it('installs of different tenants handed in together share one transaction and keep their own rows', async () => {
     const installs = [await freshInstall(), await freshInstall(), await freshInstall()];
@@ -270,17 +285,7 @@ describe('IngestCommitter', () => {
       await holder.query('BEGIN');
       await insertEvents(holder, [newEventOf(firstEvent)]);
       const firstOutcome = c.commit(part(first, [firstEvent]));
-      await until(
-        'the first transaction waits for the row lock',
-        async () => {
-          const { rows } = await pool.query(
-            `SELECT 1 FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%INSERT INTO events%'`,
-          );
-          return rows.length > 0;
-        },
-        { timeoutMs: 10_000 },
-      );
+      await untilEventInsertWaitsForLock();
       // The actor's message deadline passes while its batch waits (the kernel aborts the signal).
       const deadline = new AbortController();
       lateOutcome = c
@@ -317,17 +322,7 @@ describe('IngestCommitter', () => {
       await holder.query('BEGIN');
       await insertEvents(holder, [newEventOf(firstEvent)]);
       const done: Array<Promise<PartOutcome>> = [c.commit(part(first, [firstEvent]))];
-      await until(
-        'the first transaction waits for the row lock',
-        async () => {
-          const { rows } = await pool.query(
-            `SELECT 1 FROM pg_stat_activity
-             WHERE wait_event_type = 'Lock' AND datname = current_database() AND query LIKE '%INSERT INTO events%'`,
-          );
-          return rows.length > 0;
-        },
-        { timeoutMs: 10_000 },
-      );
+      await untilEventInsertWaitsForLock();
       const [b, alone, d, e] = rest as [Install, Install, Install, Install];
       done.push(c.commit(part(b, [ev(b)])));
       done.push(c.commit(part(alone, [ev(alone)]), { alone: true }));

@@ -23,10 +23,7 @@ export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
 
   // Readiness: NATS and Postgres reachable, shards owned (a node still acquiring its
   // share answers 503 so a load balancer sends it nothing yet).
-  app.get('/readyz', { schema: READYZ_SCHEMA }, async (_req, reply) => {
-    const report = await ctx.ready().catch(() => ({ ready: false, checks: {} }));
-    return reply.code(report.ready ? 200 : 503).send(report);
-  });
+  app.get('/readyz', { schema: READYZ_SCHEMA }, readinessHandler(ctx.ready));
 
   // INTERFACE §9.2: with SERVICE_METRICS_PORT set, /metrics lives on that port only
   // (`serveMetrics`) and the public port answers 404 like any unknown route.
@@ -34,6 +31,13 @@ export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
     app.get('/metrics', { schema: METRICS_SCHEMA }, metricsHandler(ctx.metrics.registry));
   }
 };
+
+function readinessHandler(ready: ReadinessCheck) {
+  return async (_req: FastifyRequest, reply: FastifyReply) => {
+    const report = await ready().catch(() => ({ ready: false, checks: {} }));
+    return reply.code(report.ready ? 200 : 503).send(report);
+  };
+}
 
 export function metricsHandler(registry: Registry) {
   return async (_req: FastifyRequest, reply: FastifyReply) => {
@@ -43,32 +47,21 @@ export function metricsHandler(registry: Registry) {
 }
 
 /**
- * The ops routes alone, for a node without the edge (`serve --roles actors`): probes and
- * scraping reach every node. `/metrics` only where SERVICE_METRICS_PORT does not take it.
+ * An ops listener beside the edge's port, on the same HOST: with `ready`, the ops routes alone
+ * (a node without the edge, `serve --roles actors`, so probes and scraping reach every node),
+ * `/metrics` among them unless `metrics` is false; without, SERVICE_METRICS_PORT's
+ * `/metrics`-only listener.
  */
 export async function serveOps(
   registry: Registry,
-  ready: ReadinessCheck,
-  opts: { host: string; port: number; metrics: boolean },
+  opts: { host: string; port: number; ready: ReadinessCheck | null; metrics: boolean },
 ): Promise<{ url: string; close(): Promise<void> }> {
   const app = Fastify({ logger: false });
-  app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async (_req, reply) => {
-    const report = await ready().catch(() => ({ ready: false, checks: {} }));
-    return reply.code(report.ready ? 200 : 503).send(report);
-  });
+  if (opts.ready) {
+    app.get('/healthz', async () => ({ ok: true }));
+    app.get('/readyz', readinessHandler(opts.ready));
+  }
   if (opts.metrics) app.get('/metrics', metricsHandler(registry));
-  const url = await app.listen({ host: opts.host, port: opts.port });
-  return { url, close: () => app.close() };
-}
-
-/** The metrics-only listener of SERVICE_METRICS_PORT (same HOST as the edge). */
-export async function serveMetrics(
-  registry: Registry,
-  opts: { host: string; port: number },
-): Promise<{ url: string; close(): Promise<void> }> {
-  const app = Fastify({ logger: false });
-  app.get('/metrics', metricsHandler(registry));
   const url = await app.listen({ host: opts.host, port: opts.port });
   return { url, close: () => app.close() };
 }
