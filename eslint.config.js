@@ -12,7 +12,7 @@ const layer = (name, except) => ({
 const ENTRY = [{ regex: '(^|/)(cli|dev)(/|\\.js$)' }, { regex: '(^|/)node\\.js$' }];
 
 /**
- * ARCHITECTURE.md "Layout": wiring → edge | actors → connectors → graph → store → runtime.
+ * ARCHITECTURE.md "Layout": wiring → edge | actors → ingest → connectors → graph → store → runtime.
  * Contracts (`runtime/ports.ts`) may be imported from every layer; the rest of `runtime/`
  * (NATS) only from actors, edge, wiring and the entry points.
  */
@@ -24,18 +24,30 @@ const direction = [
   },
   {
     files: ['src/actors/**/*.ts'],
-    message: 'actors import connectors, graph, store and runtime only',
+    message: 'actors import ingest, connectors, graph, store and runtime only',
     patterns: [...ENTRY, layer('wiring'), layer('edge')],
+  },
+  {
+    files: ['src/ingest/**/*.ts'],
+    message: 'the ingest path imports connectors, graph, store and runtime only: actors are reached through the kernel',
+    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors')],
   },
   {
     files: ['src/connectors/**/*.ts'],
     message: 'connector code is platform code: no actors, routes, wiring, nor NATS beyond runtime/ports.ts',
-    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors'), layer('runtime', 'ports.js')],
+    patterns: [
+      ...ENTRY,
+      layer('wiring'),
+      layer('edge'),
+      layer('actors'),
+      layer('ingest'),
+      layer('runtime', 'ports.js'),
+    ],
   },
   {
     files: ['src/graph/**/*.ts'],
     message: 'the graph imports store and runtime only',
-    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors'), layer('connectors')],
+    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors'), layer('ingest'), layer('connectors')],
   },
   {
     files: ['src/store/**/*.ts'],
@@ -45,6 +57,7 @@ const direction = [
       layer('wiring'),
       layer('edge'),
       layer('actors'),
+      layer('ingest'),
       layer('connectors'),
       layer('graph'),
       layer('runtime', 'ports.js'),
@@ -52,12 +65,13 @@ const direction = [
   },
   {
     files: ['src/runtime/**/*.ts'],
-    message: 'runtime knows NATS and nothing of Slack, GitHub, SQL or routes',
+    message: 'runtime knows NATS and nothing of Slack, GitHub, SQL, routes or the ingest path',
     patterns: [
       ...ENTRY,
       layer('wiring'),
       layer('edge'),
       layer('actors'),
+      layer('ingest'),
       layer('connectors'),
       layer('graph'),
       layer('store'),

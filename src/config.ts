@@ -10,8 +10,8 @@ import { createPrivateKey } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
-import { DEFAULT_COMMIT_SLOTS } from './actors/ingest-committer.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './runtime/ingest-buffer.js';
+import { DEFAULT_COMMIT_SLOTS } from './ingest/commit.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './ingest/buffer.js';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
@@ -42,9 +42,9 @@ export interface Config {
     migrateDatabaseUrl: string | null;
   };
   shards: number;
-  /** Ingest transactions a node runs at once (actors/ingest-committer.ts). */
+  /** Ingest transactions a node runs at once (ingest/commit.ts). */
   ingestCommitSlots: number;
-  /** Ingest a node holds at once across its shards: events, and bytes of message data (runtime/ingest-buffer.ts). */
+  /** Ingest a node holds at once across its shards: events, and bytes of message data (ingest/buffer.ts). */
   ingestMaxInFlight: { events: number; bytes: number };
   /** V8's old-generation growing factor in percent over the live set; 0 = V8's own (node/heap-growth.ts). */
   heapGrowingPercent: number;

@@ -27,7 +27,7 @@ import { deadLetterRoutes } from './edge/routes/dead-letters.js';
 import { createEdgeMetrics, createMetricsRegistry } from './edge/metrics.js';
 import { createChangeFeed } from './graph/change-feed.js';
 import type { Logger } from './log.js';
-import { IngestPublisher } from './runtime/ingest-stream.js';
+import { IngestPublisher } from './ingest/publish.js';
 import { Kernel } from './runtime/kernel.js';
 import { kvPort } from './runtime/kv-port.js';
 import { names as makeNames, parseKey, shardOf } from './runtime/names.js';
@@ -39,7 +39,8 @@ import { registerDeadLetterMetrics } from './store/dead-letter-metrics.js';
 import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import { ShardHost } from './runtime/shard-host.js';
-import { ingestAttempts } from './runtime/ingest-attempts.js';
+import { ingestAttempts } from './ingest/attempts.js';
+import { NodeIngest } from './ingest/node-ingest.js';
 import { ShardManager } from './runtime/shard-manager.js';
 import { CredentialCipher, type MasterKeys } from './store/credential-cipher.js';
 import { listenNotify } from './store/listen-notify.js';
@@ -48,7 +49,7 @@ import { findTenantByApiKey } from './store/tenants.js';
 import { replayDeadLetters } from './wiring/replay-dead-letters.js';
 import { openPools, openTenantPool, REQUEST_WAIT_MS, type Pool } from './node/postgres.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
-import { deliverToInstallActor, nodeIngestCommitter } from './node/ingest-delivery.js';
+import { deliverToInstallActor, nodeIngestCommitter } from './ingest/deliver.js';
 import { openNodeNats } from './node/nats-setup.js';
 import { modulesSweep } from './node/resume-sweep.js';
 import { readinessCheck } from './node/readiness.js';
@@ -186,23 +187,30 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
   );
   for (const m of modules) for (const def of m.actors) kernel.register(def);
 
-  let host: ShardHost | null = null;
+  let ingest: NodeIngest | null = null;
   if (roles.has('actors')) {
-    host = new ShardHost({
+    ingest = new NodeIngest({
       nc,
       js,
       jsm,
       names: n,
-      log,
       blobs,
       deadLetters: pgDeadLetterPort(pool),
-      dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
       deliver: deliverToInstallActor(kernel, () => runtimeMetrics),
       seal,
-      onRefused: (path) => runtimeMetrics?.fenceRefused.inc({ path }),
+      onRefused: () => runtimeMetrics?.fenceRefused.inc({ path: 'ingest' }),
       attempts: ingestAttempts(deps.dedup, n.ingestStream),
       storedEvents: pgStoredEventsPort(pool),
       maxInFlight: config.ingestMaxInFlight,
+    });
+    const host = new ShardHost({
+      nc,
+      names: n,
+      log,
+      dispatch: (req) => kernel.dispatch(parseKey(req.key), req.msg, { deadline: req.deadline }),
+      ingest,
+      seal,
+      onRefused: () => runtimeMetrics?.fenceRefused.inc({ path: 'actor' }),
       passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
       onAcquired: async (shard) => {
         for (const m of modules) await m.resumeShards?.(new Set([shard]));
@@ -219,7 +227,7 @@ async function startParts(config: Readonly<Config>, opts: StartOptions, undo: Un
       replicas: config.nats.replicas,
     });
   }
-  runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, host, committer, jsm, names: n });
+  runtimeMetrics = registerRuntimeMetrics(registry, { kernel, shards, ingest, committer, jsm, names: n });
   registerDeadLetterMetrics(registry, pool);
   undo.push({ name: 'kernel', fn: () => kernel.stop() });
   undo.push({ name: 'shards', fn: async () => shards?.stop() });

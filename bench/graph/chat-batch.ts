@@ -2,7 +2,7 @@
  * Where Postgres spends per ingest batch, per statement (issue 12): commits batches of
  * `--batch` events of one install through the ingest transaction's own statements (the
  * chat Tier-2 self-emit lookup, events insert, graph projection, effects insert: what
- * `actors/ingest-committer.ts` runs) on a graph first seeded with `--seed` events, and prints
+ * `ingest/transaction.ts` runs) on a graph first seeded with `--seed` events, and prints
  * per statement the Postgres backend's CPU time (from /proc/<pid>/schedstat, in ns: exact
  * and far less noisy than wall time on a shared machine; Postgres must run here) and wall
  * time, per event, and this process's own CPU per event (the node's side of the same work).
@@ -116,7 +116,7 @@ function timed(client: pg.PoolClient, pid: number): Queryable {
   return { query } as unknown as Queryable;
 }
 
-/** The ingest transaction of one install (actors/ingest-committer.ts), minus driver plumbing: its statements, in order. */
+/** The ingest transaction of one install (ingest/transaction.ts), minus driver plumbing: its statements, in order. */
 async function commit(q: Queryable, install: Install, events: IngestEvent[]): Promise<void> {
   await q.query('BEGIN');
   if (install.connector_id === 'chatapp') {

@@ -13,7 +13,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import Fastify from 'fastify';
-import { ensureIngestStream } from '../../src/runtime/ingest-stream.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 
 function need(name: string): string {

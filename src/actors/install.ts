@@ -15,7 +15,7 @@ import { revokeCredentials } from '../store/credentials.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
 import type pg from 'pg';
 import type { GraphChange } from '../graph/change.js';
-import type { IngestPart, PartOutcome } from './ingest-committer.js';
+import type { IngestPart, PartOutcome } from '../ingest/transaction.js';
 import type { InstallProtocol } from './install-protocol.js';
 
 export interface InstallState {
@@ -27,7 +27,7 @@ export interface InstallPorts {
   drivers: DriverRegistry;
   /**
    * Commits the install's ready events in an ingest transaction, alone or with other
-   * installs' (ingest-committer.ts); resolves once that committed.
+   * installs' (ingest/commit.ts); resolves once that committed.
    */
   commit(part: IngestPart, opts: { alone?: boolean }): Promise<PartOutcome>;
   /** After the ingest transaction committed (graph change feed). */

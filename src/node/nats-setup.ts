@@ -8,7 +8,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { ensureIngestStream } from '../runtime/ingest-stream.js';
+import { ensureIngestStream } from '../ingest/stream.js';
 import { retryJsAdmin } from '../runtime/js-admin-retry.js';
 import { deploymentKvOpener, type KvOpener } from '../runtime/deployment-kv.js';
 import type { Names } from '../runtime/names.js';

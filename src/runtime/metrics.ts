@@ -8,7 +8,6 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { Kernel } from './kernel.js';
 import type { Names } from './names.js';
-import type { ShardHost } from './shard-host.js';
 import type { ShardManager } from './shard-manager.js';
 
 export interface RuntimeMetrics {
@@ -36,19 +35,31 @@ export interface RuntimeMetrics {
   fenceRefused: Counter<'path'>;
 }
 
+/** What a node's ingest reports (ingest/node-ingest.ts), cumulative across shard moves. */
+export interface IngestTotals {
+  inFlight: number;
+  inFlightBytes: number;
+  /** Lanes waiting for room to decode their next batch (ingest/delivery-room.ts). */
+  waitingForRoom: number;
+  delivered: number;
+  redeliveries: number;
+  deadLettered: number;
+}
+
 export function registerRuntimeMetrics(
   registry: Registry,
   parts: {
     kernel: Kernel;
     shards: ShardManager | null;
-    host: ShardHost | null;
-    /** The node's ingest committer (actors/ingest-committer.ts), where it has one. */
+    /** The node's ingest (ingest/node-ingest.ts), where it consumes: its totals and the shards it consumes. */
+    ingest: { totals(): IngestTotals; shards(): number[] } | null;
+    /** The node's ingest committer (ingest/commit.ts), where it has one. */
     committer: { waiting(): number; runningTransactions(): number } | null;
     jsm: JetStreamManager;
     names: Names;
   },
 ): RuntimeMetrics {
-  const { kernel, shards, host, committer, jsm, names } = parts;
+  const { kernel, shards, ingest, committer, jsm, names } = parts;
   const registers = [registry];
   const gauge = (name: string, help: string, read: () => number | null) =>
     new Gauge({
@@ -87,15 +98,11 @@ export function registerRuntimeMetrics(
     'Messages waiting in actor mailboxes',
     () => kernel.stats().mailboxDepth,
   );
-  gauge(
-    'connector_service_ingest_in_flight',
-    'Ingest messages being delivered',
-    () => host?.ingestTotals().inFlight ?? 0,
-  );
+  gauge('connector_service_ingest_in_flight', 'Ingest messages being delivered', () => ingest?.totals().inFlight ?? 0);
   gauge(
     'connector_service_ingest_room_waiting',
     'Install lanes waiting for room to decode their next batch (8 MiB of batches per node)',
-    () => host?.ingestTotals().waitingForRoom ?? 0,
+    () => ingest?.totals().waitingForRoom ?? 0,
   );
   gauge(
     'connector_service_ingest_commit_running',
@@ -110,7 +117,7 @@ export function registerRuntimeMetrics(
   gauge(
     'connector_service_ingest_in_flight_bytes',
     'Bytes of ingest message data this node holds (SERVICE_INGEST_MAX_IN_FLIGHT_BYTES bounds it on average)',
-    () => host?.ingestTotals().inFlightBytes ?? 0,
+    () => ingest?.totals().inFlightBytes ?? 0,
   );
 
   const monotonic = (name: string, help: string, read: () => number) => {
@@ -129,17 +136,17 @@ export function registerRuntimeMetrics(
   monotonic(
     'connector_service_ingest_delivered_total',
     'Events committed by this node',
-    () => host?.ingestTotals().delivered ?? 0,
+    () => ingest?.totals().delivered ?? 0,
   );
   monotonic(
     'connector_service_ingest_redeliveries_total',
     'Ingest messages delivered more than once',
-    () => host?.ingestTotals().redeliveries ?? 0,
+    () => ingest?.totals().redeliveries ?? 0,
   );
   monotonic(
     'connector_service_ingest_dead_letters_total',
     'Ingest messages moved to the dead-letter table',
-    () => host?.ingestTotals().deadLettered ?? 0,
+    () => ingest?.totals().deadLettered ?? 0,
   );
 
   new Gauge({
@@ -149,7 +156,7 @@ export function registerRuntimeMetrics(
     registers,
     async collect() {
       this.reset();
-      for (const shard of host?.shards() ?? []) {
+      for (const shard of ingest?.shards() ?? []) {
         const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard)).catch(() => null);
         if (info) this.set({ shard: String(shard) }, info.num_pending + info.num_ack_pending);
       }

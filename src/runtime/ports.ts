@@ -2,7 +2,7 @@
  * The contracts between layers (ARCHITECTURE.md "Layout"): what actors, connectors, the
  * edge and the store see of the runtime, and what the runtime needs from the store. Types
  * only; the implementations are `runtime/router.ts` (ActorAsk), `runtime/kv-port.ts`
- * (KvPort), `runtime/ingest-stream.ts` (publishing IngestEvent) and `store/runtime-ports.ts`
+ * (KvPort), `ingest/publish.ts` (publishing IngestEvent) and `store/runtime-ports.ts`
  * (BlobPort, DeadLetterPort, StoredEventsPort).
  */
 import type { ActorKey } from './names.js';
@@ -118,7 +118,7 @@ export interface StoredEventKey {
 /**
  * Which ingest events are already stored (committed by the install actor), so a new shard
  * owner does not hold an install's lane for an event whose commit happened and only its
- * ack was lost (ingest-takeover.ts). Only a committed row may answer true.
+ * ack was lost (ingest/takeover.ts). Only a committed row may answer true.
  */
 export interface StoredEventsPort {
   /** One answer per key, in order: true when the events table holds it. */

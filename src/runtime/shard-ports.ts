@@ -1,6 +1,7 @@
 /**
  * What the shard manager (shard-manager.ts) is given and what it reports: the listener
- * that starts and stops a shard's work, its options, and its figures for metrics.
+ * that starts and stops a shard's work, its options, and its figures for metrics; and the
+ * work an owned shard runs besides its actor requests (shard-host.ts).
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
@@ -11,6 +12,13 @@ export interface ShardListener {
   acquire(shard: number): Promise<void>;
   /** Stop it completely (drain, passivate actors); called before the lease is given up. */
   release(shard: number): Promise<void>;
+}
+
+/** Per-shard work besides actor requests: the shard's ingest consumer (ingest/node-ingest.ts). */
+export interface ShardWork {
+  start(shard: number, log: Logger): Promise<void>;
+  /** Stop the shard's work and wait for it to settle; a shard not started is a no-op. */
+  stop(shard: number): Promise<void>;
 }
 
 export interface ShardManagerOptions {

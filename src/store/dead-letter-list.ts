@@ -104,7 +104,7 @@ function cursorOf(c: string | null | undefined): string | null {
   return c != null && /^\d{1,18}$/.test(c) ? c : null;
 }
 
-/** The event's id and kind from an ingest envelope (runtime/ingest-envelope.ts), or null. */
+/** The event's id and kind from an ingest envelope (ingest/message.ts), or null. */
 async function eventOf(q: Queryable, payload: Buffer, depth = 0): Promise<{ id: string; kind: string } | null> {
   let v: { type?: unknown; ref?: unknown; event?: { id?: unknown; kind?: unknown } };
   try {

@@ -237,7 +237,7 @@ export async function eventExists(q: Queryable, installId: string, id: string): 
 
 /**
  * Which of `keys` the events table holds, one answer per key in order (a shard's new owner
- * at takeover, runtime/ingest-takeover.ts). One statement for the lot. Keyed by the primary
+ * at takeover, ingest/takeover.ts). One statement for the lot. Keyed by the primary
  * key: an install id names one tenant's install, so no key can see another tenant's row,
  * and only a boolean per key comes back. A key whose install id is not a uuid is not stored.
  */

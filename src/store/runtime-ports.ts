@@ -1,6 +1,6 @@
 /**
- * Postgres implementations of the ports the runtime declares (runtime/ingest-stream.ts),
- * so runtime code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
+ * Postgres implementations of the ports the runtime declares (runtime/ports.ts) for the
+ * ingest path (ingest/), so that code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
  */
 import type { Pool } from 'pg';
 import type { BlobPort, DeadLetterPort, StoredEventsPort } from '../runtime/ports.js';

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeIngestMessage, ingestMsgId } from '../../src/runtime/ingest-stream.js';
+import { encodeIngestMessage, ingestMsgId } from '../../src/ingest/message.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';

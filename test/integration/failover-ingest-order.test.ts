@@ -11,8 +11,9 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { type IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';

@@ -13,7 +13,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { Router } from '../../src/runtime/router.js';
 import { createSeal } from '../../src/runtime/seal.js';

@@ -9,7 +9,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphChange } from '../../src/graph/change.js';
-import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { type IngestEvent } from '../../src/runtime/ports.js';
 import { installKey } from '../../src/actors/install-protocol.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';

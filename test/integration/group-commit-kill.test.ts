@@ -9,7 +9,8 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { createPool } from '../../src/store/db.js';

@@ -1,5 +1,5 @@
 /**
- * The node-wide bound on ingest events held (runtime/ingest-buffer.ts, ingest-pull.ts),
+ * The node-wide bound on ingest events held (ingest/buffer.ts, pull.ts),
  * against real JetStream: shards that share a buffer hold no more than it together, in
  * events and in bytes; a full node still takes the redelivery its lanes wait for; and a
  * batch stops at its byte cap.
@@ -8,10 +8,11 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { connect, deferred, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { IngestBuffer } from '../../src/runtime/ingest-buffer.js';
-import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import { PULL_LEAST } from '../../src/runtime/ingest-pull.js';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { IngestBuffer } from '../../src/ingest/buffer.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import { PULL_LEAST } from '../../src/ingest/pull.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import type { BlobPort, IngestEvent } from '../../src/runtime/ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';

@@ -1,5 +1,5 @@
 /**
- * Integration: group commit across installs (actors/ingest-committer.ts) on a real Postgres,
+ * Integration: group commit across installs (ingest/commit.ts) on a real Postgres,
  * with the code-host driver's real self-emit filter and GitHub's recorded webhook payloads.
  * Installs of different tenants share one transaction and each keeps its own rows, graph,
  * changes, effects and Tier-2 verdicts; a failing install fails only itself.
@@ -8,12 +8,8 @@ import { createRequire } from 'node:module';
 import type { Pool, PoolClient } from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  IngestCommitter,
-  type IngestPart,
-  type IngestTransaction,
-  type PartOutcome,
-} from '../../src/actors/ingest-committer.js';
+import { IngestCommitter, type IngestTransaction } from '../../src/ingest/commit.js';
+import type { IngestPart, PartOutcome } from '../../src/ingest/transaction.js';
 import type { DriverRegistry } from '../../src/connectors/driver.js';
 import { codehostDriver } from '../../src/connectors/codehost/driver.js';
 import { selfEmitVerdicts } from '../../src/connectors/chatapp/self-emit-filter.js';

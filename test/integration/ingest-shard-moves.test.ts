@@ -9,9 +9,10 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { ingestAttempts } from '../../src/runtime/ingest-attempts.js';
-import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { ingestAttempts } from '../../src/ingest/attempts.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { kvPort } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';

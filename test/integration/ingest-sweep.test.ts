@@ -1,6 +1,6 @@
 /**
  * integration: acknowledged ingest messages the stream kept are removed by the shard's
- * owner (src/runtime/ingest-sweep.ts). A nats-server killed with SIGKILL comes back with
+ * owner (src/ingest/sweep.ts). A nats-server killed with SIGKILL comes back with
  * some acked messages of the work-queue stream still stored, below the consumer's ack
  * floor; that state cannot be made on demand, so the stream here keeps every message
  * (limits retention) and the acked ones stand in for them. The sweep removes the shard's
@@ -19,8 +19,8 @@ import {
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { ensureIngestConsumer } from '../../src/runtime/ensure-ingest-consumer.js';
-import { AckedSweeper, sweepAcked } from '../../src/runtime/ingest-sweep.js';
+import { ensureIngestConsumer } from '../../src/ingest/stream.js';
+import { AckedSweeper, sweepAcked } from '../../src/ingest/sweep.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';

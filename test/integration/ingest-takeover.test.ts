@@ -1,7 +1,7 @@
 /**
  * integration: a shard owner dies after committing events and before acking them (the
  * common case with group commit: COMMIT, then acks that never leave). Its successor asks
- * Postgres which of the unsettled events are stored (src/runtime/ingest-takeover.ts): an
+ * Postgres which of the unsettled events are stored (src/ingest/takeover.ts): an
  * install whose unsettled events are all stored goes on at once, a newer event of it is
  * committed before the old ones are redelivered; an install with an event that is not
  * stored still waits for its redelivery (order kept).
@@ -11,8 +11,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { createPool } from '../../src/store/db.js';

@@ -11,10 +11,11 @@ import { connect, deferred, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Unavailable } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { DeliveryRoom } from '../../src/runtime/delivery-room.js';
-import { ShardIngestConsumer } from '../../src/runtime/ingest-consumer.js';
-import type { IngestDeliveryMeta } from '../../src/runtime/ingest-settle.js';
-import { ensureIngestStream, IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { DeliveryRoom } from '../../src/ingest/delivery-room.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import type { IngestDeliveryMeta } from '../../src/ingest/settle.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
@@ -409,7 +410,7 @@ describe('integration: ingest stream and shard consumer', () => {
     await until('the neighbours committed', () => committed.includes('d'), { timeoutMs: 15_000 });
     expect(committed).toEqual(['a', 'b', 'c', 'd']);
     // Only its first batch may share a transaction with other installs: isolated and
-    // redelivered, it is committed alone (actors/ingest-committer.ts).
+    // redelivered, it is committed alone (ingest/commit.ts).
     await until('the poison dead-lettered', () => deadLetters.records.length === 1, { timeoutMs: 15_000 });
     expect(poisonAlone.length).toBeGreaterThanOrEqual(3);
     expect(poisonAlone).toEqual([false, ...poisonAlone.slice(1).map(() => true)]);

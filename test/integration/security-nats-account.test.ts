@@ -13,7 +13,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/free-port.js';
-import { IngestPublisher, ensureIngestStream } from '../../src/runtime/ingest-stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
+import { NodeIngest } from '../../src/ingest/node-ingest.js';
+import { ensureIngestStream } from '../../src/ingest/stream.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { openKv } from '../../src/runtime/nats.js';
@@ -75,16 +77,22 @@ describe('the shipped NATS account', () => {
     const seal = createSeal([TEST_MASTER_KEY]);
     const delivered: IngestEvent[] = [];
     const blobs = { put: async () => 'unused', get: async () => null, delete: async () => undefined };
-    const host = new ShardHost({
+    const ingest = new NodeIngest({
       nc,
       js: jetstream(nc),
       jsm,
       names,
-      log,
       blobs,
       deadLetters: { record: async () => undefined },
-      dispatch: async (req) => ({ echoed: req.msg.type }),
       deliver: async (events) => void delivered.push(...events),
+      seal,
+    });
+    const host = new ShardHost({
+      nc,
+      names,
+      log,
+      dispatch: async (req) => ({ echoed: req.msg.type }),
+      ingest,
       passivate: async () => undefined,
       seal,
     });

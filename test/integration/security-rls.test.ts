@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
-import { IngestPublisher } from '../../src/runtime/ingest-stream.js';
+import { IngestPublisher } from '../../src/ingest/publish.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { ensureAppRole } from '../../src/store/app-role.js';

@@ -3,7 +3,7 @@
  * the handler does not throw; a throw fails the whole batch, as a rolled-back transaction
  * would, but what the handler recorded for the batch's earlier events stays recorded.
  */
-import type { IngestDeliveryMeta } from '../../src/runtime/ingest-settle.js';
+import type { IngestDeliveryMeta } from '../../src/ingest/settle.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 
 export function eachEvent(

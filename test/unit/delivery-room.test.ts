@@ -1,6 +1,6 @@
 /** Unit: the node's delivery room, bytes of decoded batches handed to install actors at once. */
 import { describe, expect, it } from 'vitest';
-import { DeliveryRoom } from '../../src/runtime/delivery-room.js';
+import { DeliveryRoom } from '../../src/ingest/delivery-room.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

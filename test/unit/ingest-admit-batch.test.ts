@@ -1,8 +1,8 @@
-/** Which of a lane's taken events go into one delivery (runtime/ingest-admit-batch.ts). */
+/** Which of a lane's taken events go into one delivery (ingest/batches.ts). */
 import type { JsMsg } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
-import { admitBatch } from '../../src/runtime/ingest-admit-batch.js';
-import type { IngestSettler, Ready, Tracked } from '../../src/runtime/ingest-settle.js';
+import { admitBatch } from '../../src/ingest/batches.js';
+import type { IngestSettler, Ready, Tracked } from '../../src/ingest/settle.js';
 
 function tracked(seq: number): Tracked {
   return { msg: { seq } as JsMsg, lane: 'i1', installId: 'i1' };

@@ -1,6 +1,6 @@
 /** The node's bound on ingest events held: reservations, held events and bytes, and who waits for room. */
 import { describe, expect, it } from 'vitest';
-import { HeldEvents, IngestBuffer } from '../../src/runtime/ingest-buffer.js';
+import { HeldEvents, IngestBuffer } from '../../src/ingest/buffer.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

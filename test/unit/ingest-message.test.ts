@@ -1,7 +1,7 @@
 /** unit: the ingest message body, with a payload spliced in as received or encoded again. */
 import { describe, expect, it } from 'vitest';
-import { decodeEnvelope, encodeEvent } from '../../src/runtime/ingest-envelope.js';
-import { encodeIngestMessage } from '../../src/runtime/ingest-stream.js';
+import { decodeEnvelope, encodeEvent } from '../../src/ingest/message.js';
+import { encodeIngestMessage } from '../../src/ingest/message.js';
 import { type IngestEvent } from '../../src/runtime/ports.js';
 
 const event: IngestEvent = {

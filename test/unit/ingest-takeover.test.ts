@@ -1,13 +1,12 @@
 /**
  * unit: which of a dead owner's unsettled events hold their install's lane at takeover
- * (src/runtime/ingest-takeover.ts), with an in-memory store; and how an unsettled event's
+ * (src/ingest/takeover.ts), with an in-memory store; and how an unsettled event's
  * key is read from its Nats-Msg-Id.
  */
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { decideTakeover } from '../../src/runtime/ingest-takeover.js';
-import type { UnsettledEvent } from '../../src/runtime/ingest-unsettled.js';
-import { eventIdOfMsgId, ingestMsgId } from '../../src/runtime/ingest-stream.js';
+import { decideTakeover, type UnsettledEvent } from '../../src/ingest/takeover.js';
+import { eventIdOfMsgId, ingestMsgId } from '../../src/ingest/message.js';
 import type { StoredEventKey, StoredEventsPort } from '../../src/runtime/ports.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 

@@ -7,7 +7,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createLogger } from '../../../src/log.js';
-import { ShardIngestConsumer } from '../../../src/runtime/ingest-consumer.js';
+import { ShardIngestConsumer } from '../../../src/ingest/consumer.js';
 import { names } from '../../../src/runtime/names.js';
 
 function need(name: string): string {

@@ -3,7 +3,7 @@
  * (ARCHITECTURE.md "Inbound" 2). Many installs' batches may wait together for one ingest
  * transaction (group commit across installs), and a batch holds its events decoded, blobs
  * included (up to 25 MiB each), which the stream's in-flight bound does not count
- * (ingest-buffer.ts counts message data). A lane reserves a full batch's bytes before it
+ * (buffer.ts counts message data). A lane reserves a full batch's bytes before it
  * admits one, then keeps only what its batch holds: small batches of many installs pass
  * together, large ones two at a time. Waiters are served in arrival order.
  *
@@ -13,7 +13,7 @@
  * did before batches of several installs shared a transaction.
  */
 
-/** Unless told otherwise: two full batches (ingest-consumer-options.ts `maxBatchBytes`). */
+/** Unless told otherwise: two full batches (consumer.ts `maxBatchBytes`). */
 export const DEFAULT_DELIVERY_ROOM_BYTES = 8 * 1024 * 1024;
 
 export interface RoomReservation {

@@ -15,7 +15,7 @@
  * Records live in the dedup KV bucket (TTL 10 minutes, renewed by every attempt; retries
  * of a failing event are at most 60 s apart plus the ack wait).
  */
-import type { KvPort } from './ports.js';
+import type { KvPort } from '../runtime/ports.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -1,8 +1,10 @@
 /**
- * What an ingest message body holds: the event itself, or a ref to a blob holding the
- * encoded event when it would not fit under the server's max_payload.
+ * An ingest message on the wire: its body holds the event itself, or a ref to a blob
+ * holding the encoded event when it would not fit under the server's max_payload; its
+ * `Nats-Msg-Id` names the install and the event, so the stream absorbs a retry.
  */
-import type { BlobPort, IngestEvent } from './ports.js';
+import { digest } from '../runtime/names.js';
+import type { BlobPort, IngestEvent } from '../runtime/ports.js';
 
 export type IngestEnvelope = { type: 'event'; event: IngestEvent } | { type: 'blob-ref'; ref: string };
 
@@ -20,6 +22,22 @@ export function encodeEvent(event: IngestEvent): Uint8Array {
 
 export function encodeBlobRef(ref: string): Uint8Array {
   return enc.encode(JSON.stringify({ type: 'blob-ref', ref } satisfies IngestEnvelope));
+}
+
+const PAYLOAD_KEY = Buffer.from(',"payload":');
+const CLOSE = Buffer.from('}}');
+
+/**
+ * The message body: `encodeEvent`'s envelope. With `payloadJson`, the payload's text is
+ * spliced in as received (`{"type":"event","event":{…,"payload":<text>}}`), which the
+ * consumer decodes to the same event, at the cost of one copy instead of a re-encoding.
+ */
+export function encodeIngestMessage(ev: IngestEvent): Uint8Array {
+  if (ev.payloadJson === undefined) return encodeEvent(ev);
+  const { payloadJson, payload: _parsed, ...rest } = ev;
+  // `rest` always has fields, so its envelope ends in `}}`: the payload goes before them.
+  const head = JSON.stringify({ type: 'event', event: rest });
+  return Buffer.concat([Buffer.from(head.slice(0, -2)), PAYLOAD_KEY, payloadJson, CLOSE]);
 }
 
 export function decodeEnvelope(data: Uint8Array): IngestEnvelope {
@@ -50,6 +68,26 @@ export async function resolveEnvelope(
   const inner = decodeEnvelope(data);
   if (inner.type !== 'event') throw new UndecodableMessage(`blob ${env.ref} does not hold an event`);
   return { event: inner.event, blobRef: env.ref, blobBytes: data.length };
+}
+
+/** Msg ids longer than this are digested: they are kept in server memory per window. */
+const MAX_MSG_ID = 200;
+
+/** `Nats-Msg-Id` of an event: `<install_id>:<event id>`, digested when long. */
+export function ingestMsgId(installId: string, id: string): string {
+  const raw = `${installId}:${id}`;
+  // A digest contains no ':', so it can never equal the raw form of another event.
+  return raw.length > MAX_MSG_ID ? digest(raw) : raw;
+}
+
+/**
+ * The event id in `Nats-Msg-Id` `<install_id>:<event id>` (ingestMsgId, above). A digested id
+ * has no ':' and a replayed dead letter's (`replay:...`) names no install: both give null.
+ */
+export function eventIdOfMsgId(installId: string | null, msgId: string | null | undefined): string | null {
+  if (installId === null || !msgId) return null;
+  const prefix = `${installId}:`;
+  return msgId.startsWith(prefix) && msgId.length > prefix.length ? msgId.slice(prefix.length) : null;
 }
 
 function isEvent(v: unknown): v is IngestEvent {

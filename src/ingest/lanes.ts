@@ -11,7 +11,7 @@
  * A lane can have several blocking events: a new shard owner blocks every event an earlier
  * owner received and never settled (a kill -9 leaves them to come back only after the ack
  * wait, while newer events arrive at once), unless the store holds it already
- * (ingest-takeover.ts). Blocking events run in stream order among
+ * (takeover.ts). Blocking events run in stream order among
  * themselves, and an event waits for every blocking event before it.
  */
 import { deferred, type Deferred } from '@nats-io/transport-node';
@@ -78,7 +78,7 @@ export class InstallLanes {
     return first;
   }
 
-  /** Epoch ms of the earliest redelivery a lane waits for, or null (ingest-pull.ts asks for it when due). */
+  /** Epoch ms of the earliest redelivery a lane waits for, or null (pull.ts asks for it when due). */
   nextRedelivery(): number | null {
     let next: number | null = null;
     for (const lane of this.lanes.values())

@@ -1,57 +1,103 @@
 /**
- * The durable inbound path, consumer side (ARCHITECTURE.md "Inbound", step 2): the shard
- * owner pulls its slice of the ingest stream and hands an install's events to `deliver`
- * (the install actor, whose batch is committed in one transaction); messages are acked only
- * after it resolved.
+ * The shard consumer (ARCHITECTURE.md "Inbound", step 2): the shard owner pulls its slice of
+ * the ingest stream, keeps each install's events in order, hands them to `deliver` in batches
+ * (the install actor, whose batch is committed in one transaction), and settles each message
+ * only after its delivery resolved. node-ingest.ts walks one event through the whole path.
  *
- * - Group commit: a lane takes what has arrived for its install (up to `maxBatch`) and
- *   delivers it once the node has room for it (delivery-room.ts); the install actor's
- *   transaction may take other installs' batches too (actors/ingest-committer.ts). What
- *   arrives meanwhile goes into the lane's next batch; pulling goes on.
- * - A failed batch is delivered again event by event: a poison event fails only itself. A
- *   failure that says nothing about the events (Postgres or the actor unavailable, the actor's
- *   mailbox full) retries the batch whole instead: a blip does not split it into one-event
- *   transactions.
+ * - Pull: one request at a time, sized by the room the node's buffer has (pull.ts, buffer.ts).
  * - Order: an install's events are delivered in stream order, also across failures
- *   (ingest-lanes.ts) and a previous owner's crash (ingest-unsettled.ts); installs run
- *   concurrently.
+ *   (lanes.ts) and a previous owner's crash (takeover.ts); installs run concurrently.
+ * - Batches: each lane's waiting events go out in batches (batches.ts) once the node has
+ *   room for them (delivery-room.ts).
  * - Failure: nak with a growing delay; at `maxDeliver` attempts (counted across owners,
- *   ingest-attempts.ts) the event is dead-lettered and acked so later events flow.
+ *   attempts.ts) the event is dead-lettered and acked so later events flow (settle.ts).
  * - Only the ack of an event with a blob is confirmed (ackAck) before its blob goes. A
  *   crash between commit and ack replays, so `deliver` must be idempotent.
  */
-import type { JsMsg } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import { DeliveryRoom, type RoomReservation } from './delivery-room.js';
-import { ensureIngestConsumer } from './ensure-ingest-consumer.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './ingest-buffer.js';
-import type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
-import { InstallLanes, laneOf } from './ingest-lanes.js';
-import { PendingLanes } from './ingest-pending.js';
-import { ShardPuller } from './ingest-pull.js';
-import { blockUnsettled } from './ingest-takeover.js';
-import { IngestSettler, type Ready, type Tracked } from './ingest-settle.js';
-import { AckedSweeper } from './ingest-sweep.js';
-import { admitBatch } from './ingest-admit-batch.js';
-import { installIdOfIngestSubject } from './names.js';
-import { errorText } from './error-text.js';
-import { saysNothingAboutInput } from '../errors-wire.js';
+import { installIdOfIngestSubject, type Names } from '../runtime/names.js';
+import type { BlobPort, DeadLetterPort, StoredEventsPort } from '../runtime/ports.js';
+import type { Seal } from '../runtime/seal.js';
+import type { IngestAttemptsPort } from './attempts.js';
+import { LaneBatches, type DeliverBatch } from './batches.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './buffer.js';
+import { DeliveryRoom } from './delivery-room.js';
+import { InstallLanes, laneOf } from './lanes.js';
+import { ShardPuller } from './pull.js';
+import { IngestSettler, type Tracked } from './settle.js';
+import { ensureIngestConsumer } from './stream.js';
+import { blockUnsettled } from './takeover.js';
 
-export type { ConsumerStats, ShardIngestConsumerOptions } from './ingest-consumer-options.js';
+export interface ShardIngestConsumerOptions {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  names: Names;
+  shard: number;
+  log: Logger;
+  blobs: BlobPort;
+  deadLetters: DeadLetterPort;
+  /** Where each batch goes (batches.ts): the install actor, on a node (deliver.ts). */
+  deliver: DeliverBatch;
+  /**
+   * Most events in one delivery. Default 512: against 256, the ingest transaction's Postgres
+   * CPU per chat event fell 6-7 % and the node's about 20 % (bench/graph/chat-batch.ts), and
+   * a one-install drain committed 7 % more, 32 installs 12 % more (docs/performance-log.md).
+   */
+  maxBatch?: number;
+  /**
+   * A batch takes no more events once those it holds reach this many bytes (their messages,
+   * or their blobs, which run up to 25 MiB each). Default 4 MiB: 512 chat messages are about
+   * 1.5 MiB, and a batch of large webhooks decoded at once would hold their whole size (a
+   * 30 KB-event drain peaked at 450 MiB with 16 MiB batches, 380 MiB with 4 MiB).
+   */
+  maxBatchBytes?: number;
+  /**
+   * Decoded bytes of batches being delivered at once, shared by the node's shards
+   * (delivery-room.ts). Default: a room of DEFAULT_DELIVERY_ROOM_BYTES of its own.
+   */
+  room?: DeliveryRoom;
+  /**
+   * Events the node holds at once across its shards (buffer.ts), shared by them.
+   * Default: DEFAULT_INGEST_MAX_IN_FLIGHT of its own.
+   */
+  buffer?: IngestBuffer;
+  maxDeliver?: number;
+  /** On stop, waits (bounded) until the server has every ack sent: a PING round trip. */
+  flush?: (() => Promise<void>) | null;
+  /** Attempts across owners (attempts.ts): shard moves never dead-letter an event. */
+  attempts?: IngestAttemptsPort | null;
+  /** At takeover, which unsettled events are stored: those hold no lane (takeover.ts). Null: all block. */
+  storedEvents?: StoredEventsPort | null;
+  /** Server-side ack wait: how long a dead owner's events stay out (a live one sends +WPI). */
+  ackWaitMs?: number;
+  /**
+   * Events one shard holds at most, enforced by the server: 2 batches' worth (default 1024),
+   * so the next batch of a busy install gathers while one commits. The node's `buffer` bounds
+   * all its shards together.
+   */
+  maxAckPending?: number;
+  /** First nak delay; doubles per delivery up to 60 s. Default 1000. */
+  nakBaseMs?: number;
+  /** INTERFACE §9.4: when set, a message without this deployment's seal is refused. */
+  seal?: Seal | null;
+  /** A refused (unsealed or forged) message, for metrics. */
+  onRefused?: (installId: string | null) => void;
+}
+
+export type ConsumerStats = { inFlight: number; delivered: number; redeliveries: number; deadLettered: number };
 
 export class ShardIngestConsumer {
   private readonly o: Required<ShardIngestConsumerOptions>;
   private readonly log: Logger;
   private readonly lanes: InstallLanes;
   private readonly settler: IngestSettler;
+  private readonly batches: LaneBatches;
   /** Every event in our hands (queued, held or delivering), by stream sequence; counted in the node's buffer. */
   private readonly tracked: HeldEvents<Tracked>;
-  /** Events of each lane waiting for its next batch, in stream order; a lane here has a drain queued. */
-  private readonly pending = new PendingLanes((lane) => void this.lanes.enqueue(lane, () => this.drain(lane)));
   private puller: ShardPuller | null = null;
   private pump: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
-  private sweeper: AckedSweeper | null = null;
   private stopping = false;
   private stopped: Promise<void> | null = null;
   private readonly counts = { delivered: 0, redeliveries: 0, deadLettered: 0 };
@@ -73,7 +119,7 @@ export class ShardIngestConsumer {
       room: opts.room ?? new DeliveryRoom(),
       buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
     };
-    // A shard holding nothing may take any room: its puller looks again (ingest-pull.ts).
+    // A shard holding nothing may take any room: its puller looks again (pull.ts).
     this.tracked = new HeldEvents<Tracked>(
       this.o.buffer,
       (t) => t.msg.data.length,
@@ -96,6 +142,18 @@ export class ShardIngestConsumer {
       attempts: this.o.attempts,
       seal: this.o.seal,
       onRefused: this.o.onRefused,
+    });
+    this.batches = new LaneBatches({
+      log: this.log,
+      lanes: this.lanes,
+      settler: this.settler,
+      room: this.o.room,
+      deliver: this.o.deliver,
+      maxBatch: this.o.maxBatch,
+      maxBatchBytes: this.o.maxBatchBytes,
+      maxDeliver: this.o.maxDeliver,
+      counts: this.counts,
+      stopping: () => this.stopping,
     });
   }
 
@@ -123,15 +181,12 @@ export class ShardIngestConsumer {
     // +WPI for what we hold, so a slow delivery or a held event is not redelivered meanwhile.
     this.timer = setInterval(() => this.keepAlive(), Math.max(250, Math.floor(ackWaitMs / 3)));
     this.timer.unref();
-    this.sweeper = new AckedSweeper({ jsm: this.o.jsm, names, shard, log: this.log });
-    this.sweeper.start();
   }
 
   /** Stop pulling, let running deliveries settle, hand every other event back (nak). */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
-      this.sweeper?.stop();
       await this.puller?.stop();
       await this.pump;
       this.lanes.releaseAll();
@@ -147,7 +202,7 @@ export class ShardIngestConsumer {
     return this.stopped;
   }
 
-  /** Events delivered, not settled and not in our hands hold their lanes (ingest-takeover.ts). */
+  /** Events delivered, not settled and not in our hands hold their lanes (takeover.ts). */
   private blockUnsettled(): Promise<{ unsettled: number; stored: number }> {
     const { jsm, names, shard, storedEvents, ackWaitMs } = this.o;
     const held = (seq: number) => this.tracked.has(seq);
@@ -185,100 +240,10 @@ export class ShardIngestConsumer {
     const t: Tracked = { msg: m, installId, lane: laneOf(installId, m.seq) };
     this.tracked.set(m.seq, t);
     if (this.stopping) return this.settler.handBack(t);
-    this.enqueue([t]);
+    this.batches.add([t]);
     // A blocking event that came back is in hand now, in its place in the queue: the events
     // behind it need not wait for it any longer, and it commits in a batch with them.
     if (this.lanes.isHead(t.lane, m.seq)) this.lanes.unblock(t.lane, m.seq);
-  }
-
-  /** Into their lane's queue in stream order (a redelivery goes before later events); a drain runs it. */
-  private enqueue(ts: Tracked[]): void {
-    this.pending.add(ts);
-  }
-
-  /** Deliver the lane's pending events batch after batch until none are left. */
-  private async drain(lane: string): Promise<void> {
-    for (;;) {
-      const queue = this.pending.get(lane);
-      if (!queue || queue.length === 0) {
-        this.pending.delete(lane);
-        return;
-      }
-      await this.lanes.waitTurn(lane, queue[0]!.msg.seq, () => this.stopping);
-      if (this.stopping) {
-        this.pending.delete(lane);
-        for (const t of queue) this.settler.handBack(t);
-        return;
-      }
-      // Room for a full batch first; what arrives meanwhile joins it.
-      const room = await this.o.room.reserve(this.o.maxBatchBytes);
-      try {
-        // Stopping, or an earlier event began to block while we waited: go round again.
-        const block = this.lanes.firstBlock(lane);
-        if (this.stopping || (block !== null && block < queue[0]!.msg.seq)) continue;
-        // Up to the lane's first blocking event: what follows it waits for its redelivery.
-        let n = 0;
-        while (n < queue.length && n < this.o.maxBatch && (block === null || queue[n]!.msg.seq < block)) n++;
-        await this.runBatch(queue.splice(0, Math.max(1, n)), room);
-      } finally {
-        room.release();
-      }
-    }
-  }
-
-  /**
-   * Deliver events of one lane in one go and settle their messages: ack, nak (retry later)
-   * or dead-letter. An event that cannot be prepared (its blob unreadable) is retried and
-   * blocks the lane, so the events after it go back to wait for it.
-   */
-  private async runBatch(batch: Tracked[], room: RoomReservation): Promise<void> {
-    const { ready, rest } = await admitBatch(this.settler, batch, this.o.maxBatchBytes);
-    room.resize(ready.reduce((n, r) => n + r.bytes, 0));
-    this.enqueue(rest);
-    if (ready.length === 0) return;
-    try {
-      // An event attempted before (not a shard move's hand-back) may be what failed its last
-      // transaction: it does not share one with other installs' events again.
-      const alone = ready.some((r) => r.tries > 1);
-      await this.o.deliver(
-        ready.map((r) => r.ev),
-        ready.map((r) => r.meta),
-        alone ? { alone } : {},
-      );
-    } catch (err) {
-      if (ready.length > 1 && saysNothingAboutInput(err) && ready[0]!.tries < this.o.maxDeliver) {
-        // The head comes back after its delay; the rest wait behind it, in order, then all go again.
-        this.settler.retryLater(ready[0]!.t, err);
-        this.enqueue(ready.slice(1).map((r) => r.t));
-        return;
-      }
-      if (ready.length > 1) return this.isolate(ready, err);
-      const only = ready[0]!;
-      if (only.tries >= this.o.maxDeliver) return this.settler.deadLetter(only.t, errorText(err));
-      return this.settler.retryLater(only.t, err);
-    }
-    this.counts.delivered += ready.length;
-    for (const r of ready) this.settler.settle(r.t, r.blobRef);
-  }
-
-  /** A failed batch, one event at a time: only a poison event is retried, its neighbours commit. */
-  private async isolate(ready: Ready[], err: unknown): Promise<void> {
-    this.log.warn({ err, events: ready.length }, 'ingest batch failed; delivering its events one at a time');
-    for (const [i, r] of ready.entries()) {
-      try {
-        await this.o.deliver([r.ev], [r.meta], { alone: true });
-      } catch (e) {
-        if (r.tries >= this.o.maxDeliver) {
-          await this.settler.deadLetter(r.t, errorText(e));
-          continue;
-        }
-        this.settler.retryLater(r.t, e);
-        this.enqueue(ready.slice(i + 1).map((x) => x.t));
-        return;
-      }
-      this.counts.delivered++;
-      this.settler.settle(r.t, r.blobRef);
-    }
   }
 
   private keepAlive(): void {

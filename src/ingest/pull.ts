@@ -1,6 +1,6 @@
 /**
  * How a shard owner pulls its slice of the ingest stream: one pull request at a time, each
- * asking for no more events than the node has room for (ingest-buffer.ts), so the events a
+ * asking for no more events than the node has room for (buffer.ts), so the events a
  * node holds stay bounded however many shards it owns.
  *
  * - Sizes adapt: the first asks for PULL_MIN; a request filled at once (a backlog) makes the
@@ -19,7 +19,7 @@
  */
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { IngestBuffer, Reservation } from './ingest-buffer.js';
+import type { IngestBuffer, PullReservation } from './buffer.js';
 
 const PULL_MIN = 8;
 const PULL_MAX = 256;
@@ -135,7 +135,7 @@ export class ShardPuller {
    * its places reserved already: reserving after an `await` would let another shard take
    * the same room. Null when stopping.
    */
-  private async room(size: number): Promise<{ n: number; reservation: Reservation | null } | null> {
+  private async room(size: number): Promise<{ n: number; reservation: PullReservation | null } | null> {
     for (;;) {
       if (this.stopping) return null;
       const free = this.o.buffer.free();

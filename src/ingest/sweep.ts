@@ -8,7 +8,7 @@
  * kills). They count against the stream's byte limit (`SERVICE_INGEST_MAX_BYTES`) for ever.
  *
  * Every message a consumer's ack floor has passed was acked, as long as the consumer never
- * gives up on a message (its `max_deliver` is unlimited, ensure-ingest-consumer.ts; a
+ * gives up on a message (its `max_deliver` is unlimited, stream.ts; a
  * consumer with a limit is not swept). A floor that went back (a restarted server, a new
  * leader of a replicated consumer) only deletes less. So the messages of the shard's
  * subjects at or below the floor are deleted one by one, each found with STREAM.MSG.GET
@@ -24,8 +24,8 @@
  */
 import { JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import { nextOnSubject } from './ingest-unsettled.js';
-import type { Names } from './names.js';
+import type { Names } from '../runtime/names.js';
+import { nextOnSubject } from './stream.js';
 
 /** How often an owner sweeps its shard (±25 %); a restarted nats-server leaves such messages rarely. */
 export const SWEEP_EVERY_MS = 10 * 60_000;

@@ -1,28 +1,24 @@
 /**
  * Where a shard's ingest consumer hands a batch (ARCHITECTURE.md "Inbound" 2): the install
- * actor of the batch's install, which commits it in one transaction, shared with other
- * installs' batches unless it must run alone, through the node's committer
- * (actors/ingest-committer.ts).
+ * actor of the batch's install (actors/install.ts), which commits it in one transaction,
+ * shared with other installs' batches unless it must run alone, through the node's
+ * committer (commit.ts).
  */
 import type pg from 'pg';
-import { IngestCommitter } from '../actors/ingest-committer.js';
 import type { Config } from '../config.js';
 import type { DriverRegistry } from '../connectors/driver.js';
 import { projectBatches } from '../graph/project.js';
 import type { Logger } from '../log.js';
-import type { IngestDeliveryMeta } from '../runtime/ingest-settle.js';
 import type { Kernel } from '../runtime/kernel.js';
 import type { RuntimeMetrics } from '../runtime/metrics.js';
 import { installKey, shardOf } from '../runtime/names.js';
-import type { IngestEvent } from '../runtime/ports.js';
+import type { DeliverBatch } from './batches.js';
+import { IngestCommitter } from './commit.js';
 
 /** Generous: the install actor's transaction with its projection; past it the batch is retried. */
 const INGEST_DEADLINE_MS = 60_000;
 
-export function deliverToInstallActor(
-  kernel: Kernel,
-  metrics: () => RuntimeMetrics | null,
-): (events: IngestEvent[], meta: IngestDeliveryMeta[], opts?: { alone?: boolean }) => Promise<void> {
+export function deliverToInstallActor(kernel: Kernel, metrics: () => RuntimeMetrics | null): DeliverBatch {
   return async (events, meta, opts) => {
     const alone = opts?.alone === true;
     await kernel.dispatch(

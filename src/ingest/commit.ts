@@ -1,7 +1,7 @@
 /**
  * Group commit across installs (ARCHITECTURE.md "Inbound" 2): what the install actors of a
  * node have ready goes into one Postgres transaction, each statement carrying every
- * install's rows (event rows, self-emit lookups, graph nodes and edges, effects).
+ * install's rows (transaction.ts: event rows, self-emit lookups, graph nodes and edges, effects).
  *
  * Why: a transaction's time is mostly fixed (about ten round trips), so many installs at
  * moderate load, each committing a handful of events on its own, kept the commit slots busy
@@ -22,31 +22,10 @@
  *   committed: its caller has its answer already and the events come back (the consumer
  *   retries them), so committing it would only add work when the slots are the bottleneck.
  */
-import type { Logger } from '../log.js';
-import type { DriverRegistry, IngestBatch, SelfEmitDrop } from '../connectors/driver.js';
-import type { GraphChange } from '../graph/change.js';
 import { retryGraphConflict } from '../graph/graph-writer.js';
-import type { InstallEvents } from '../graph/project.js';
-import type { IngestEvent } from '../runtime/ports.js';
-import { withTx, type Queryable } from '../store/db.js';
-import { insertEffects } from '../store/effects.js';
-import { insertEvents, newEventOf } from '../store/events.js';
-import type { Install } from '../store/installs.js';
+import { withTx } from '../store/db.js';
 import type pg from 'pg';
-
-/**
- * One install's ready events, already fenced to that install (install.ts), with the install
- * actor's context (its install, log and message deadline) for the driver.
- */
-export type IngestPart = IngestBatch;
-
-export interface PartOutcome {
-  /** Per event of the part: stored now (false: a replay, or dropped by the self-emit filter). */
-  stored: boolean[];
-  drops: SelfEmitDrop[];
-  changes: GraphChange[];
-  effects: number;
-}
+import { writeIngest, type IngestPart, type IngestWritePorts, type PartOutcome } from './transaction.js';
 
 export interface IngestTransaction {
   seconds: number;
@@ -54,16 +33,8 @@ export interface IngestTransaction {
   events: number;
 }
 
-export interface IngestCommitterPorts {
+export interface IngestCommitterPorts extends IngestWritePorts {
   pool: pg.Pool;
-  drivers: DriverRegistry;
-  log: Logger;
-  /** Graph projection of new events, per install, inside the transaction (INTERFACE §5). */
-  project?(tx: Queryable, batches: readonly InstallEvents[], log: Logger): Promise<GraphChange[][]>;
-  /** The shard of the install's key: its owner runs the install's effects. */
-  shardOf(installId: string): number;
-  /** SERVICE_NAMESPACE, stored with each effect (deployments may share a database). */
-  namespace: string;
   /** Transactions at once (SERVICE_INGEST_COMMIT_SLOTS). */
   slots: number;
   /** Events past which a transaction takes no further install's batch. */
@@ -80,7 +51,7 @@ export interface IngestCommitterPorts {
 export const DEFAULT_COMMIT_SLOTS = 2;
 
 /**
- * The consumer's largest batch of one install (ingest-consumer.ts `maxBatch`). 1 024 was
+ * The consumer's largest batch of one install (consumer.ts `maxBatch`). 1 024 was
  * measured against it: same drain rate at 1 and 32 installs, peak RSS no lower (README
  * "How events are committed").
  */
@@ -167,7 +138,9 @@ export class IngestCommitter {
     const started = performance.now();
     let outcomes: PartOutcome[];
     try {
-      outcomes = await withTx(this.ports.pool, (tx) => this.write(tx, parts), { retryOn: retryGraphConflict });
+      outcomes = await withTx(this.ports.pool, (tx) => writeIngest(tx, parts, this.ports), {
+        retryOn: retryGraphConflict,
+      });
     } catch (err) {
       if (group.length === 1) return group[0]!.reject(err);
       this.ports.log.warn(
@@ -188,70 +161,5 @@ export class IngestCommitter {
     } catch (err) {
       this.ports.log.warn({ err }, 'ingest transaction metrics not recorded');
     }
-  }
-
-  /**
-   * Inside the transaction: self-emit verdicts (one call per connector), the new event rows
-   * (one statement), their projection and their effects. A replayed event inserts nothing,
-   * so it is neither projected nor given effects again.
-   */
-  private async write(tx: Queryable, parts: readonly IngestPart[]): Promise<PartOutcome[]> {
-    const verdicts = await this.verdicts(tx, parts);
-    const kept = parts.map((p, i) => p.events.filter((_, j) => verdicts[i]![j] === null));
-    const inserted = await insertEvents(tx, kept.flat().map(newEventOf));
-    let at = 0;
-    const fresh = kept.map((events) => events.filter(() => inserted[at++]));
-    const changes =
-      this.ports.project && fresh.some((f) => f.length > 0)
-        ? await this.ports.project(
-            tx,
-            parts.map((p, i) => ({ install: p.ctx.install, events: fresh[i]! })),
-            this.ports.log,
-          )
-        : parts.map(() => []);
-    const effects = parts.map((p, i) => this.effectsOf(p.ctx.install, fresh[i]!));
-    await insertEffects(tx, effects.flat());
-    return parts.map((p, i) => {
-      const stored = new Set(fresh[i]);
-      return {
-        stored: p.events.map((e) => stored.has(e)),
-        drops: verdicts[i]!.filter((v) => v !== null),
-        changes: changes[i] ?? [],
-        effects: effects[i]!.length,
-      };
-    });
-  }
-
-  /** The drivers' self-emit filters, each once for all of its installs' parts. */
-  private async verdicts(tx: Queryable, parts: readonly IngestPart[]): Promise<Array<Array<SelfEmitDrop | null>>> {
-    const out = parts.map((p) => p.events.map((): SelfEmitDrop | null => null));
-    for (const connector of new Set(parts.map((p) => p.ctx.install.connector_id))) {
-      const driver = this.ports.drivers.get(connector);
-      if (!driver?.ingest) continue;
-      const mine = [...parts.keys()].filter((i) => parts[i]!.ctx.install.connector_id === connector);
-      const got = await driver.ingest(
-        tx,
-        mine.map((i) => parts[i]!),
-      );
-      for (const [k, i] of mine.entries()) out[i] = got[k]!;
-    }
-    return out;
-  }
-
-  private effectsOf(install: Install, events: readonly IngestEvent[]) {
-    const driver = this.ports.drivers.get(install.connector_id);
-    if (!driver?.effectsOf) return [];
-    return events.flatMap((ev) =>
-      driver.effectsOf!(install, ev).map((e) => ({
-        installId: install.install_id,
-        tenantId: install.tenant_id,
-        connectorId: install.connector_id,
-        namespace: this.ports.namespace,
-        shard: this.ports.shardOf(install.install_id),
-        eventId: ev.id,
-        kind: e.kind,
-        serialKey: e.serialKey,
-      })),
-    );
   }
 }

@@ -1,5 +1,5 @@
 /**
- * How the shard ingest consumer settles the messages in its hands (ingest-consumer.ts):
+ * How the shard ingest consumer settles the messages in its hands (consumer.ts):
  * ack after commit, nak with a growing delay (blocking the install's lane so the events
  * behind wait for the redelivery), dead-letter, refuse an unsealed message, or hand back
  * on stop. Every path removes the message from `tracked`, whose members are kept alive
@@ -7,11 +7,11 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
-import type { IngestAttemptsPort } from './ingest-attempts.js';
-import type { InstallLanes } from './ingest-lanes.js';
-import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './ingest-envelope.js';
-import type { BlobPort, DeadLetterPort, IngestEvent } from './ports.js';
-import { SEAL_HEADER, type Seal } from './seal.js';
+import type { BlobPort, DeadLetterPort, IngestEvent } from '../runtime/ports.js';
+import { SEAL_HEADER, type Seal } from '../runtime/seal.js';
+import type { IngestAttemptsPort } from './attempts.js';
+import type { InstallLanes } from './lanes.js';
+import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './message.js';
 
 export interface Tracked {
   /** The newest delivery of this stream sequence: acks go to it. */
@@ -34,7 +34,7 @@ export interface Ready {
   /** Bytes of the encoded event: its message's data, or its blob's. */
   bytes: number;
   meta: IngestDeliveryMeta;
-  /** Real attempts so far, this one included (ingest-attempts.ts); decides dead-lettering. */
+  /** Real attempts so far, this one included (attempts.ts); decides dead-lettering. */
   tries: number;
 }
 

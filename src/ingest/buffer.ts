@@ -5,13 +5,13 @@
  * 1 024), so without this a node owning many backlogged shards, the usual case after an
  * outage with the default 64 shards, held up to 1 024 events per shard at once (a 32-install
  * drain over 64 shards peaked at 349 MiB). A node commits at most its commit slots × 512
- * events at a time (actors/ingest-committer.ts), so what it holds beyond a few transactions
+ * events at a time (commit.ts), so what it holds beyond a few transactions
  * only waits.
  *
  * Bounded twice: in events, and in bytes of message data (messages run up to the server's
  * max_payload, 1 MiB by default, so 4 096 of them could hold 4 GiB).
  *
- * The shard consumers pull only what fits (ingest-pull.ts): a pull request reserves room
+ * The shard consumers pull only what fits (pull.ts): a pull request reserves room
  * for the events it asks for, and each event it brings turns its reserved place into a held
  * one until the event is settled.
  */
@@ -40,7 +40,7 @@ const MEAN_WEIGHT = 1 / 16;
  * The places a pull request reserved: `left` events it may still bring, each counted as
  * `each` bytes until it comes (the node's expected size when the request was made).
  */
-export interface Reservation {
+export interface PullReservation {
   left: number;
   readonly each: number;
 }
@@ -103,7 +103,7 @@ export class IngestBuffer {
   }
 
   /** Reserve room for `n` events of a pull request (the caller asks for at most `free()`). */
-  reserve(n: number): Reservation {
+  reserve(n: number): PullReservation {
     const r = { left: n, each: this.each() };
     this.reserved += n;
     this.reservedBytes += n * r.each;
@@ -111,14 +111,14 @@ export class IngestBuffer {
   }
 
   /** One event of `r` arrived (and was `hold`-ed): its reserved place goes back. */
-  arrived(r: Reservation): void {
+  arrived(r: PullReservation): void {
     if (r.left <= 0) return;
     r.left--;
     this.unreserve(1, r.each);
   }
 
   /** The request of `r` ended: the places it did not fill go back. */
-  cancel(r: Reservation): void {
+  cancel(r: PullReservation): void {
     const n = r.left;
     r.left = 0;
     this.unreserve(n, r.each);
