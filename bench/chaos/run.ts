@@ -7,30 +7,18 @@
  * latency. Loopback only; bounded (`--quick` for the smoke test). Prints a table and one
  * JSON line; exits 1 when anything was lost or duplicated.
  */
-import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readChaosArgs } from './chaos-args.js';
 import { startCluster } from './cluster.js';
 import { startLoad } from './load.js';
 import { FULL, QUICK, runScenario, TITLES, type ScenarioId } from './scenarios.js';
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    only: { type: 'string', default: 'a,b,c,d,e' },
-    rate: { type: 'string', default: '30' },
-    installs: { type: 'string', default: '4' },
-    slash: { type: 'string', default: '10' },
-    /** Node and nats-server kills of (a) and (b), whatever the scale (moderate runs on a busy machine). */
-    kills: { type: 'string' },
-  },
-});
-const base = values.quick ? QUICK : FULL;
-const kills = values.kills === undefined ? null : Number(values.kills);
-const scale = kills === null ? base : { ...base, nodeKills: kills, natsKills: kills };
-const ids = values.only.split(',').map((s) => s.trim()) as ScenarioId[];
-if (ids.some((id) => !(id in TITLES))) throw new Error('--only takes a comma-separated list of a, b, c, d, e');
+const args = readChaosArgs();
+const { ids } = args;
+const base = args.quick ? QUICK : FULL;
+const scale = args.kills === null ? base : { ...base, nodeKills: args.kills, natsKills: args.kills };
 const RECONCILE_S = 3;
 const SETTLE_MS = 180_000;
 // Bounded whatever happens: the whole run, faults and settling included.
@@ -39,16 +27,16 @@ const deadline = setTimeout(
     process.stderr.write('chaos: over its time bound; giving up\n');
     process.exit(1);
   },
-  values.quick ? 240_000 : 1_200_000,
+  args.quick ? 240_000 : 1_200_000,
 );
 deadline.unref();
 
 const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const cluster = await startCluster({ adminUrl, installs: Number(values.installs), reconcileS: RECONCILE_S });
+const cluster = await startCluster({ adminUrl, installs: args.installs, reconcileS: RECONCILE_S });
 const takeovers = new Map<ScenarioId, number[]>();
 const windows = new Map<ScenarioId, [number, number]>();
 try {
-  const load = startLoad(cluster.gh, cluster.installationIds, Number(values.rate), Number(values.slash));
+  const load = startLoad(cluster.gh, cluster.installationIds, args.rate, args.slash);
   await sleep(2_000);
   for (const id of ids) {
     load.scenario = id;
@@ -160,9 +148,9 @@ try {
   ];
   process.stdout.write(`${out.join('\n')}\n`);
   const summary = {
-    quick: values.quick,
-    rate: Number(values.rate),
-    slash_every: Number(values.slash),
+    quick: args.quick,
+    rate: args.rate,
+    slash_every: args.slash,
     dead_letters: dead.length,
     left_in_stream: leftInStream,
     undrained_consumers: stuckShards,

@@ -3,7 +3,7 @@
  * anything starts.
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseRoutes, type Route } from './route-traffic.js';
 
 export interface BenchArgs {
@@ -32,28 +32,31 @@ export interface BenchArgs {
   nodeFlags: string[];
 }
 
+/** The flags `npm run bench` takes (the docs' commands are checked against them). */
+export const BENCH_OPTIONS = {
+  duration: { type: 'string', default: '20' },
+  connections: { type: 'string', default: '64' },
+  only: { type: 'string', default: 'baseline,alone,drain,edge1,edge2,split' },
+  route: { type: 'string', default: 'github,slack' },
+  shards: { type: 'string', default: '16' },
+  'keep-db': { type: 'boolean', default: false },
+  'cpu-prof': { type: 'string' },
+  rate: { type: 'string' },
+  installs: { type: 'string', default: '1,32' },
+  paced: { type: 'string', default: '50,90' },
+  'drain-events': { type: 'string', default: '20000' },
+  'node-flags': { type: 'string', default: '' },
+  'max-in-flight': { type: 'string' },
+  'max-in-flight-bytes': { type: 'string' },
+  'drain-text': { type: 'string' },
+  'drain-stall': { type: 'string' },
+  'drain-cut': { type: 'boolean', default: false },
+} satisfies NonNullable<ParseArgsConfig['options']>;
+
 export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const { values: args } = parseArgs({
     args: argv,
-    options: {
-      duration: { type: 'string', default: '20' },
-      connections: { type: 'string', default: '64' },
-      only: { type: 'string', default: 'baseline,alone,drain,edge1,edge2,split' },
-      route: { type: 'string', default: 'github,slack' },
-      shards: { type: 'string', default: '16' },
-      'keep-db': { type: 'boolean', default: false },
-      'cpu-prof': { type: 'string' },
-      rate: { type: 'string' },
-      installs: { type: 'string', default: '1,32' },
-      paced: { type: 'string', default: '50,90' },
-      'drain-events': { type: 'string', default: '20000' },
-      'node-flags': { type: 'string', default: '' },
-      'max-in-flight': { type: 'string' },
-      'max-in-flight-bytes': { type: 'string' },
-      'drain-text': { type: 'string' },
-      'drain-stall': { type: 'string' },
-      'drain-cut': { type: 'boolean', default: false },
-    },
+    options: BENCH_OPTIONS,
   });
   const durationS = Number(args.duration);
   const connections = Number(args.connections);

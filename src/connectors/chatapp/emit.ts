@@ -43,9 +43,13 @@ export type ChatEmit =
   | { kind: 'chatapp.message'; body: z.infer<typeof MessageBody> }
   | { kind: 'chatapp.reaction'; body: z.infer<typeof ReactionBody> };
 
+/** The chat emit kinds (spec §4.1) and their bodies. */
+const schemas = { 'chatapp.message': MessageBody, 'chatapp.reaction': ReactionBody } as const;
+export const CHAT_EMIT_KINDS = Object.keys(schemas) as ChatEmit['kind'][];
+
 /** Validates synchronously, before any bucket or upstream call (a bad payload is `bad_config`). */
 export function parseEmit(kind: string, body: Record<string, unknown>): ChatEmit {
-  const schema = kind === 'chatapp.message' ? MessageBody : kind === 'chatapp.reaction' ? ReactionBody : null;
+  const schema = Object.hasOwn(schemas, kind) ? schemas[kind as ChatEmit['kind']] : null;
   if (schema === null) throw new BadConfig(`unknown chat emit kind ${JSON.stringify(kind)}`);
   const r = schema.safeParse(body);
   if (!r.success) {
