@@ -3,6 +3,7 @@
  * anything starts.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { commandLine } from '../ingest/bench-args.js';
 import { TITLES, type ScenarioId } from './scenarios.js';
 
 /** The flags `npm run chaos` takes (the docs' commands are checked against them). */
@@ -14,6 +15,9 @@ export const CHAOS_OPTIONS = {
   slash: { type: 'string', default: '10' },
   /** Node and nats-server kills of (a) and (b), whatever the scale (moderate runs on a busy machine). */
   kills: { type: 'string' },
+  /** Append the run's line (bench/results/chaos-result.ts) to this file. */
+  results: { type: 'string' },
+  note: { type: 'string' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 export interface ChaosArgs {
@@ -24,6 +28,9 @@ export interface ChaosArgs {
   slash: number;
   /** null: the scale's own kill counts. */
   kills: number | null;
+  results: { file: string; note: string | null } | null;
+  /** The command as run, without `--results` and `--note`. */
+  command: string;
 }
 
 export function readChaosArgs(argv = process.argv.slice(2)): ChaosArgs {
@@ -37,5 +44,7 @@ export function readChaosArgs(argv = process.argv.slice(2)): ChaosArgs {
     installs: Number(values.installs),
     slash: Number(values.slash),
     kills: values.kills === undefined ? null : Number(values.kills),
+    results: values.results ? { file: values.results, note: values.note ?? null } : null,
+    command: commandLine('npm run chaos', argv, ['results', 'note']),
   };
 }

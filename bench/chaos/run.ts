@@ -1,12 +1,16 @@
 /**
- * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4] [--slash 10] [--kills n]`: steady
+ * `npm run chaos -- [--quick] [--only a,b,c,d,e] [--rate 30] [--installs 4] [--slash 10] [--kills n]
+ * [--results bench/results/chaos.jsonl [--note TEXT]]`: steady
  * signed webhook load against three nodes while each fault of scenarios.ts runs, then the
  * figures per fault: sent, acknowledged (2xx on the first attempt), stored, lost
  * (acknowledged but never stored), duplicated, recovered by reconciliation (first attempt
  * failed, stored after a redelivery), not recovered, takeover time per node kill, max ack
  * latency. Loopback only; bounded (`--quick` for the smoke test). Prints a table and one
- * JSON line; exits 1 when anything was lost or duplicated.
+ * JSON line; exits 1 when anything was lost or duplicated. `--results FILE` also appends the
+ * run's line (bench/results/chaos-result.ts) to FILE, which `npm run docs:figures` renders
+ * into docs/chaos.md; `BENCH_MACHINE` names the machine there (default: CPUs and model).
  */
+import { appendFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,8 +18,12 @@ import { readChaosArgs } from './chaos-args.js';
 import { startCluster } from './cluster.js';
 import { startLoad } from './load.js';
 import { FULL, QUICK, runScenario, TITLES, type ScenarioId } from './scenarios.js';
+import { describeMachine } from '../ingest/machine.js';
+import { ChaosResult } from '../results/chaos-result.js';
+import { machineOf } from '../results/ingest-result.js';
 
 const args = readChaosArgs();
+const startedAt = new Date();
 const { ids } = args;
 const base = args.quick ? QUICK : FULL;
 const scale = args.kills === null ? base : { ...base, nodeKills: args.kills, natsKills: args.kills };
@@ -105,6 +113,7 @@ try {
   // Acknowledged events not stored are either still in the stream (a consumer not draining) or gone.
   const nc = await connect({ servers: cluster.nats.url });
   const jsm = await jetstreamManager(nc);
+  const natsVersion = nc.info?.version ?? 'unknown';
   const leftInStream = (await jsm.streams.info('chaos_INGEST')).state.messages;
   const stuckShards: Array<{ consumer: string; pending: number; ack_pending: number }> = [];
   for await (const ci of jsm.consumers.list('chaos_INGEST')) {
@@ -157,6 +166,28 @@ try {
     rows,
   };
   process.stdout.write(`${JSON.stringify({ chaos: summary })}\n`);
+  if (args.results) {
+    const line = ChaosResult.parse({
+      bench: 'chaos',
+      started_at: startedAt.toISOString(),
+      ended_at: new Date().toISOString(),
+      machine: machineOf(await describeMachine(cluster.db.pool, natsVersion)),
+      command: args.command,
+      installs: args.installs,
+      scale: {
+        node_kills: scale.nodeKills,
+        nats_kills: scale.natsKills,
+        pg_stall_s: scale.pgStallMs / 1000,
+        github_outage_s: scale.githubOutageMs / 1000,
+        all_down_s: scale.allDownMs / 1000,
+      },
+      note: args.results.note,
+      source: 'chaos',
+      ...summary,
+    });
+    appendFileSync(args.results.file, `${JSON.stringify(line)}\n`);
+    process.stdout.write(`appended this run to ${args.results.file}\n`);
+  }
   if (rows.some((r) => r.lost > 0 || r.duplicated > 0)) process.exitCode = 1;
 } finally {
   await cluster.close();

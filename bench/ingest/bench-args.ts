@@ -30,6 +30,10 @@ export interface BenchArgs {
   drainStallMode: 'stall' | 'cut';
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
+  /** `--results FILE`: append the run's line (bench/results/ingest-result.ts) to FILE. */
+  results: { file: string; session: string | null; note: string | null } | null;
+  /** The command as run, without the `--results` flags: what the docs show beside the figures. */
+  command: string;
 }
 
 /** The flags `npm run bench` takes (the docs' commands are checked against them). */
@@ -51,6 +55,9 @@ export const BENCH_OPTIONS = {
   'drain-text': { type: 'string' },
   'drain-stall': { type: 'string' },
   'drain-cut': { type: 'boolean', default: false },
+  results: { type: 'string' },
+  session: { type: 'string' },
+  note: { type: 'string' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
@@ -116,5 +123,22 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),
     ],
+    results: args.results ? { file: args.results, session: args.session ?? null, note: args.note ?? null } : null,
+    command: commandLine('npm run bench', argv, ['results', 'session', 'note']),
   };
+}
+
+/** `program -- args` as a shell would take it back, without the flags in `omit` (and their values). */
+export function commandLine(program: string, argv: string[], omit: string[]): string {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = /^--([a-z-]+)/.exec(argv[i]!)?.[1];
+    if (name !== undefined && omit.includes(name)) {
+      if (!argv[i]!.includes('=')) i++;
+      continue;
+    }
+    kept.push(argv[i]!);
+  }
+  const quoted = kept.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : JSON.stringify(a)));
+  return quoted.length === 0 ? program : `${program} -- ${quoted.join(' ')}`;
 }

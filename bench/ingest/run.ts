@@ -11,6 +11,7 @@
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
  *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N] [--max-in-flight-bytes N]
  *                    [--drain-text CHARS] [--drain-stall SECONDS [--drain-cut]]
+ *                    [--results bench/results/ingest.jsonl [--session NAME] [--note TEXT]]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
  * sustain), to compare two versions at the same load. `--cpu-prof DIR` runs every node and
@@ -23,8 +24,12 @@
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
  * nats://127.0.0.1:4222; a fresh namespace, its streams deleted at the end). Prints the
- * figures as a table and as one JSON line.
+ * figures as a table and as one JSON line; `--results FILE` also appends the run's line
+ * (bench/results/ingest-result.ts) to FILE, grouped with the other runs of its `--session`
+ * (default: the UTC date it started), which `npm run docs:figures` renders into
+ * docs/performance.md. `BENCH_MACHINE` names the machine there (default: CPUs and model).
  */
+import { appendFileSync } from 'node:fs';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -36,10 +41,12 @@ import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
 import { printFigures, type BenchFigures } from './report.js';
+import { ingestResultOf } from '../results/ingest-result.js';
 import { trafficFor, type Route } from './route-traffic.js';
 import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 
 const args = readBenchArgs();
+const startedAt = new Date();
 const { durationS, connections, shards, only, routes, installCounts, nodeFlags } = args;
 
 const adminUrl = process.env.BENCH_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -250,6 +257,18 @@ try {
     }
   }
   printFigures(figures);
+  if (args.results) {
+    const line = ingestResultOf(figures, {
+      session: args.results.session ?? startedAt.toISOString().slice(0, 10),
+      startedAt,
+      endedAt: new Date(),
+      command: args.command,
+      note: args.results.note,
+      drainText: args.drainText,
+    });
+    appendFileSync(args.results.file, `${JSON.stringify(line)}\n`);
+    process.stdout.write(`appended this run to ${args.results.file}\n`);
+  }
 } finally {
   stopAnalyze();
   await cleanup();
