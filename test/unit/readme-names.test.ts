@@ -44,7 +44,7 @@ describe('generated blocks (npm run docs:figures)', () => {
 
   it('every block of the README and docs/ is what the script renders now', () => {
     const all = docPaths().map(text).join('\n');
-    for (const name of ['names', 'figures:ingest'])
+    for (const name of ['names', 'figures:ingest', 'figures:chaos', 'figures:chaos-history'])
       expect(all, `a doc holds the ${name} block`).toContain(`<!-- ${name}:start -->`);
     const stale = docPaths().filter((p) => renderDoc(p, text(p), blocks) !== text(p));
     expect(stale, 'run npm run docs:figures').toEqual([]);
