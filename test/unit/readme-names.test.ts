@@ -208,6 +208,11 @@ describe('the docs hold together', () => {
     expect(show(docs.flatMap(brokenLinks))).toEqual([]);
   });
 
+  it('the README is a newcomer\'s page: at most 300 lines, the rest in docs/ (STYLE.md "Docs")', () => {
+    const readme = docs.find((d) => d.path === 'README.md')!.text;
+    expect(readme.split('\n').length).toBeLessThanOrEqual(300);
+  });
+
   it("the README's test command is the one .ci/run runs", () => {
     const readme = docs.find((d) => d.path === 'README.md')!.text;
     const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8')
