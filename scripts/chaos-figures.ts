@@ -51,12 +51,13 @@ function outcome(r: ChaosResult): string {
   const [lost, dup] = [total((x) => x.lost), total((x) => x.duplicated)];
   const losses =
     lost === 0 && dup === 0 ? '**0 lost, 0 duplicated in every row**' : `**${num(lost)} lost, ${num(dup)} duplicated**`;
+  const stuck = r.undrained_consumers;
   const undrained =
-    r.undrained_consumers === null
+    stuck === null
       ? `undrained consumers ${NR}`
-      : r.undrained_consumers.length === 0
+      : stuck.length === 0
         ? 'no consumer undrained'
-        : `${r.undrained_consumers.length} consumers undrained (${r.undrained_consumers.map((c) => c.consumer).join(', ')})`;
+        : `${stuck.length} consumers undrained (${stuck.map((c) => c.consumer).join(', ')})`;
   const dead = r.dead_letters === null ? `dead letters ${NR}` : `${r.dead_letters} dead letters`;
   return `${losses}, ${dead}, \`left_in_stream\` ${num(r.left_in_stream)}, ${undrained}.`;
 }

@@ -77,8 +77,9 @@ function runTable(run: IngestResult): string[] {
     s.connections !== null && `${s.connections} connections`,
     s.shards !== null && `${s.shards} shards`,
   ].filter(Boolean);
+  const measuredOn = [m.software, settings.join(', ')].filter(Boolean).join('; ');
   const out = [
-    `**${span(run.started_at, run.ended_at)}, ${m.name}** (${[m.software, settings.join(', ')].filter(Boolean).join('; ')}): ` +
+    `**${span(run.started_at, run.ended_at)}, ${m.name}** (${measuredOn}): ` +
       `\`${run.command}\`${run.note ? `; ${run.note}` : ''}.${sourceText(run.source, 'bench')}`,
   ];
   const pairs = paired(run.rows);

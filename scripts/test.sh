@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine (README "Run the tests"; .ci/run calls exactly this).
+# The whole test suite on a fresh machine (README "Two commands on a fresh machine"; .ci/run calls exactly this).
 # Uses DATABASE_URL / NATS_URL when set; otherwise the local servers on their standard
 # ports, starting Postgres and nats-server first when they are installed but stopped.
 set -euo pipefail

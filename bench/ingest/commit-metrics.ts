@@ -1,6 +1,6 @@
 /**
- * How the nodes committed during a run, from their own metrics (README "How events are
- * committed"): how many ingest transactions, how many events and installs each, how long
+ * How the nodes committed during a run, from their own metrics (docs/architecture.md "How events
+ * are committed"): how many ingest transactions, how many events and installs each, how long
  * each took, and how many were in flight on average (the commit slots' occupancy: at the
  * default 2 slots, a figure near 2 means installs waited for a transaction). Read from each
  * node's `/metrics` before and after a run; edge-only nodes commit nothing and add nothing.

@@ -9,7 +9,7 @@
  * The generator shares the machine's CPUs with the service, so what it costs per request is
  * taken from what the service can use: undici's `dispatch` with bare callbacks (no response
  * stream, no per-request promise) costs less than half of what autocannon did per request on
- * this route mix (README "Performance", the `bench` column).
+ * this route mix (docs/performance.md, the `bench` column).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';

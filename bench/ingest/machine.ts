@@ -1,4 +1,4 @@
-/** What the figures were measured on, for the README's performance section. */
+/** What the figures were measured on, for docs/performance.md. */
 import { cpus, loadavg, totalmem } from 'node:os';
 import type pg from 'pg';
 

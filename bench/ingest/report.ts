@@ -1,8 +1,8 @@
 /**
- * Prints the bench figures: a table for people, one JSON line for the README and for
- * comparing runs, and the verdict README "Performance" states (the edge's acknowledgement path must
- * not be slower than the baseline's). Every row and every run in the JSON names its route
- * (`github`, `slack`). The verdict compares, per route, the edge alone (no consumer
+ * Prints the bench figures: a table for people, one JSON line for comparing runs (run.ts
+ * `--results` appends the docs' form of it), and the verdict docs/performance.md states (the
+ * edge's acknowledgement path must not be slower than the baseline's). Every row and every run
+ * in the JSON names its route (`github`, `slack`). The verdict compares, per route, the edge alone (no consumer
  * sharing the CPUs, like the baseline) with that route's baseline; the edges of the other
  * topologies are shown against it too, for information.
  */

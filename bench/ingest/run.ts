@@ -1,5 +1,5 @@
 /**
- * bench/ingest (README "Performance"): signed webhooks → edge → JetStream → shard
+ * bench/ingest (docs/performance.md): signed webhooks → edge → JetStream → shard
  * consumer → Postgres, on one node and on two, against the baseline of a minimal Fastify
  * route that verifies the signature and awaits one JetStream publish. Every topology that
  * takes webhooks runs once per route (`--route`, route-traffic.ts): GitHub `issues`

@@ -101,7 +101,10 @@ function shellLines(block: Piece): Piece[] {
 }
 
 const WORD = /^[a-z][a-z0-9-]*$/;
-/** Tokens of a command line after its program, up to what ends it in a shell (`;`, `&&`, `>`, a pipe outside parentheses). */
+/**
+ * Tokens of a command line after its program, up to what ends it in a shell (`;`, `&&`, `>`,
+ * a pipe outside parentheses).
+ */
 function argsOf(rest: string): string[] {
   const tokens: string[] = [];
   let depth = 0;
