@@ -10,8 +10,8 @@ import { machineText, NR, num, sourceText, span, table } from './figures-format.
 function scaleText(r: ChaosResult): string {
   const s = r.scale;
   const parts = [
-    s.node_kills !== null && `${s.node_kills} node kills`,
-    s.nats_kills !== null && `${s.nats_kills} nats-server kills`,
+    s.node_kills !== null && `${s.node_kills} node kill${s.node_kills === 1 ? '' : 's'}`,
+    s.nats_kills !== null && `${s.nats_kills} nats-server kill${s.nats_kills === 1 ? '' : 's'}`,
     s.pg_stall_s !== null && `${s.pg_stall_s} s Postgres stall`,
     s.github_outage_s !== null && `${s.github_outage_s} s GitHub write outage`,
     s.all_down_s !== null && `${s.all_down_s} s all nodes down`,

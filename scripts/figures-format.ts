@@ -20,7 +20,8 @@ const clock = (iso: string) => iso.slice(11, 16);
 
 /** `2026-11-27 00:14–00:36 UTC`, `2026-11-26 23:59 – 2026-11-27 00:45 UTC`, or a start alone. */
 export function span(from: string, to: string | null): string {
-  if (to === null || to === from) return `${day(from)} ${clock(from)} UTC`;
+  if (to === null || `${day(to)} ${clock(to)}` === `${day(from)} ${clock(from)}`)
+    return `${day(from)} ${clock(from)} UTC`;
   if (day(from) === day(to)) return `${day(from)} ${clock(from)}–${clock(to)} UTC`;
   return `${day(from)} ${clock(from)} – ${day(to)} ${clock(to)} UTC`;
 }
