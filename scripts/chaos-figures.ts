@@ -62,7 +62,7 @@ function outcome(r: ChaosResult): string {
   return `${losses}, ${dead}, \`left_in_stream\` ${num(r.left_in_stream)}, ${undrained}.`;
 }
 
-export function renderChaosRun(r: ChaosResult): string {
+function renderChaosRun(r: ChaosResult): string {
   const m = machineText(r.machine);
   const head = [
     'Fault',
@@ -103,7 +103,7 @@ export function renderChaosRun(r: ChaosResult): string {
 const newestFirst = (rs: ChaosResult[]) => [...rs].sort((a, b) => b.started_at.localeCompare(a.started_at));
 
 /** The newest full-scale run. */
-export function latestChaos(results: ChaosResult[]): ChaosResult | null {
+function latestChaos(results: ChaosResult[]): ChaosResult | null {
   return newestFirst(results).find((r) => !r.quick) ?? null;
 }
 

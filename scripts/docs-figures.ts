@@ -22,7 +22,7 @@ import { renderIngestFigures } from './ingest-figures.js';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /** Every line of a results file, checked against its schema (a bad line names its file and line). */
-export function readResults<T>(file: string, schema: { parse(v: unknown): T }): T[] {
+function readResults<T>(file: string, schema: { parse(v: unknown): T }): T[] {
   return readFileSync(join(ROOT, file), 'utf8')
     .split('\n')
     .flatMap((line, i) => {

@@ -52,7 +52,7 @@ function e2c(r: IngestRow | undefined): string {
 const rss = (r: IngestRow | undefined) => (!r ? '–' : r.peak_rss_mib ? r.peak_rss_mib.join(' + ') : NR);
 
 /** `nodes / nats-server / Postgres / bench`, the nodes joined with `+`. */
-export function cpuText(e: Record<string, number>): string {
+function cpuText(e: Record<string, number>): string {
   const nodes = Object.entries(e).filter(([k]) => !SHARED.includes(k));
   const shared = SHARED.filter((k) => k in e).map((k) => String(e[k]));
   return [nodes.map(([, v]) => v).join(' + '), ...shared].filter((s) => s !== '').join(' / ');

@@ -9,7 +9,7 @@ import { Machine } from './ingest-result.js';
 
 const n = z.number().nullable();
 
-export const ChaosRow = z
+const ChaosRow = z
   .object({
     scenario: z.enum(['a', 'b', 'c', 'd', 'e']),
     fault: z.string(),

@@ -36,9 +36,9 @@ const Commits = z
   .strict()
   .nullable();
 
-export const TOPOLOGIES = ['baseline', 'alone', 'edge1', 'edge2', 'split'] as const;
+const TOPOLOGIES = ['baseline', 'alone', 'edge1', 'edge2', 'split'] as const;
 
-export const IngestRow = z
+const IngestRow = z
   .object({
     route: z.enum(['github', 'slack']),
     topology: z.enum(TOPOLOGIES),
@@ -66,7 +66,7 @@ export const IngestRow = z
   .strict();
 export type IngestRow = z.infer<typeof IngestRow>;
 
-export const IngestDrain = z
+const IngestDrain = z
   .object({
     installs: z.number().int().positive(),
     events: n,
@@ -87,7 +87,7 @@ export const IngestDrain = z
       .nullable(),
   })
   .strict();
-export type IngestDrain = z.infer<typeof IngestDrain>;
+type IngestDrain = z.infer<typeof IngestDrain>;
 
 export const IngestResult = z
   .object({

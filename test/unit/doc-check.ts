@@ -55,7 +55,7 @@ interface Piece {
 }
 
 /** A doc split into code (fenced blocks and inline spans) and prose, each with its line number. */
-export function splitMarkdown(text: string): { blocks: Piece[]; spans: Piece[]; prose: Piece[] } {
+function splitMarkdown(text: string): { blocks: Piece[]; spans: Piece[]; prose: Piece[] } {
   const blocks: Piece[] = [];
   const spans: Piece[] = [];
   const prose: Piece[] = [];
@@ -275,7 +275,7 @@ export function routeMatches(path: string, url: string): boolean {
 }
 
 /** Relative links `[text](target)` in prose: the target file, and its heading when a `#fragment` names one. */
-export function linkMentions(doc: Doc): Mention[] {
+function linkMentions(doc: Doc): Mention[] {
   return splitMarkdown(doc.text).prose.flatMap((p) =>
     [...p.text.matchAll(/\[[^\]]*\]\(([^)\s]+)\)/g)]
       .map((m) => m[1]!)
@@ -285,7 +285,7 @@ export function linkMentions(doc: Doc): Mention[] {
 }
 
 /** GitHub's anchors of a Markdown file's headings (outside code blocks). */
-export function anchorsOf(text: string): Set<string> {
+function anchorsOf(text: string): Set<string> {
   const slugger = new GithubSlugger();
   const anchors = new Set<string>();
   let inFence = false;
