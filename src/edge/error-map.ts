@@ -42,6 +42,16 @@ export interface ErrorLog {
 }
 
 export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog): FastifyReply {
+  const err = reportError(reply, thrown, log);
+  if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterS))));
+  return reply.code(STATUS_OF[err.kind]).type('application/json').send(errorBody(err, reply.request.id));
+}
+
+/**
+ * Any throw as the AppError a caller is told of, logging a 5xx's cause (never told): for a
+ * route that answers its errors other than as a §2 JSON body (§10.7's browser pages).
+ */
+export function reportError(reply: FastifyReply, thrown: unknown, log?: ErrorLog): AppError {
   const err = toAppError(thrown);
   const status = STATUS_OF[err.kind];
   if (status >= 500 && log) {
@@ -58,6 +68,5 @@ export function sendError(reply: FastifyReply, thrown: unknown, log?: ErrorLog):
       'request failed',
     );
   }
-  if (err.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.retryAfterS))));
-  return reply.code(status).type('application/json').send(errorBody(err, reply.request.id));
+  return err;
 }

@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
 import { putCredentials } from '../../store/credentials.js';
 import { claimWorkspace, saveBotIdentity, workspaceClaimed } from '../../store/chat-claims.js';
-import { consumeOAuthState, createOAuthState } from '../../store/chat-oauth-states.js';
+import { consumeOAuthState, createOAuthState, type OAuthState } from '../../store/chat-oauth-states.js';
 import { withTx } from '../../store/db.js';
 import { createInstall } from '../../store/installs.js';
 import { rotatingFields, type ChatSecret } from './bot-token.js';
@@ -51,11 +51,22 @@ function oauthClient(config: Readonly<Config>): { clientId: string; clientSecret
   return { clientId, clientSecret };
 }
 
-export async function startAuthorization(deps: InstallDeps, tenantId: string, redirectUri: string) {
+/** INTERFACE §10.7: where the installer's browser goes after the callback, if anywhere. */
+export interface ReturnUrls {
+  successUrl: string | null;
+  failureUrl: string | null;
+}
+
+export async function startAuthorization(
+  deps: InstallDeps,
+  tenantId: string,
+  redirectUri: string,
+  returnTo: ReturnUrls = { successUrl: null, failureUrl: null },
+) {
   const { clientId } = oauthClient(deps.config);
   const { state, expiresAt } = await createOAuthState(
     deps.pool,
-    { tenantId, connectorId: 'chatapp', redirectUri },
+    { tenantId, connectorId: 'chatapp', redirectUri, ...returnTo },
     STATE_TTL_MS,
   );
   const url = new URL(deps.config.chatapp.authorizeUrl);
@@ -77,12 +88,29 @@ const AccessAnswer = z.object({
   expires_in: z.number().int().positive().optional(),
 });
 
+export interface CallbackQuery {
+  code?: string;
+  state?: string;
+  error?: string;
+}
+
+/**
+ * The callback's first step: the state's binding, consumed (a replay finds nothing), or null
+ * when it is missing, forged, expired or used. Apart from the rest, so the caller knows the
+ * binding (§10.7: where a browser goes) whatever the install's outcome.
+ */
+export async function consumeCallbackState(deps: InstallDeps, q: CallbackQuery): Promise<OAuthState | null> {
+  oauthClient(deps.config); // not configured: refused before the state is spent
+  return q.state ? consumeOAuthState(deps.pool, q.state) : null;
+}
+
+/** The rest of the callback, for the binding `consumeCallbackState` answered. */
 export async function finishAuthorization(
   deps: InstallDeps,
-  q: { code?: string; state?: string; error?: string },
+  q: CallbackQuery,
+  bound: OAuthState | null,
 ): Promise<InstallResult> {
   const { clientId, clientSecret } = oauthClient(deps.config);
-  const bound = q.state ? await consumeOAuthState(deps.pool, q.state) : null;
   if (q.error) {
     throw new BadRequest(`the installer did not authorize the app (${q.error.slice(0, 100)})`, {
       code: ErrorCodes.accessDenied,
