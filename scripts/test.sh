@@ -8,6 +8,27 @@ cd "$(dirname "$0")/.."
 say() { printf 'test.sh: %s\n' "$*" >&2; }
 tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 
+# Debian packages the suite runs: nats-server (the local NATS below, and `connectors dev`'s
+# child in the dev tests) and chromium (the browser tests, test/support/browser.ts). Installed
+# quietly when missing and apt-get is usable; when that fails, the tests that need them fail
+# saying so, they never skip.
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ] || { say "cannot install $1 here (no apt-get as root)"; return 1; }
+  say "installing $1 (apt-get)"
+  local log="${TMPDIR:-/tmp}/connectors-apt-$1.log"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! timeout 600 apt-get install -y -q --no-install-recommends "$1" >"$log" 2>&1; then
+    timeout 300 apt-get update -q >>"$log" 2>&1 || true
+    timeout 600 apt-get install -y -q --no-install-recommends "$1" >>"$log" 2>&1 || { say "apt-get install $1 failed:"; tail -5 "$log" >&2; return 1; }
+  fi
+}
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  apt_install nats-server || say "no nats-server: the dev tests will fail"
+fi
+if [ -z "${CHROMIUM_PATH:-}" ] && ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  apt_install chromium || say "no chromium: the browser tests will fail"
+fi
+
 if [ -z "${DATABASE_URL:-}" ]; then
   if ! tcp_open 127.0.0.1 5432; then
     if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then

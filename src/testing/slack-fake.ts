@@ -2,7 +2,7 @@
  * A fake Slack at the HTTP level, for the real `@slack/web-api` and `@slack/socket-mode`
  * to talk to (no module replacement anywhere): the Web API under `/api/<method>` (form or
  * JSON bodies, Bearer or `token` param, OAuth client auth in the body or HTTP Basic), the
- * OAuth authorize redirect, a Socket Mode WebSocket behind `apps.connections.open`, and
+ * OAuth authorize step (a consent page for a browser), a Socket Mode WebSocket behind `apps.connections.open`, and
  * the Events API's delivery side: signed POSTs to the service, with retries.
  * Switches: per-method 429s with Retry-After, stalls (hold a request until released),
  * consent (which workspace approves the next install, or a denial), echo of posted
@@ -13,6 +13,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { callMethod } from './slack-methods.js';
 import { readParams, scrub, send, splitBasic, type Params } from './slack-http.js';
+import { authorizeRequest, consentPage, grant, wantsPage } from './slack-authorize.js';
 import {
   randomId,
   type ChannelType,
@@ -215,7 +216,7 @@ export class FakeSlack {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.base);
     try {
-      if (req.method === 'GET' && url.pathname === '/oauth/v2/authorize') return this.authorize(url, res);
+      if (url.pathname === '/oauth/v2/authorize') return await this.authorize(req, url, res);
       const m = /^\/api\/([a-zA-Z0-9.]+)$/.exec(url.pathname);
       if (req.method !== 'POST' || !m) return send(res, 404, { ok: false, error: 'unknown_method' });
       const method = m[1]!;
@@ -250,24 +251,15 @@ export class FakeSlack {
     }
   }
 
-  private authorize(url: URL, res: ServerResponse): void {
-    const q = url.searchParams;
-    const redirect = q.get('redirect_uri');
-    if (q.get('client_id') !== this.clientId || !redirect)
-      return send(res, 400, { ok: false, error: 'invalid_client_id' });
-    const target = new URL(redirect);
-    target.searchParams.set('state', q.get('state') ?? '');
+  /** Slack's authorize step: a consent page for a browser, else the redirect at once (slack-authorize.ts). */
+  private async authorize(req: IncomingMessage, url: URL, res: ServerResponse): Promise<void> {
+    const post = req.method === 'POST';
+    const params = post ? new URLSearchParams(await readParams(req)) : url.searchParams;
+    const r = authorizeRequest(params);
+    if (!r || r.clientId !== this.clientId) return send(res, 400, { ok: false, error: 'invalid_client_id' });
     const consent = this.consent;
-    if (!consent || consent.deny) {
-      target.searchParams.set('error', 'access_denied');
-    } else {
-      const team = this.team(consent.teamId);
-      const asked = (q.get('scope') ?? '').split(',').filter(Boolean);
-      const scopes = team.grantScopes ?? asked;
-      const code = `${randomBytes(12).toString('hex')}`;
-      this.codes.set(code, { teamId: team.id, scopes, redirectUri: redirect });
-      target.searchParams.set('code', code);
-    }
-    res.writeHead(302, { location: target.toString() }).end();
+    if (post) return grant(this, r, params.get('decision') === 'allow' && consent ? consent.teamId : null, res);
+    if (wantsPage(req) && consent) return consentPage(r, this.team(consent.teamId), res);
+    return grant(this, r, consent && !consent.deny ? consent.teamId : null, res);
   }
 }

@@ -72,13 +72,19 @@ export function sendFailedPage(reply: FastifyReply, err: AppError): FastifyReply
     STATUS_OF[err.kind],
     'Install failed',
     `<h1 class="failed">The install did not complete</h1>
-<p>${escapeHtml(err.message)}</p>
+<p>${escapeHtml(sentence(err.message))}</p>
 <dl>
 <dt>Error code</dt><dd><code>${escapeHtml(err.code)}</code></dd>
 <dt>Request id</dt><dd><code>${escapeHtml(reply.request.id)}</code></dd>
 </dl>
 <p>Start the install again from the application that sent you here.</p>`,
   );
+}
+
+/** An error message as a sentence on a page: capital first letter, final full stop. */
+function sentence(message: string): string {
+  const s = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(s) ? s : `${s}.`;
 }
 
 function sendPage(reply: FastifyReply, status: number, title: string, main: string): FastifyReply {
