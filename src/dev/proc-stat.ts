@@ -53,3 +53,17 @@ export function stillRunning(p: ProcessId): boolean {
   const now = procStat(p.pid);
   return now !== null && now.startTime === p.startTime && now.state !== 'Z';
 }
+
+/**
+ * How many times the process has gone to sleep of its own accord (`voluntary_ctxt_switches`
+ * in /proc/<pid>/status): a process blocked in wait() adds one each time something wakes it.
+ * Null without /proc.
+ */
+export function voluntarySwitches(pid: number): number | null {
+  try {
+    const m = /^voluntary_ctxt_switches:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}

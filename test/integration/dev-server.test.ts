@@ -1,6 +1,6 @@
 /**
- * `connectors dev` behaves like a server (issue 34): SIGTERM to `npx` (which passes it to its
- * `sh -c` only) stops the node and its Postgres and nats-server; a node killed outright takes
+ * `connectors dev` behaves like a server (issue 34): SIGTERM or SIGINT to `npx` (which passes
+ * it to its `sh -c` only) stops the node and its Postgres and nats-server; a node killed outright takes
  * them with it; a second `dev` on the same directory refuses in one line and deletes nothing;
  * the ready file gives what `tenants create` and `api-keys create` need, and nothing more.
  */
@@ -119,6 +119,28 @@ describe('connectors dev as a server', () => {
     });
     expect(existsSync(ready)).toBe(false);
     expect(existsSync(join(dir, 'dev.lock'))).toBe(false);
+  }, 240_000);
+
+  it('SIGINT to npx (held by its sh -c until the child exits) stops everything too', async () => {
+    const ready = join(dir, 'ready-int.json');
+    const npx = spawn('npx', ['--no', 'connectors', 'dev', '--ready-file', ready], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_DEV_DIR: dir, PORT: '0', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    started.push(npx);
+    let stderr = '';
+    npx.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    await readyFile(ready, npx, () => stderr);
+    const tree = descendants(npx.pid!);
+    expect(servers(tree)).toHaveLength(2);
+    npx.kill('SIGINT');
+    await until('every process dev started to exit', () => tree.every((p) => !isAlive(p.pid)), {
+      timeoutMs: 40_000,
+      everyMs: 100,
+    });
+    await until('npx to exit', () => npx.exitCode !== null || npx.signalCode !== null, { timeoutMs: 10_000 });
+    expect(existsSync(ready)).toBe(false);
   }, 240_000);
 
   it('a dev killed outright takes its Postgres and nats-server with it; the next start takes over', async () => {
