@@ -55,6 +55,12 @@ async function consentAndPress(page: Page, url: string, button: '#allow' | '#can
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click(button)]);
 }
 
+/** The install the browser was told of exists, active, for the tenant that started it. */
+async function expectActiveInstall(tenant: Tenant, installId: string, teamId: string): Promise<void> {
+  const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth });
+  expect(await json(res)).toMatchObject({ install_id: installId, external_id: teamId, status: 'active' });
+}
+
 const text = (page: Page, selector: string) => page.$eval(selector, (el) => el.textContent?.trim() ?? '');
 
 describe('the chat install in a browser', () => {
@@ -76,10 +82,7 @@ describe('the chat install in a browser', () => {
     await b.screenshot(page, 'oauth-success-page');
 
     const installId = /Install id\s*([0-9a-f-]{36})/.exec(body)![1]!;
-    const install = await json(
-      await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth }),
-    );
-    expect(install).toMatchObject({ external_id: team.id, status: 'active' });
+    await expectActiveInstall(tenant, installId, team.id);
     await page.close();
     expect(b.problems).toEqual([]);
   });
@@ -101,10 +104,7 @@ describe('the chat install in a browser', () => {
     expect(landed).toContain(`/settings/slack?tab=installs&install_id=${installId}`);
     expect(await text(page, 'h1')).toBe('Back in the app');
     await b.screenshot(page, 'oauth-success-url-landed');
-    const install = await json(
-      await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, { headers: tenant.auth }),
-    );
-    expect(install).toMatchObject({ external_id: team.id, status: 'active' });
+    await expectActiveInstall(tenant, installId, team.id);
     await page.close();
     expect(b.problems).toEqual([]);
   });

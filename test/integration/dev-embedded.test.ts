@@ -61,6 +61,15 @@ async function spawnTs(entry: string, body: string): Promise<{ child: ChildProce
   return { child, line };
 }
 
+/** An embedded Postgres started by another process on `dataDir`; `line` is its URL. */
+function postgresInChild(dataDir: string): Promise<{ child: ChildProcess; line: string }> {
+  return spawnTs(
+    'src/dev/embedded-postgres.ts',
+    `const pg = await m.startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, log });
+     process.stdout.write(pg.url + '\\n');`,
+  );
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -93,11 +102,7 @@ describe('embedded Postgres', () => {
 
   it('a Postgres whose dev process was SIGKILLed exits by itself (its guard stops it)', async () => {
     const dataDir = join(dir, 'pg');
-    const { child, line } = await spawnTs(
-      'src/dev/embedded-postgres.ts',
-      `const pg = await m.startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, log });
-       process.stdout.write(pg.url + '\\n');`,
-    );
+    const { child, line } = await postgresInChild(dataDir);
     expect(await query(line, 'select v from kept')).toEqual([{ v: 'still here' }]);
     const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     child.kill('SIGKILL');
@@ -106,11 +111,7 @@ describe('embedded Postgres', () => {
 
   it('takes over a data directory whose server outlived its dev process and that guard', async () => {
     const dataDir = join(dir, 'pg');
-    const { child, line } = await spawnTs(
-      'src/dev/embedded-postgres.ts',
-      `const pg = await m.startEmbeddedPostgres({ dataDir: ${JSON.stringify(dataDir)}, log });
-       process.stdout.write(pg.url + '\\n');`,
-    );
+    const { child, line } = await postgresInChild(dataDir);
     const orphanUrl = line;
     // A kill -9 of everything (the guard too) leaves the server running, holding the lock.
     const guards = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })

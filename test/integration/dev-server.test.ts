@@ -63,24 +63,38 @@ async function readyFile(path: string, child: ChildProcess, stderr: () => string
   return JSON.parse(readFileSync(path, 'utf8')) as Record<string, any>;
 }
 
+/** `npx connectors dev --ready-file <ready>` from the repository, as a user runs it; resolves once ready. */
+async function npxDev(ready: string): Promise<{ npx: ChildProcess; line: Record<string, any>; stdout: () => string }> {
+  const npx = spawn('npx', ['--no', 'connectors', 'dev', '--ready-file', ready], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_DEV_DIR: dir, PORT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(npx);
+  let stderr = '';
+  let stdout = '';
+  npx.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  npx.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const line = await readyFile(ready, npx, () => stderr);
+  return { npx, line, stdout: () => stdout };
+}
+
+/** Every process of `tree` gone (each pid checked, not just the one signalled). */
+function allGone(tree: Array<{ pid: number }>, timeoutMs: number): Promise<boolean> {
+  return until('every process dev started to exit', () => tree.every((p) => !isAlive(p.pid)), {
+    timeoutMs,
+    everyMs: 100,
+  });
+}
+
 describe('connectors dev as a server', () => {
   it('SIGTERM to npx stops everything; a second dev refuses; the ready file drives the CLI', async () => {
     const ready = join(dir, 'ready.json');
-    const npx = spawn('npx', ['--no', 'connectors', 'dev', '--ready-file', ready], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_DEV_DIR: dir, PORT: '0', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    started.push(npx);
-    let stderr = '';
-    let stdout = '';
-    npx.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    npx.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    const line = await readyFile(ready, npx, () => stderr);
+    const { npx, line, stdout } = await npxDev(ready);
 
     // The file is the ready line (§9.1 fields and more), complete when it appears.
-    await until('the ready line', () => stdout.includes('\n'));
-    expect(JSON.parse(stdout.split('\n')[0]!)).toEqual(line);
+    await until('the ready line', () => stdout().includes('\n'));
+    expect(JSON.parse(stdout().split('\n')[0]!)).toEqual(line);
     expect(Object.keys(line.env).sort()).toEqual([
       'DATABASE_URL',
       'NATS_URL',
@@ -113,32 +127,18 @@ describe('connectors dev as a server', () => {
     const tree = descendants(npx.pid!);
     expect(servers(tree)).toHaveLength(2);
     npx.kill('SIGTERM');
-    await until('every process dev started to exit', () => tree.every((p) => !isAlive(p.pid)), {
-      timeoutMs: 40_000,
-      everyMs: 100,
-    });
+    await allGone(tree, 40_000);
     expect(existsSync(ready)).toBe(false);
     expect(existsSync(join(dir, 'dev.lock'))).toBe(false);
   }, 240_000);
 
   it('SIGINT to npx (held by its sh -c until the child exits) stops everything too', async () => {
     const ready = join(dir, 'ready-int.json');
-    const npx = spawn('npx', ['--no', 'connectors', 'dev', '--ready-file', ready], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_DEV_DIR: dir, PORT: '0', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    started.push(npx);
-    let stderr = '';
-    npx.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    await readyFile(ready, npx, () => stderr);
+    const { npx } = await npxDev(ready);
     const tree = descendants(npx.pid!);
     expect(servers(tree)).toHaveLength(2);
     npx.kill('SIGINT');
-    await until('every process dev started to exit', () => tree.every((p) => !isAlive(p.pid)), {
-      timeoutMs: 40_000,
-      everyMs: 100,
-    });
+    await allGone(tree, 40_000);
     await until('npx to exit', () => npx.exitCode !== null || npx.signalCode !== null, { timeoutMs: 10_000 });
     expect(existsSync(ready)).toBe(false);
   }, 240_000);
@@ -150,10 +150,7 @@ describe('connectors dev as a server', () => {
     const tree = descendants(child.pid!);
     expect(servers(tree)).toHaveLength(2);
     child.kill('SIGKILL');
-    await until('the embedded servers to exit', () => tree.every((p) => !isAlive(p.pid)), {
-      timeoutMs: 20_000,
-      everyMs: 100,
-    });
+    await allGone(tree, 20_000);
     // Its lock names a dead process: the next start takes it over and finds the same tenant.
     const again = await startCli(['dev'], env, 150_000);
     started.push(again.child);
