@@ -17,6 +17,7 @@
  * Without /proc (macOS) only the liveness of the two is watched; there sh is bash, which runs
  * the command in its own place, so npm's signal reaches us directly.
  */
+import { readFileSync } from 'node:fs';
 import { procStat, processId, stillRunning, voluntarySwitches, type ProcessId } from './proc-stat.js';
 
 const POLL_MS = 500;
@@ -74,5 +75,14 @@ function launchers(env: NodeJS.ProcessEnv, pid: number): { watched: ProcessId[];
   const parent = processId(ppid);
   const up = procStat(ppid);
   if (up === null || !SHELLS.has(up.comm) || up.ppid <= 1) return { watched: [parent], shell: null };
-  return { watched: [parent, processId(up.ppid)], shell: parent };
+  // Only a `sh -c` sleeps for us alone; an interactive shell also wakes for a resized window.
+  return { watched: [parent, processId(up.ppid)], shell: runsCommandString(ppid) ? parent : null };
+}
+
+function runsCommandString(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] === '-c';
+  } catch {
+    return false;
+  }
 }
