@@ -24,6 +24,7 @@ import { BadRequest, Conflict, ErrorCodes, Unavailable } from '../errors.js';
 import { toAppError } from '../errors-wire.js';
 import type { Logger } from '../log.js';
 import type { Queryable } from '../store/db.js';
+import { IDEMPOTENCY_KEY } from './schemas.js';
 import { findEmittedReceipt } from '../store/emitted.js';
 import {
   claimIdempotencyKey,
@@ -32,8 +33,6 @@ import {
   releaseIdempotencyKey,
 } from '../store/idempotency-keys.js';
 
-/** 1–255 visible ASCII characters (INTERFACE §9.3). */
-const KEY = /^[\x21-\x7e]{1,255}$/;
 /** Longer than any emit can run (25 s budget), so a live first call is never taken over. */
 const LOCK_MS = 60_000;
 /** How long a duplicate waits for a first call still running before answering 503. */
@@ -66,7 +65,7 @@ export async function idempotent<T>(
 ): Promise<T> {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return call(undefined);
-  if (typeof key !== 'string' || !KEY.test(key)) {
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
     throw new BadRequest('Idempotency-Key must be 1-255 visible ASCII characters');
   }
   purgeNowAndThen(deps);

@@ -36,7 +36,8 @@ export interface EmitRequest {
 }
 
 export function emitForAction(
-  node: Pick<GraphNode, 'kind' | 'external_id' | 'props'>,
+  // Any kind: the ones that take no action are refused here.
+  node: Pick<GraphNode, 'external_id' | 'props'> & { kind: string },
   action: NodeAction,
 ): EmitRequest {
   const misfit = () =>

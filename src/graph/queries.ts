@@ -10,22 +10,23 @@ import { BadRequest } from '../errors.js';
 import { isUuid, toIso, type Queryable } from '../store/db.js';
 import { sanitizeText } from '../store/sanitize.js';
 import { splitCjk } from './cjk-query.js';
-import type { NodeKind } from './kinds.js';
+import type { ConnectorId, InstallStatus } from '../store/installs.js';
+import type { EdgeType, NodeKind } from './kinds.js';
 
 export interface GraphNode {
   id: string;
-  kind: string;
+  kind: NodeKind;
   external_id: string;
-  connector_id: string;
+  connector_id: ConnectorId;
   install_id: string;
   props: Record<string, unknown>;
-  source_status: string;
+  source_status: InstallStatus;
   created_at: string;
   updated_at: string;
 }
 
 export interface GraphEdge {
-  type: string;
+  type: EdgeType;
   from: string;
   to: string;
   props: Record<string, unknown>;
@@ -52,12 +53,12 @@ export const MAX_EDGES = 1000;
 
 interface NodeRow {
   node_id: string;
-  kind: string;
+  kind: NodeKind;
   external_id: string;
-  connector_id: string;
+  connector_id: ConnectorId;
   install_id: string;
   props: Record<string, unknown>;
-  source_status: string;
+  source_status: InstallStatus;
   created_at: Date;
   updated_at: Date;
   seq: string;
@@ -154,7 +155,12 @@ export async function listEdges(
   if (!isUuid(tenantId) || !isUuid(nodeId)) return { edges: [], truncated: false };
   // Two index scans that each stop after max+1 rows (migration 004's partial indexes),
   // rather than an OR that would gather every edge of a busy channel before sorting.
-  const { rows } = await q.query<{ type: string; from_node: string; to_node: string; props: Record<string, unknown> }>(
+  const { rows } = await q.query<{
+    type: EdgeType;
+    from_node: string;
+    to_node: string;
+    props: Record<string, unknown>;
+  }>(
     `SELECT type, from_node, to_node, props FROM (
        (SELECT edge_id, type, from_node, to_node, props FROM graph_edges
         WHERE tenant_id = $1 AND from_node = $2 AND NOT removed ORDER BY edge_id DESC LIMIT $3)

@@ -8,15 +8,16 @@
 import { BadRequest } from '../errors.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import { isUuid, toIso, type Queryable } from './db.js';
+import type { ConnectorId } from './installs.js';
 import { queryJsonRows } from './json-rows.js';
 import { jsonText, sanitizeText } from './sanitize.js';
 
+/** An event as the events route lists it (INTERFACE §3): the caller's tenant is not repeated. */
 export interface StoredEvent {
   id: string;
   kind: string;
-  connector_id: string;
+  connector_id: ConnectorId;
   install_id: string;
-  tenant_id: string;
   occurred_at: string | null;
   received_at: string;
   payload: unknown;
@@ -128,9 +129,8 @@ function occurredAt(v: Date | string | null | undefined): string | null {
 interface EventRow {
   id: string;
   kind: string;
-  connector_id: string;
+  connector_id: ConnectorId;
   install_id: string;
-  tenant_id: string;
   occurred_at: Date | null;
   received_at: Date;
   payload: unknown;
@@ -164,7 +164,7 @@ export async function listEvents(
   // One row more than asked tells whether another page exists.
   params.push(take + 1);
   const { rows } = await q.query<EventRow>(
-    `SELECT id, kind, connector_id, install_id, tenant_id, occurred_at, received_at, payload, seq,
+    `SELECT id, kind, connector_id, install_id, occurred_at, received_at, payload, seq,
             to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_key
      FROM events WHERE ${where}
      ORDER BY received_at DESC, seq DESC
@@ -185,7 +185,6 @@ function toStoredEvent(r: EventRow): StoredEvent {
     kind: r.kind,
     connector_id: r.connector_id,
     install_id: r.install_id,
-    tenant_id: r.tenant_id,
     occurred_at: toIso(r.occurred_at),
     received_at: toIso(r.received_at),
     payload: r.payload,

@@ -14,11 +14,11 @@ const root = createLogger({ level: 'debug', node: 'test' }, logs.stream);
 let f: Awaited<ReturnType<typeof edgeFixture>>;
 beforeAll(async () => {
   f = await edgeFixture(
-    ({ msg }) => {
+    ({ key, msg }) => {
       // A port deep below the route logs through the root logger, not req.log.
       root.info({ kind: msg.kind }, 'emit reached the actor port');
-      if (msg.kind === 'chatapp.fail') throw new Internal('boom');
-      return { provider_id: '1', kind: msg.kind };
+      if ((msg.body as { text?: string }).text === 'fail') throw new Internal('boom');
+      return { provider_id: '1', kind: msg.kind, install_id: key.id[0], emitted_at: new Date().toISOString() };
     },
     undefined,
     {},
@@ -71,14 +71,14 @@ describe('X-Request-Id', () => {
       method: 'POST',
       url,
       headers: { ...t.auth, 'x-request-id': 'req-ok-1' },
-      payload: { kind: 'chatapp.message', body: { channel: 'C1', text: 'hi' } },
+      payload: { kind: 'chatapp.message', body: { channel_id: 'C1', text: 'hi' } },
     });
     expect(ok.statusCode).toBe(200);
     const fail = await f.app.inject({
       method: 'POST',
       url,
       headers: { ...t.auth, 'x-request-id': 'req-fail-1' },
-      payload: { kind: 'chatapp.fail', body: {} },
+      payload: { kind: 'chatapp.message', body: { channel_id: 'C1', text: 'fail' } },
     });
     expect(fail.statusCode).toBe(500);
     expect(fail.json().error.request_id).toBe('req-fail-1');

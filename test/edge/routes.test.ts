@@ -6,10 +6,13 @@ import { edgeFixture } from './support.js';
 type Fixture = Awaited<ReturnType<typeof edgeFixture>>;
 let f: Fixture;
 beforeAll(async () => {
-  f = await edgeFixture(({ msg }) => {
-    if (msg.type === 'uninstall') return { install_id: 'x', status: 'uninstalled' };
-    if (msg.type === 'health') return { status: 'healthy' };
-    return { provider_id: '1', kind: msg.kind };
+  // Answers shaped as the actors' own (the edge sends them through the route's schema).
+  f = await edgeFixture(({ key, msg }) => {
+    const install_id = key.id[0];
+    if (msg.type === 'uninstall') return { install_id, status: 'uninstalled' };
+    if (msg.type === 'health')
+      return { install_id, connector_id: 'chatapp', status: 'healthy', team_id: 'T1', team: null, bot_user_id: null };
+    return { provider_id: '1', kind: msg.kind, install_id, emitted_at: new Date().toISOString() };
   });
 });
 afterAll(() => f.close());
@@ -128,7 +131,7 @@ describe('routes', () => {
       url: `/api/v1/connectors/installs/${inst.install_id}/health`,
       headers: t.auth,
     });
-    expect(health.json()).toEqual({ status: 'healthy' });
+    expect(health.json()).toMatchObject({ install_id: inst.install_id, status: 'healthy' });
     const del = await f.app.inject({
       method: 'DELETE',
       url: `/api/v1/connectors/installs/${inst.install_id}`,

@@ -59,9 +59,9 @@ async function project(inst: Install, e: { id: string; kind: string; payload: un
 }
 
 beforeAll(async () => {
-  f = await edgeFixture(({ msg: m }) => {
+  f = await edgeFixture(({ key, msg: m }) => {
     if (refuse) throw new Conflict('install is not active', { code: 'install_not_active' });
-    return { provider_id: 'p-1', kind: m.kind, install_id: 'i', emitted_at: new Date(0).toISOString() };
+    return { provider_id: 'p-1', kind: m.kind, install_id: key.id[0], emitted_at: new Date(0).toISOString() };
   });
   a = await f.tenant('a');
   b = await f.tenant('b');
@@ -323,7 +323,7 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
     expect(res.json()).toEqual({
       provider_id: 'p-1',
       kind: 'chatapp.message',
-      install_id: 'i',
+      install_id: chat.install_id,
       emitted_at: new Date(0).toISOString(),
     });
     const react = await act(a, reply.id, { action: 'react', name: 'eyes' });

@@ -21,7 +21,7 @@ let failNext = false;
 let dieAfter: ((msg: Asked['msg']) => Promise<void>) | null = null;
 const keysSeen: unknown[] = [];
 
-async function answer({ msg }: Asked) {
+async function answer({ key, msg }: Asked) {
   calls++;
   keysSeen.push(msg.idempotencyKey);
   await gate;
@@ -35,7 +35,7 @@ async function answer({ msg }: Asked) {
     await acted(msg);
     throw new DeadlineExceeded('the node running the write died');
   }
-  return { provider_id: String(calls), kind: msg.kind, install_id: 'i', emitted_at: new Date().toISOString() };
+  return { provider_id: String(calls), kind: msg.kind, install_id: key.id[0], emitted_at: new Date().toISOString() };
 }
 
 beforeAll(async () => {
@@ -47,7 +47,7 @@ afterAll(async () => {
   await n2.close();
 });
 
-const emitBody = (text: string) => ({ kind: 'chatapp.message', body: { channel: 'C1', text } });
+const emitBody = (text: string) => ({ kind: 'chatapp.message', body: { channel_id: 'C1', text } });
 
 function emit(node: Fixture, auth: Record<string, string>, install: Install, key: string | null, payload: object) {
   return node.app.inject({
@@ -73,7 +73,7 @@ describe('Idempotency-Key on emit', () => {
     expect(calls - before).toBe(1);
     // Key order inside the body does not make it another body.
     const reordered = await emit(n2, t.auth, inst, 'k-seq', {
-      body: { text: 'hello', channel: 'C1' },
+      body: { text: 'hello', channel_id: 'C1' },
       kind: 'chatapp.message',
     });
     expect(reordered.json()).toEqual(first.json());

@@ -120,7 +120,7 @@ describe('events', () => {
     ]);
   }, 60_000);
 
-  it('lists newest first with ISO timestamps and the contract fields', async () => {
+  it('lists newest first with ISO timestamps and the contract fields (INTERFACE §3), nothing else', async () => {
     const inst = await freshInstall();
     await insertEvent(pool, ev(inst, 'e1', { occurred_at: '2024-05-01T10:00:00Z' }));
     await insertEvent(pool, ev(inst, 'e2', { kind: 'reaction_added' }));
@@ -132,7 +132,6 @@ describe('events', () => {
       kind: 'message',
       connector_id: 'chatapp',
       install_id: inst.install_id,
-      tenant_id: inst.tenant_id,
       occurred_at: '2024-05-01T10:00:00.000Z',
       received_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       payload: { text: 'e1' },

@@ -15,15 +15,14 @@ import { platformError, rateLimitedFor, toSlackAppError } from './slack-errors.j
 import { slackClient } from './slack-client.js';
 
 const ChannelId = z.string().regex(/^[A-Z0-9]{2,40}$/, { message: 'must be a Slack conversation id' });
+const NAME = "[a-z0-9_+'-]{1,100}(?:::skin-tone-[2-6])?";
+const REACTION_NAME = new RegExp(`^\\s*(?::${NAME}:|${NAME})\\s*$`);
 const Ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/, { message: 'must be a Slack message timestamp' });
 
 export const MessageBody = z
   .object({
     channel_id: ChannelId,
-    text: z
-      .string()
-      .max(40_000)
-      .refine((s) => s.trim().length > 0, { message: 'must not be blank' }),
+    text: z.string().max(40_000).regex(/\S/, { message: 'must not be blank' }),
     thread_ts: Ts.optional(),
   })
   .strict();
@@ -31,11 +30,12 @@ export const ReactionBody = z
   .object({
     channel_id: ChannelId,
     timestamp: Ts,
-    // Slack names carry no colons (`thumbsup`, `+1`, `thumbsup::skin-tone-2`); `:thumbsup:` is accepted too.
+    // Slack names carry no colons (`thumbsup`, `+1`, `thumbsup::skin-tone-2`); `:thumbsup:` is accepted too,
+    // and surrounding blanks: the pattern says exactly that (the OpenAPI document shows it), then they go.
     name: z
       .string()
-      .transform((s) => s.trim().replace(/^:(.*):$/, '$1'))
-      .pipe(z.string().regex(/^[a-z0-9_+'-]{1,100}(::skin-tone-[2-6])?$/, { message: 'must be a reaction name' })),
+      .regex(REACTION_NAME, { message: 'must be a reaction name' })
+      .transform((s) => s.trim().replace(/^:(.*):$/, '$1')),
   })
   .strict();
 

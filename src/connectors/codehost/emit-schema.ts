@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { BadConfig } from '../../errors.js';
-import { isRepoFullName } from './repo-full-name.js';
+import { REPO_FULL_NAME } from './repo-full-name.js';
 import { GITHUB_COMMENT_MAX_CHARS, PR_SUMMARY_SENTINEL } from './sentinels.js';
 
 export const CODEHOST_EMIT_KINDS = [
@@ -21,7 +21,7 @@ export type CodehostEmitKind = (typeof CODEHOST_EMIT_KINDS)[number];
 export const STATUS_DESCRIPTION_MAX = 140;
 
 // INTERFACE §9.3: GitHub's characters, neither part `.` or `..` (a path must never move).
-const repoFullName = z.string().refine(isRepoFullName, { message: 'must be "owner/repo" with GitHub\'s characters' });
+const repoFullName = z.string().regex(REPO_FULL_NAME, { message: 'must be "owner/repo" with GitHub\'s characters' });
 const number = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const commentBody = z.string().min(1).max(GITHUB_COMMENT_MAX_CHARS);
 const sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/i, { message: 'must be a full commit SHA' });
@@ -34,7 +34,8 @@ const commentId = z.union([
     .transform(Number),
 ]);
 
-const schemas = {
+/** The emit bodies by kind, as the edge's emit route and its OpenAPI document show them. */
+export const CODEHOST_EMIT_BODIES = {
   'codehost.pr_summary_comment': z
     .object({
       repo_full_name: repoFullName,
@@ -111,7 +112,7 @@ const ownSchemas = {
 };
 type OwnKind = keyof typeof ownSchemas;
 
-type Parsed<K extends CodehostEmitKind> = z.output<(typeof schemas)[K]>;
+type Parsed<K extends CodehostEmitKind> = z.output<(typeof CODEHOST_EMIT_BODIES)[K]>;
 
 /** One validated write, tagged by kind. */
 export type CodehostWrite =
@@ -129,7 +130,7 @@ export function parseEmit(kind: string, body: unknown): CodehostWrite {
       `unknown code-host emit kind ${JSON.stringify(kind)}; expected one of ${CODEHOST_EMIT_KINDS.join(', ')}`,
     );
   }
-  return validated(kind, schemas[kind], body);
+  return validated(kind, CODEHOST_EMIT_BODIES[kind], body);
 }
 
 /** Validates a write handed to the write actor: an emit kind, or one of the service's own. */

@@ -8,44 +8,57 @@
  * endpoint), a known connector whose own route is not mounted on this edge, or an unknown id.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { isConnectorId, listConnectors } from '../../connectors/catalog.js';
+import { CONNECTOR_IDS, isConnectorId, listConnectors } from '../../connectors/catalog.js';
 import { BadRequest, ErrorCodes, NotConfigured, NotFound } from '../../errors.js';
 import type { EdgeContext } from '../context.js';
-import { Connector } from '../schemas.js';
+import { documentationOnly } from '../doc-only-schema.js';
+import { operation } from '../operation.js';
+import { Connector, OAuthStartAnswer, OAuthStartBody } from '../schemas.js';
 
-const tags = ['connectors'];
-const LIST_SCHEMA = {
+const tag = 'connectors';
+const LIST = operation({
+  operationId: 'listConnectors',
+  tag,
   summary: 'The connectors of this build and whether settings enable them',
-  tags,
-  response: { 200: z.object({ connectors: z.array(Connector) }) },
-};
-const START_SCHEMA = {
-  summary: 'Start an OAuth install (connectors without their own start route answer here)',
-  description: 'codehost answers 400 `custom_install_path` naming its admin install route; unknown ids 404.',
-  tags,
-  params: z.object({ connectorId: z.string() }),
-  response: { 200: z.object({ authorize_url: z.string(), state: z.string(), expires_at: z.string() }) },
-};
+  auth: 'bearer',
+  responses: {
+    200: { description: 'Every connector of this build', schema: z.object({ connectors: z.array(Connector) }) },
+  },
+  errors: [],
+});
+const START = operation({
+  operationId: 'startOAuth',
+  tag,
+  summary: "Start a connector's OAuth install",
+  description:
+    '`chatapp` is answered by its own route, `POST /api/v1/connectors/chatapp/oauth/start` (same body and ' +
+    'answer), or 501 `not_configured` where that connector is not enabled; `codehost` installs through its ' +
+    'admin route and answers 400 `custom_install_path` with `error.install_path` naming it. Another id: 404.',
+  auth: 'bearer',
+  params: z.object({ connectorId: z.string().meta({ enum: [...CONNECTOR_IDS] }) }).strict(),
+  // Answered before the body matters; the connector's own route validates it.
+  body: documentationOnly(OAuthStartBody.describe("As the connector's own start route takes it")),
+  responses: { 200: { description: 'The authorize URL to send the installer to', schema: OAuthStartAnswer } },
+  errors: ['not_found', 'custom_install_path', 'not_configured'],
+});
 
-export const connectorRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
-  app.get('/connectors', { schema: LIST_SCHEMA }, async () => ({ connectors: listConnectors(ctx.config) }));
+export const connectorRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
+  app.get('/connectors', { schema: LIST }, async () => ({ connectors: listConnectors(ctx.config) }));
 
-  app.post<{ Params: { connectorId: string } }>(
-    '/connectors/:connectorId/oauth/start',
-    { schema: START_SCHEMA },
-    async (req) => {
-      const { connectorId } = req.params;
-      if (!isConnectorId(connectorId)) throw new NotFound('connector not found');
-      const manifest = listConnectors(ctx.config).find((c) => c.connector_id === connectorId)!;
-      if (manifest.install_path !== undefined) {
-        // spec §4: "The framework refuses /oauth/start for a connector that declares a custom install path".
-        throw new BadRequest(`${connectorId} does not install through OAuth; use POST ${manifest.install_path}`, {
-          code: ErrorCodes.customInstallPath,
-          details: { install_path: manifest.install_path },
-        });
-      }
-      throw new NotConfigured(`the ${connectorId} OAuth start route is not mounted on this edge`);
-    },
-  );
+  app.post('/connectors/:connectorId/oauth/start', { schema: START }, async (req) => {
+    const { connectorId } = req.params;
+    if (!isConnectorId(connectorId)) throw new NotFound('connector not found');
+    const manifest = listConnectors(ctx.config).find((c) => c.connector_id === connectorId)!;
+    if (manifest.install_path !== undefined) {
+      // spec §4: "The framework refuses /oauth/start for a connector that declares a custom install path".
+      throw new BadRequest(`${connectorId} does not install through OAuth; use POST ${manifest.install_path}`, {
+        code: ErrorCodes.customInstallPath,
+        details: { install_path: manifest.install_path },
+      });
+    }
+    throw new NotConfigured(`the ${connectorId} OAuth start route is not mounted on this edge`);
+  });
 };

@@ -4,62 +4,75 @@
  * Another tenant's id answers 404 exactly like an unknown one (INTERFACE §2).
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
 import { runInTenantScope } from '../../store/tenant-scope.js';
 import type { EdgeContext } from '../context.js';
+import { operation } from '../operation.js';
 import { validInput } from '../params.js';
+import { limitParam, nextCursor } from '../schemas.js';
+
+const DEAD_LETTER_ID = /^\d{1,18}$/;
 
 const ListQuery = z
   .object({
     install_id: z.uuid({ message: 'must be an install id' }).optional(),
-    limit: z
-      .string()
-      .regex(/^\d+$/, { message: 'must be a whole number' })
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(500))
-      .optional(),
-    cursor: z
-      .string()
-      .regex(/^\d{1,18}$/, { message: 'must be a cursor from next_cursor' })
-      .optional(),
+    limit: limitParam(500, 50),
+    cursor: z.string().regex(DEAD_LETTER_ID, { message: 'must be a cursor from next_cursor' }).optional(),
   })
   .strict();
 
-const DeadLetter = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  install_id: z.string(),
-  event_id: z.string(),
-  kind: z.string(),
-  error: z.string().describe('the real cause of the failure to store the event'),
-  dead_lettered_at: z.string(),
-});
+const DeadLetter = z
+  .object({
+    id: z.string().regex(DEAD_LETTER_ID),
+    tenant_id: z.uuid(),
+    install_id: z.uuid(),
+    event_id: z.string().nullable().describe('null when the stored message cannot be read'),
+    kind: z.string().nullable().describe('null when the stored message cannot be read'),
+    error: z.string().describe('the real cause of the failure to store the event'),
+    dead_lettered_at: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'DeadLetter' });
 
-const LIST_SCHEMA = {
+const tag = 'dead-letters';
+const LIST = operation({
+  operationId: 'listDeadLetters',
+  tag,
   summary: "The caller's dead letters: events that could not be stored, newest first",
-  tags: ['dead-letters'],
+  auth: 'bearer',
   querystring: ListQuery,
-  response: { 200: z.object({ dead_letters: z.array(DeadLetter), next_cursor: z.string().nullable() }) },
-};
-
-const REPLAY_SCHEMA = {
+  responses: {
+    200: {
+      description: 'A page of dead letters',
+      schema: z.object({ dead_letters: z.array(DeadLetter), next_cursor: nextCursor }),
+    },
+  },
+  errors: ['bad_request'],
+});
+const REPLAY = operation({
+  operationId: 'replayDeadLetter',
+  tag,
   summary: 'Put one dead letter back on the durable ingest path (it is ingested once)',
-  tags: ['dead-letters'],
-  params: z.object({ id: z.string().regex(/^\d{1,18}$/, { message: 'must be a dead letter id' }) }),
-  response: { 200: z.object({ replayed: z.literal(1) }) },
-};
+  auth: 'bearer',
+  params: z.object({ id: z.string().regex(DEAD_LETTER_ID, { message: 'must be a dead letter id' }) }).strict(),
+  responses: {
+    200: { description: 'Replayed and removed from the dead letters', schema: z.object({ replayed: z.literal(1) }) },
+  },
+  errors: ['bad_request', 'not_found'],
+});
 
 /** `replay` puts the tenant's dead letter back on the ingest path; 0 when it is not the tenant's. */
 export function deadLetterRoutes(
   replay: (sel: { id: string; tenantId: string }) => Promise<{ replayed: number }>,
 ): FastifyPluginAsync<EdgeContext> {
-  return async (app, ctx) => {
+  return async (plugin, ctx) => {
+    const app = plugin.withTypeProvider<ZodTypeProvider>();
     app.addHook('onRequest', async (req) => {
       await ctx.authenticate(req);
     });
-    app.get('/api/v1/dead-letters', { schema: LIST_SCHEMA, attachValidation: true }, async (req) => {
+    app.get('/api/v1/dead-letters', { schema: LIST, attachValidation: true }, async (req) => {
       const q = validInput<z.output<typeof ListQuery>>(req, 'querystring');
       const filter = {
         tenantId: req.tenantId,
@@ -69,17 +82,17 @@ export function deadLetterRoutes(
       };
       // Read as the tenant login when there is one (migration 013), like the other tenant routes.
       const db = ctx.tenantDb;
-      return db ? runInTenantScope(req.tenantId, () => listDeadLetters(db, filter)) : listDeadLetters(ctx.db, filter);
+      const page = db
+        ? await runInTenantScope(req.tenantId, () => listDeadLetters(db, filter))
+        : await listDeadLetters(ctx.db, filter);
+      // A tenant's dead letters are those of its installs: tenant and install are always set here.
+      return page as { dead_letters: Array<z.output<typeof DeadLetter>>; next_cursor: string | null };
     });
-    app.post<{ Params: { id: string } }>(
-      '/api/v1/dead-letters/:id/replay',
-      { schema: REPLAY_SCHEMA, attachValidation: true },
-      async (req) => {
-        validInput(req, 'params');
-        const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
-        if (replayed === 0) throw new NotFound('dead letter not found');
-        return { replayed };
-      },
-    );
+    app.post('/api/v1/dead-letters/:id/replay', { schema: REPLAY, attachValidation: true }, async (req) => {
+      validInput(req, 'params');
+      const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
+      if (replayed === 0) throw new NotFound('dead letter not found');
+      return { replayed: 1 as const };
+    });
   };
 }

@@ -5,6 +5,7 @@
  * install actor exactly as the emit route sends it (src/graph/node-actions.ts has the map).
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { NODE_KINDS } from '../../graph/kinds.js';
@@ -14,58 +15,90 @@ import { installWritesKey } from '../../actors/install-protocol.js';
 import type { Queryable } from '../../store/db.js';
 import { findActiveInstalls, getInstall } from '../../store/installs.js';
 import type { EdgeContext } from '../context.js';
+import { EMIT_ERRORS } from '../emit-request.js';
 import { idempotent } from '../idempotency.js';
 import { countEmit } from '../metrics.js';
+import { operation } from '../operation.js';
 import { ownInstall, validInput } from '../params.js';
-import { EmitReceipt, GraphEdge, GraphNode as GraphNodeSchema, IdempotencyHeaders, NodeIdParams } from '../schemas.js';
+import {
+  type ActorAnswer,
+  EmitReceipt,
+  GraphNode as GraphNodeSchema,
+  IdempotencyHeaders,
+  limitParam,
+  nextCursor,
+  NodeIdParams,
+  NodeWithEdges,
+} from '../schemas.js';
 
 const NodesQuery = z
   .object({
     kind: z.enum(NODE_KINDS).optional(),
-    install_id: z.string().min(1).max(100).optional(),
+    install_id: z
+      .string()
+      .min(1)
+      .max(100)
+      .meta({ format: 'uuid' })
+      .optional()
+      .describe("Only this install's nodes; another tenant's or an unknown id answers 404"),
     q: z
       .string()
       .max(500)
-      .refine((s) => s.trim().length > 0, 'must not be blank')
-      .optional(),
-    limit: z
-      .string()
-      .regex(/^\d+$/, { message: 'must be a whole number' })
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(MAX_NODES_LIMIT))
-      .optional(),
-    cursor: z.string().min(1).max(100).optional(),
+      .regex(/\S/, { message: 'must not be blank' })
+      .optional()
+      .describe('Full-text match on the node\'s text (words, "phrases", or, -not)'),
+    limit: limitParam(MAX_NODES_LIMIT, 50),
+    cursor: z.string().min(1).max(100).optional().describe("A page's `next_cursor`"),
   })
   .strict();
 
-const tags = ['graph'];
-const LIST_SCHEMA = {
-  summary: "List or search the tenant's graph nodes",
-  tags,
+const tag = 'graph';
+const LIST = operation({
+  operationId: 'listNodes',
+  tag,
+  summary: "List or search the tenant's graph nodes, newest first",
+  description: "A listing leaves out `props.diff` (up to 1 MB per PR); the node's own route has it.",
+  auth: 'bearer',
   querystring: NodesQuery,
-  response: { 200: z.object({ nodes: z.array(GraphNodeSchema), next_cursor: z.string().nullable() }) },
-};
-const NODE_SCHEMA = {
+  responses: {
+    200: {
+      description: 'A page of nodes',
+      schema: z.object({ nodes: z.array(GraphNodeSchema), next_cursor: nextCursor }),
+    },
+  },
+  errors: ['bad_request', 'not_found'],
+});
+const GET = operation({
+  operationId: 'getNode',
+  tag,
   summary: 'One node with the edges touching it',
-  tags,
+  auth: 'bearer',
   params: NodeIdParams,
-  response: { 200: GraphNodeSchema.extend({ edges: z.array(GraphEdge), edges_truncated: z.boolean() }) },
-};
-const ACTION_SCHEMA = {
+  responses: { 200: { description: 'The node and its edges', schema: NodeWithEdges } },
+  errors: ['not_found'],
+});
+const ACT = operation({
+  operationId: 'actOnNode',
+  tag,
   summary: 'Act on a node: reply, react or label (performed as the matching emit)',
-  description: 'Takes an `Idempotency-Key` header, as the emit route does.',
-  tags,
+  description:
+    'Reply to a chat message posts in its thread, react adds a reaction; reply to a pull request or issue ' +
+    "comments, label labels it. An action that does not fit the node's kind is 400 `bad_request`; the emit's " +
+    'own errors follow. Takes an `Idempotency-Key` header, as the emit route does.',
+  auth: 'bearer',
   params: NodeIdParams,
   headers: IdempotencyHeaders,
   body: NodeAction,
-  response: { 200: EmitReceipt },
-};
+  responses: { 200: { description: 'The emit was made upstream', schema: EmitReceipt } },
+  errors: EMIT_ERRORS,
+});
 
 /** Same budget as the emit route: an action is an emit. */
 const ACTION_TIMEOUT_MS = 25_000;
 
-export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
-  app.get('/graph/nodes', { schema: LIST_SCHEMA, attachValidation: true }, async (req) => {
+export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
+  app.get('/graph/nodes', { schema: LIST, attachValidation: true }, async (req) => {
     const q = validInput<z.output<typeof NodesQuery>>(req, 'querystring');
     // A foreign or unknown install id is the same 404 as on the install routes (INTERFACE §2).
     const install = q.install_id === undefined ? null : await ownInstall(ctx.db, req.tenantId, q.install_id);
@@ -78,32 +111,28 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => 
     });
   });
 
-  app.get<{ Params: { nodeId: string } }>('/graph/nodes/:nodeId', { schema: NODE_SCHEMA }, async (req) => {
+  app.get('/graph/nodes/:nodeId', { schema: GET }, async (req) => {
     const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
     const { edges, truncated } = await listEdges(ctx.db, req.tenantId, node.id);
     return { ...node, edges, edges_truncated: truncated };
   });
 
-  app.post<{ Params: { nodeId: string } }>(
-    '/graph/nodes/:nodeId/actions',
-    { schema: ACTION_SCHEMA, attachValidation: true },
-    async (req, reply) => {
-      const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
-      const action = validInput<z.output<typeof NodeAction>>(req, 'body');
-      const emit = emitForAction(node, action);
-      return idempotent(ctx, req, reply, `action:${node.id}`, action, async (idempotencyKey) =>
-        countEmit(
-          ctx.metrics,
-          emit.kind,
-          ctx.actors.ask(
-            installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
-            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
-            { timeoutMs: ACTION_TIMEOUT_MS },
-          ),
+  app.post('/graph/nodes/:nodeId/actions', { schema: ACT, attachValidation: true }, async (req, reply) => {
+    const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
+    const action = validInput<z.output<typeof NodeAction>>(req, 'body');
+    const emit = emitForAction(node, action);
+    return idempotent(ctx, req, reply, `action:${node.id}`, action, async (idempotencyKey) =>
+      countEmit(
+        ctx.metrics,
+        emit.kind,
+        ctx.actors.ask(
+          installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
+          { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
+          { timeoutMs: ACTION_TIMEOUT_MS },
         ),
-      );
-    },
-  );
+      ),
+    ) as Promise<ActorAnswer<typeof EmitReceipt>>;
+  });
 };
 
 async function ownNode(db: Queryable, tenantId: string, nodeId: string): Promise<GraphNode> {

@@ -3,20 +3,46 @@ import Fastify, { type FastifyPluginAsync, type FastifyReply, type FastifyReques
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { EdgeContext, ReadinessCheck } from '../context.js';
+import { operation } from '../operation.js';
 
-const tags = ['operations'];
-const Readiness = z.object({ ready: z.boolean(), checks: z.record(z.string(), z.boolean()) });
-const HEALTHZ_SCHEMA = { summary: 'Liveness', tags, response: { 200: z.object({ ok: z.literal(true) }) } };
-const READYZ_SCHEMA = {
+const tag = 'operations';
+const Readiness = z
+  .object({
+    ready: z.boolean(),
+    checks: z.record(z.string(), z.boolean()).describe("Each check of this node's roles, e.g. `nats`, `postgres`"),
+  })
+  .meta({ id: 'Readiness' });
+const HEALTHZ_SCHEMA = operation({
+  operationId: 'getLiveness',
+  tag,
+  summary: 'Liveness',
+  auth: 'public',
+  responses: { 200: { description: 'The process serves requests', schema: z.object({ ok: z.literal(true) }) } },
+  errors: [],
+});
+const READYZ_SCHEMA = operation({
+  operationId: 'getReadiness',
+  tag,
   summary: "Readiness: NATS and Postgres reachable, shards owned (this node's roles)",
-  tags,
-  response: { 200: Readiness, 503: Readiness },
-};
-const METRICS_SCHEMA = {
+  description: 'Answers within 3 s (INTERFACE §9.3).',
+  auth: 'public',
+  responses: {
+    200: { description: 'Ready: send it traffic', schema: Readiness },
+    503: { description: 'Not ready (a check failed, or shards are still being acquired)', schema: Readiness },
+  },
+  errors: [],
+});
+const METRICS_SCHEMA = operation({
+  operationId: 'getMetrics',
+  tag,
   summary: 'Prometheus metrics (text exposition format)',
-  tags,
-  response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },
-};
+  description: 'Served here unless SERVICE_METRICS_PORT moves it to a port of its own.',
+  auth: 'public',
+  responses: {
+    200: { description: 'Prometheus text exposition format 0.0.4', schema: z.string(), contentType: 'text/plain' },
+  },
+  errors: [],
+});
 
 export const opsRoutes: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.get('/healthz', { schema: HEALTHZ_SCHEMA }, async () => ({ ok: true }));

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { documentationOnly } from '../../doc-only-schema.js';
+import { operation } from '../../operation.js';
 
 const UrlVerification = z.looseObject({
   type: z.literal('url_verification'),
@@ -28,15 +29,17 @@ const AppRateLimited = z.looseObject({
   minute_rate_limited: z.number().int().optional(),
 });
 
-export const EVENTS_SCHEMA = {
+export const EVENTS_SCHEMA = operation({
+  operationId: 'receiveChatappEvents',
+  tag: 'chatapp',
   summary: 'Slack Events API receiver (HTTP transport): signed JSON events',
   description:
     'Body: a Slack `url_verification` or `event_callback` envelope (or `app_rate_limited`, logged), ' +
     'signed with X-Slack-Signature (v0) over X-Slack-Request-Timestamp and the raw body. ' +
     '`url_verification` answers its challenge; `event_callback` answers 200 once the event is durably stored. ' +
-    'A missing, stale or wrong signature is 401 before the body is read as JSON.',
-  tags: ['chatapp'],
-  security: [],
+    'A missing, stale or wrong signature is 401 before the body is read as JSON. Mounted only with the HTTP ' +
+    'transport (a signing secret set, Socket Mode off).',
+  auth: 'public',
   headers: documentationOnly(
     z.looseObject({
       'x-slack-signature': z.string().describe('v0=<hex hmac_sha256 of "v0:<timestamp>:<raw body>">'),
@@ -45,5 +48,11 @@ export const EVENTS_SCHEMA = {
     }),
   ),
   body: documentationOnly(z.discriminatedUnion('type', [UrlVerification, EventCallback, AppRateLimited])),
-  response: { 200: z.looseObject({ challenge: z.string().optional(), ok: z.boolean().optional() }) },
-};
+  responses: {
+    200: {
+      description: 'Stored (or nothing to store); `challenge` answers a `url_verification`',
+      schema: z.union([z.object({ challenge: z.string() }), z.object({ ok: z.literal(true) })]),
+    },
+  },
+  errors: ['unauthorized', 'unavailable'],
+});

@@ -6,9 +6,12 @@
  * install-page.ts); every other caller gets §3's JSON, unchanged.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EdgeContext } from '../../context.js';
+import { operation } from '../../operation.js';
 import { validInput } from '../../params.js';
+import { OAuthStartAnswer, OAuthStartBody } from '../../schemas.js';
 import {
   consumeCallbackState,
   finishAuthorization,
@@ -22,66 +25,76 @@ import { redirectBrowser, sendFailedPage, sendInstalledPage, wantsHtml, withQuer
 export const OAUTH_START_PATH = '/api/v1/connectors/chatapp/oauth/start';
 export const OAUTH_CALLBACK_PATH = '/api/v1/connectors/oauth/callback';
 
-const HttpUrl = z
-  .string()
-  .max(2_000)
-  .pipe(z.url({ protocol: /^https?$/, message: 'must be an absolute http(s) URL' }));
-
-const StartBody = z
-  .object({
-    redirect_uri: HttpUrl,
-    /** §10.7: where the installer's browser is sent after a successful install. */
-    success_url: HttpUrl.optional(),
-    /** §10.7: where the installer's browser is sent after a failed one. */
-    failure_url: HttpUrl.optional(),
-  })
-  .strict();
-
 // Slack adds nothing else, but browsers and proxies may; unknown parameters are ignored.
 const CallbackQuery = z.object({
-  code: z.string().max(1_000).optional(),
-  state: z.string().max(1_000).optional(),
-  error: z.string().max(1_000).optional(),
+  code: z.string().max(1_000).optional().describe("Slack's authorization code"),
+  state: z.string().max(1_000).optional().describe('The state `oauth/start` answered'),
+  error: z.string().max(1_000).optional().describe("Slack's refusal, e.g. `access_denied`"),
 });
 
-const tags = ['chatapp'];
-const START_SCHEMA = {
+const tag = 'chatapp';
+const START = operation({
+  operationId: 'startChatappOAuth',
+  tag,
   summary: 'Start a Slack OAuth install: answers the authorize URL and its single-use state',
-  tags,
-  body: StartBody,
-  response: { 200: z.object({ authorize_url: z.string(), state: z.string(), expires_at: z.string() }) },
-};
-const CALLBACK_SCHEMA = {
+  auth: 'bearer',
+  body: OAuthStartBody,
+  responses: { 200: { description: 'The authorize URL to send the installer to', schema: OAuthStartAnswer } },
+  errors: [],
+});
+const CALLBACK = operation({
+  operationId: 'finishChatappOAuth',
+  tag,
   summary: "Slack's OAuth redirect (no Bearer: the state authenticates it); creates the install",
-  tags,
+  description:
+    'Exchanges the code with `oauth.v2.access` (same `redirect_uri`). A missing, forged, expired or reused ' +
+    "state is 400 `invalid_state`; a refusal on Slack's consent page 400 `access_denied`; a workspace " +
+    'another install holds 409 `workspace_already_installed`; a refused exchange 502. A browser (`Accept: ' +
+    'text/html`) gets a small HTML page instead, or a 303 to the `success_url` / `failure_url` given to ' +
+    '`oauth/start` with `install_id` or `error` added to its query (§10.7).',
+  auth: 'public',
   querystring: CallbackQuery,
-  response: {
-    200: z.object({
-      install_id: z.string(),
-      connector_id: z.literal('chatapp'),
-      status: z.literal('active'),
-      team_id: z.string(),
-      team_name: z.string().nullable(),
-    }),
+  responses: {
+    200: {
+      description: 'The workspace is installed',
+      schema: z.object({
+        install_id: z.uuid(),
+        connector_id: z.literal('chatapp'),
+        status: z.literal('active'),
+        team_id: z.string(),
+        team_name: z.string().nullable(),
+      }),
+    },
   },
-};
+  errors: [
+    'invalid_state',
+    'access_denied',
+    'bad_request',
+    'workspace_already_installed',
+    'upstream_error',
+    'unavailable',
+  ],
+});
 
 export function chatOAuthRoutes(deps: InstallDeps): FastifyPluginAsync<EdgeContext> {
-  return async (app, ctx) => {
+  return async (plugin, ctx) => {
+    const app = plugin.withTypeProvider<ZodTypeProvider>();
     await app.register(async (authed) => {
       authed.addHook('onRequest', async (req) => {
         await ctx.authenticate(req);
       });
-      authed.post(OAUTH_START_PATH, { schema: START_SCHEMA, attachValidation: true }, async (req) => {
-        const body = validInput<z.output<typeof StartBody>>(req, 'body');
-        return startAuthorization(deps, req.tenantId, body.redirect_uri, {
-          successUrl: body.success_url ?? null,
-          failureUrl: body.failure_url ?? null,
+      authed
+        .withTypeProvider<ZodTypeProvider>()
+        .post(OAUTH_START_PATH, { schema: START, attachValidation: true }, async (req) => {
+          const body = validInput<z.output<typeof OAuthStartBody>>(req, 'body');
+          return startAuthorization(deps, req.tenantId, body.redirect_uri, {
+            successUrl: body.success_url ?? null,
+            failureUrl: body.failure_url ?? null,
+          });
         });
-      });
     });
 
-    app.get(OAUTH_CALLBACK_PATH, { schema: CALLBACK_SCHEMA, attachValidation: true }, async (req, reply) => {
+    app.get(OAUTH_CALLBACK_PATH, { schema: CALLBACK, attachValidation: true }, async (req, reply) => {
       if (!wantsHtml(req)) {
         const q = validInput<z.output<typeof CallbackQuery>>(req, 'querystring');
         return finishAuthorization(deps, q, await consumeCallbackState(deps, q));

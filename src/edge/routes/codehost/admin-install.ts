@@ -13,6 +13,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import type { EdgeContext } from '../../context.js';
+import { operation } from '../../operation.js';
 import { validInput } from '../../params.js';
 import {
   AdminNotConfigured,
@@ -63,20 +64,37 @@ const AdminInstallBody = z
   })
   .strict();
 
-const ADMIN_INSTALL_SCHEMA = {
-  summary: 'Install a GitHub App installation for the tenant (admin; X-Service-Admin-Token and Bearer)',
-  tags: ['codehost'],
-  security: [{ adminToken: [], bearerAuth: [] }],
+const ADMIN_INSTALL_SCHEMA = operation({
+  operationId: 'installCodehost',
+  tag: 'codehost',
+  summary: 'Install a GitHub App installation for the tenant (admin: X-Service-Admin-Token and Bearer)',
+  description:
+    'Gates in this order: admin endpoints off 404; SERVICE_ADMIN_API_TOKEN unset 500 `not_configured`; admin ' +
+    'token 401; Bearer 401; connector off 501; body 400; `user_id` not of the tenant 400; the App cannot mint a ' +
+    'token for the installation 400 `installation_not_accessible` (GitHub down: 502); already installed for ' +
+    'the tenant 409 `already_installed`. The PR-diff backfill starts.',
+  auth: 'admin',
   body: AdminInstallBody,
-  response: {
-    201: z.object({
-      install_id: z.string(),
-      connector_id: z.literal('codehost'),
-      status: z.literal('active'),
-      github_installation_id: z.number(),
-    }),
+  responses: {
+    201: {
+      description: 'Installed',
+      schema: z.object({
+        install_id: z.uuid(),
+        connector_id: z.literal('codehost'),
+        status: z.literal('active'),
+        github_installation_id: z.int(),
+      }),
+    },
   },
-};
+  errors: [
+    'not_found',
+    { kind: 'AdminNotConfigured', code: 'not_configured' },
+    'not_configured',
+    'installation_not_accessible',
+    'upstream_error',
+    'already_installed',
+  ],
+});
 
 export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<EdgeContext> {
   const { config, pool, cipher } = deps;

@@ -32,7 +32,7 @@ import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from '../../../connectors/codehost/verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from '../../../connectors/codehost/webhook-event.js';
 import { parseWebhookPayload } from '../../../connectors/codehost/webhook-payload.js';
-import { WEBHOOK_SCHEMA } from './webhooks-schema.js';
+import { DELIVERY_ID, EVENT_NAME, WEBHOOK_SCHEMA } from './webhooks-schema.js';
 
 export const CODEHOST_WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
 
@@ -43,9 +43,6 @@ export interface WebhookRouteDeps {
   publish(event: IngestEvent): Promise<unknown>;
   installs: BoundInstallsCache;
 }
-
-const EVENT_NAME = /^[a-z_]{1,100}$/;
-const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
 function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;

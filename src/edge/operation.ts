@@ -1,0 +1,180 @@
+/**
+ * One route's entry in the OpenAPI document (INTERFACE §9.3), built from the zod schemas
+ * the route validates its input with and answers through, so the document cannot drift
+ * from the server: requests are validated by these schemas, success bodies are serialized
+ * through them (openapi.ts sets fastify's serializer), and every error the route can
+ * answer is listed by its §2 code, with the status the edge's one table gives its kind.
+ *
+ * A new route:
+ *
+ *     const GET_THING = operation({
+ *       operationId: 'getThing',
+ *       tag: 'graph',
+ *       summary: 'One thing',
+ *       auth: 'bearer',
+ *       params: ThingIdParams,
+ *       responses: { 200: { description: 'The thing', schema: Thing } },
+ *       errors: ['not_found'],
+ *     });
+ *     app.withTypeProvider<ZodTypeProvider>().get('/things/:thingId', { schema: GET_THING }, handler);
+ *
+ * The type provider checks what the handler returns against the response schemas; the
+ * errors every route of its kind can answer are added here (`errorsOf`), so a route lists
+ * only its own. Per-route metadata beyond the document (scopes, INTERFACE §10.4) belongs
+ * in the spec too, next to `auth`.
+ */
+import type { z } from 'zod';
+import type { ErrorCode, ErrorKind } from '../errors.js';
+
+/**
+ * Who may call: `bearer` a tenant's API key; `admin` the admin token and a tenant's key
+ * (INTERFACE §3 admin install); `public` nobody's key (ops routes, the document, and the
+ * routes that authenticate otherwise: the OAuth state, Slack's and GitHub's signatures).
+ */
+export type Auth = 'bearer' | 'admin' | 'public';
+
+/** The document's tags, in the order `/docs` shows them. */
+export const TAGS = {
+  connectors: 'The connectors of this build and how each installs',
+  installs: "A tenant's installs: list, inspect, uninstall, emit writes upstream, health, the ingest log",
+  graph: "The tenant's knowledge graph: nodes, their edges, and actions on them",
+  'dead-letters': 'Events that could not be stored, and their replay',
+  chatapp: 'The Slack connector: OAuth install and the Events API receiver',
+  codehost: 'The GitHub App connector: admin install and the webhook receiver',
+  operations: 'Liveness, readiness and metrics for the platform running the service',
+  documentation: 'This document and the page rendering it',
+} as const;
+export type Tag = keyof typeof TAGS;
+
+/** One success answer: its description and the zod schema its body is serialized through. */
+export interface Answer<S extends z.ZodType = z.ZodType> {
+  description: string;
+  schema: S;
+  /** Default `application/json`. */
+  contentType?: string;
+}
+
+/** An error the route answers: a §2 code (answered with its usual kind), or a kind and code. */
+export type ErrorCase = ErrorCode | { kind: ErrorKind; code: ErrorCode };
+
+export interface OperationSpec {
+  /** Unique, camelCase: the method name a generated client gets. */
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  auth: Auth;
+  params?: z.ZodType;
+  querystring?: z.ZodType;
+  headers?: z.ZodType;
+  body?: z.ZodType;
+  responses: Record<number, Answer>;
+  /** The errors particular to this route; errorsOf adds those every route of its kind answers. */
+  errors: readonly ErrorCase[];
+}
+
+type ResponseSchemas<R extends Record<number, Answer>> = {
+  [K in keyof R]: {
+    description: string;
+    content: Record<string, { schema: R[K] extends Answer<infer Z> ? Z : never }>;
+  };
+};
+
+/** Where a route's schema keeps its errors, for openapi.ts (fastify and the JSON Schema transform ignore it). */
+export const ERRORS = Symbol('operation errors');
+
+/** What fastify and @fastify/swagger read from a route's `schema`. */
+export type OperationSchema<S extends OperationSpec> = Pick<S, 'params' | 'querystring' | 'headers' | 'body'> & {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: [Tag];
+  security: Array<Record<string, string[]>>;
+  response: ResponseSchemas<S['responses']>;
+  [ERRORS]: readonly ErrorCase[];
+};
+
+const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
+  bearer: [{ bearerAuth: [] }],
+  admin: [{ adminToken: [], bearerAuth: [] }],
+  public: [],
+};
+
+export function operation<const S extends OperationSpec>(spec: S): OperationSchema<S> {
+  const response = {} as Record<number, { description: string; content: Record<string, { schema: z.ZodType }> }>;
+  for (const [status, answer] of Object.entries(spec.responses) as Array<[string, Answer]>) {
+    response[Number(status)] = {
+      description: answer.description,
+      content: { [answer.contentType ?? 'application/json']: { schema: answer.schema } },
+    };
+  }
+  const schema = {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    ...(spec.description === undefined ? {} : { description: spec.description }),
+    tags: [spec.tag] as [Tag],
+    security: SECURITY[spec.auth],
+    ...(spec.params === undefined ? {} : { params: spec.params }),
+    ...(spec.querystring === undefined ? {} : { querystring: spec.querystring }),
+    ...(spec.headers === undefined ? {} : { headers: spec.headers }),
+    ...(spec.body === undefined ? {} : { body: spec.body }),
+    response,
+    [ERRORS]: errorsOf(spec),
+  };
+  return schema as unknown as OperationSchema<S>;
+}
+
+/**
+ * The route's own errors and those of its kind: any route can fail unexpectedly (500
+ * `internal`); a keyed route refuses a missing or wrong key (401), a tenant past its rate
+ * (429) and answers 503 when Postgres does not (the key is looked up there, INTERFACE
+ * §9.3); a route with a body refuses malformed JSON (400) and a body past its limit (413).
+ */
+export function errorsOf(spec: Pick<OperationSpec, 'auth' | 'body' | 'errors'>): ErrorCase[] {
+  const common: ErrorCase[] = ['internal'];
+  if (spec.auth !== 'public') common.push('unauthorized', 'rate_limited', 'unavailable');
+  if (spec.body !== undefined) common.push('bad_request', 'payload_too_large');
+  const seen = new Set<string>();
+  return [...spec.errors, ...common].filter((e) => {
+    const key = typeof e === 'string' ? e : `${e.kind}:${e.code}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export function errorsOfSchema(schema: unknown): readonly ErrorCase[] | undefined {
+  return typeof schema === 'object' && schema !== null
+    ? (schema as { [ERRORS]?: readonly ErrorCase[] })[ERRORS]
+    : undefined;
+}
+
+/**
+ * The kind each code is answered with on the HTTP routes (its status is `STATUS_OF` of
+ * that kind, error-map.ts). A code answered with another kind somewhere is listed there
+ * as `{ kind, code }` (the admin install's 500 `not_configured`).
+ */
+export const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
+  unauthorized: 'Unauthorized',
+  not_found: 'NotFound',
+  bad_request: 'BadRequest',
+  bad_config: 'BadConfig',
+  conflict: 'Conflict',
+  payload_too_large: 'PayloadTooLarge',
+  rate_limited: 'RateLimited',
+  not_configured: 'NotConfigured',
+  upstream_error: 'UpstreamError',
+  unavailable: 'Unavailable',
+  internal: 'Internal',
+  access_denied: 'BadRequest',
+  already_installed: 'Conflict',
+  credentials_unreadable: 'Internal',
+  custom_install_path: 'BadRequest',
+  install_not_active: 'Conflict',
+  idempotency_key_reused: 'Conflict',
+  installation_not_accessible: 'BadRequest',
+  invalid_state: 'BadRequest',
+  upstream_forbidden: 'UpstreamError',
+  user_exists: 'Conflict',
+  workspace_already_installed: 'Conflict',
+};
