@@ -1,10 +1,16 @@
 /**
  * The OpenAPI document (INTERFACE §9.3) of a node with both connectors enabled and the
- * admin endpoints on: valid OpenAPI 3.1 by a real validator, every registered route in it
- * as an operation with an id, a tag, explicit security and its errors with the §2 body, the
- * server's own request limits, `servers` as the caller reached it, and no schema nothing uses. What the routes answer against it is the
+ * admin endpoints on: valid OpenAPI 3.1 by a real validator and by Redocly's recommended
+ * rules, every registered route in it as an operation with an id, a tag, explicit security
+ * and its errors with the §2 body, the server's own request limits, `servers` as the caller
+ * reached it, and no schema nothing uses. What the routes answer against it is the
  * conformance test's (openapi-conformance.test.ts).
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from 'connector-service/testing';
@@ -219,6 +225,36 @@ describe('GET /openapi.json', () => {
     ]);
     expect(res.headers.get('vary')).toContain('x-forwarded-host');
   });
+
+  it("passes Redocly's recommended rules: no error, and only the warnings redocly.yaml justifies", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'openapi-lint-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      await writeFile(file, JSON.stringify(doc));
+      const { stdout } = await promisify(execFile)(
+        'node_modules/.bin/redocly',
+        ['lint', file, '--config', 'redocly.yaml', '--format', 'json'],
+        { env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' } },
+      );
+      const report = JSON.parse(stdout) as {
+        totals: { errors: number };
+        problems: Array<{ ruleId: string; severity: string; location: Array<{ pointer: string }> }>;
+      };
+      expect(report.problems.filter((p) => p.severity === 'error')).toEqual([]);
+      expect(report.totals.errors).toBe(0);
+      const warnings = report.problems.map((p) => `${p.ruleId} ${p.location[0]!.pointer}`).sort();
+      expect(warnings).toEqual(
+        [
+          'info-license #/info',
+          ...['healthz', 'readyz', 'metrics', 'openapi.json', 'docs'].map(
+            (p) => `operation-4xx-response #/paths/~1${p}/get/responses`,
+          ),
+        ].sort(),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('the signed webhook routes', () => {
