@@ -4,8 +4,7 @@
  * its codes; `X-Request-Id` on every response and `Retry-After` where the status carries
  * it; the request body's size limit; the tags; and no component nothing refers to.
  */
-import { STATUS_OF } from './error-map.js';
-import { KIND_OF_CODE, TAGS, type ErrorCase } from './operation.js';
+import { statusOf, TAGS, type ErrorCase } from './operation.js';
 
 interface Header {
   description: string;
@@ -46,7 +45,7 @@ export function errorResponses(errors: readonly ErrorCase[]): Record<number, Res
   const codes = new Map<number, string[]>();
   for (const e of errors) {
     const code = typeof e === 'string' ? e : e.code;
-    const status = STATUS_OF[typeof e === 'string' ? KIND_OF_CODE[e] : e.kind];
+    const status = statusOf(e);
     codes.set(status, [...(codes.get(status) ?? []), code]);
   }
   const out: Record<number, Response> = {};

@@ -25,6 +25,7 @@
  */
 import type { z } from 'zod';
 import type { ErrorCode, ErrorKind } from '../errors.js';
+import { STATUS_OF } from './error-map.js';
 
 /**
  * Who may call: `bearer` a tenant's API key; `admin` the admin token and a tenant's key
@@ -101,6 +102,11 @@ const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
 };
 
 export function operation<const S extends OperationSpec>(spec: S): OperationSchema<S> {
+  const errors = errorsOf(spec);
+  for (const e of errors) {
+    const status = statusOf(e);
+    if (status in spec.responses) throw new Error(`${spec.operationId}: ${status} is both an answer and an error`);
+  }
   const response = {} as Record<number, { description: string; content: Record<string, { schema: z.ZodType }> }>;
   for (const [status, answer] of Object.entries(spec.responses) as Array<[string, Answer]>) {
     response[Number(status)] = {
@@ -119,7 +125,7 @@ export function operation<const S extends OperationSpec>(spec: S): OperationSche
     ...(spec.headers === undefined ? {} : { headers: spec.headers }),
     ...(spec.body === undefined ? {} : { body: spec.body }),
     response,
-    [ERRORS]: errorsOf(spec),
+    [ERRORS]: errors,
   };
   return schema as unknown as OperationSchema<S>;
 }
@@ -141,6 +147,11 @@ export function errorsOf(spec: Pick<OperationSpec, 'auth' | 'body' | 'errors'>):
     seen.add(key);
     return true;
   });
+}
+
+/** The HTTP status of an error case: its kind's, from the edge's one table. */
+export function statusOf(e: ErrorCase): number {
+  return STATUS_OF[typeof e === 'string' ? KIND_OF_CODE[e] : e.kind];
 }
 
 export function errorsOfSchema(schema: unknown): readonly ErrorCase[] | undefined {
