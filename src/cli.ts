@@ -1,7 +1,7 @@
 /**
  * The `connectors` command (INTERFACE §1, §9.1). Success: exit 0 and, where a command
- * prints, one JSON line on stdout. `--help` (overall or per command) goes to stdout with
- * exit 0; `--version` prints the package version. An unknown command or flag, a missing
+ * prints, one JSON line on stdout. `--help` (overall, per command group such as `tenants`,
+ * or per command) goes to stdout with exit 0; `--version` prints the package version. An unknown command or flag, a missing
  * or bad argument: the problem and the usage on stderr, exit 2. A bad setting: one line
  * naming it (never its value), exit 2. Commands live in `src/cli/`, listed in its registry.
  */
@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from './config.js';
 import { UsageError, type Command } from './cli/command.js';
 import { COMMANDS } from './cli/registry.js';
-import { commandUsage, overallUsage } from './cli/usage.js';
+import { commandGroups, commandUsage, groupUsage, overallUsage } from './cli/usage.js';
 import { packageVersion } from './version.js';
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -17,9 +17,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     await run(argv, env);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(
-        `connectors: ${err.message}\n\n${err.command ? commandUsage(err.command) : overallUsage(COMMANDS)}\n`,
-      );
+      const usage = err.command
+        ? commandUsage(err.command)
+        : err.group
+          ? groupUsage(err.group, COMMANDS)
+          : overallUsage(COMMANDS);
+      process.stderr.write(`connectors: ${err.message}\n\n${usage}\n`);
       process.exitCode = 2;
       return;
     }
@@ -51,7 +54,18 @@ async function run(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (first === undefined) throw new UsageError('no command given');
   const command = findCommand(argv);
   if (!command) {
-    throw new UsageError(`unknown command ${JSON.stringify(argv.filter((a) => !a.startsWith('-')).join(' '))}`);
+    // INTERFACE §9.1: `<group> --help` is a command's help too: the group's subcommands, exit 0.
+    const group = commandGroups(COMMANDS).find((g) => g === first) ?? null;
+    if (group !== null && argv.length === 2 && (argv[1] === '--help' || argv[1] === '-h')) {
+      process.stdout.write(`${groupUsage(group, COMMANDS)}\n`);
+      return;
+    }
+    const words = JSON.stringify(argv.filter((a) => !a.startsWith('-')).join(' '));
+    if (group !== null) {
+      const missing = argv.slice(1).every((a) => a.startsWith('-'));
+      throw new UsageError(missing ? `${group} needs a subcommand` : `unknown command ${words}`, undefined, group);
+    }
+    throw new UsageError(`unknown command ${words}`);
   }
   const rest = argv.slice(command.name.split(' ').length);
   const values = parseOptions(command, rest);

@@ -29,6 +29,8 @@ export class UsageError extends Error {
   constructor(
     message: string,
     readonly command?: Command,
+    /** A command group (`tenants`) whose usage answers, when no one command was named. */
+    readonly group?: string,
   ) {
     super(message);
   }

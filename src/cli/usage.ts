@@ -22,6 +22,25 @@ export function overallUsage(commands: Command[]): string {
   ].join('\n');
 }
 
+/** The groups of commands: the first word of every command of two words (`tenants`, `api-keys`...). */
+export function commandGroups(commands: Command[]): string[] {
+  return [...new Set(commands.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]!))];
+}
+
+/** `connectors <group> --help`: the group's subcommands, each with its synopsis. */
+export function groupUsage(group: string, commands: Command[]): string {
+  const rows = commands.filter((c) => c.name.startsWith(`${group} `)).map((c) => [synopsis(c), c.summary] as const);
+  const width = Math.max(...rows.map(([s]) => s.length));
+  return [
+    `usage: connectors ${group} <subcommand> [options]`,
+    '',
+    'subcommands:',
+    ...rows.map(([s, d]) => `  ${s.padEnd(width)}  ${d}`),
+    '',
+    `\`connectors ${group} <subcommand> --help\` describes one subcommand.`,
+  ].join('\n');
+}
+
 export function commandUsage(c: Command): string {
   const rows = [
     ...Object.entries(c.options).map(

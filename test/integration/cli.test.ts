@@ -2,6 +2,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { COMMANDS } from '../../src/cli/registry.js';
+import { commandGroups } from '../../src/cli/usage.js';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
@@ -68,6 +69,28 @@ describe('connectors CLI', () => {
     }
     // --help wins over missing required flags: it needs no settings at all.
     expect((await runCli(['users', 'create', '--help'], {})).code).toBe(0);
+  });
+
+  it('answers <group> --help with the group usage and its subcommands, exit 0 (INTERFACE §9.1)', async () => {
+    const groups = commandGroups(COMMANDS);
+    expect(groups).toEqual(expect.arrayContaining(['tenants', 'users', 'api-keys', 'keys', 'dead-letters']));
+    // The processes run side by side: each start costs seconds on a busy machine.
+    const helps = await Promise.all(groups.map((group) => runCli([group, '--help'], {})));
+    groups.forEach((group, i) => {
+      const h = helps[i]!;
+      expect(h.code, group).toBe(0);
+      expect(h.stderr).toBe('');
+      expect(h.stdout).toContain(`usage: connectors ${group} <subcommand>`);
+      for (const c of COMMANDS.filter((c) => c.name.startsWith(`${group} `))) expect(h.stdout).toContain(c.name);
+    });
+    // A group without a subcommand, or with an unknown one: its usage on stderr, exit 2.
+    const wrong = [['tenants'], ['api-keys', 'rotate']];
+    const refused = await Promise.all(wrong.map((args) => runCli(args, {})));
+    wrong.forEach((args, i) => {
+      expect(refused[i]!.code, args.join(' ')).toBe(2);
+      expect(refused[i]!.stdout).toBe('');
+      expect(refused[i]!.stderr).toContain(`usage: connectors ${args[0]} <subcommand>`);
+    });
   });
 
   it('names the bad setting and never prints its value', async () => {
