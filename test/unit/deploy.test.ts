@@ -4,7 +4,9 @@
  * Secret template names every secret setting (and the ConfigMap none), and the probes,
  * shutdown timing and image match what the service answers and needs.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
@@ -282,5 +284,51 @@ describe('Dockerfile', () => {
     expect(all('RUN').some((r) => r.includes('npm run build'))).toBe(true);
     // The server's default host is loopback, unreachable from outside the container.
     expect(last('ENV')).toMatch(/HOST=0\.0\.0\.0/);
+  });
+});
+
+describe('deploy/postgres/init-roles.sh', () => {
+  // A psql stand-in that records what the real one would be given: its arguments (what `ps`
+  // shows), the password in its environment (what `\getenv` reads), and the SQL on stdin.
+  const run = (env: Env, stdin: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'init-roles-'));
+    try {
+      const psql = join(dir, 'psql');
+      writeFileSync(
+        psql,
+        '#!/bin/sh\nprintf "%s\\n" "$@" > "$OUT/argv"\nprintf "%s" "$CONNECTORS_INIT_PASSWORD" > "$OUT/env"\n' +
+          'cat > "$OUT/stdin"\n',
+      );
+      chmodSync(psql, 0o755);
+      const r = spawnSync('sh', [join(ROOT, 'deploy/postgres/init-roles.sh')], {
+        env: { PATH: `${dir}:${process.env.PATH}`, OUT: dir, ...env },
+        input: stdin,
+        encoding: 'utf8',
+      });
+      const file = (name: string) => readFileSync(join(dir, name), 'utf8');
+      return r.status === 0 ? { argv: file('argv'), env: file('env'), sql: file('stdin') } : { failed: r.stderr };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const PASSWORD = "pw-'quoted' $(id) secret";
+
+  it('hands psql the password through its environment, never its arguments (32 item 8)', () => {
+    for (const env of [{ CONNECTORS_SERVE_PASSWORD: PASSWORD }, { POSTGRES_PASSWORD: PASSWORD }] as Env[]) {
+      const r = run(env, '');
+      expect(r, Object.keys(env)[0]).toMatchObject({ env: PASSWORD });
+      if (!('argv' in r)) continue;
+      expect(r.argv).not.toContain('secret');
+      expect(r.sql).not.toContain('secret');
+      expect(r.sql).toMatch(/^\\getenv pw CONNECTORS_INIT_PASSWORD$/m);
+      expect(r.sql).toContain("ALTER ROLE connectors_serve PASSWORD :'pw'");
+    }
+  });
+
+  it('reads the password from stdin when the environment has none, and refuses to run without one', () => {
+    const r = run({}, `${PASSWORD}\n`);
+    expect(r).toMatchObject({ env: PASSWORD });
+    expect('argv' in r && r.argv).not.toContain('secret');
+    expect(run({}, '')).toMatchObject({ failed: expect.stringContaining('CONNECTORS_SERVE_PASSWORD') });
   });
 });
