@@ -14,6 +14,7 @@ import { createTenantAuth, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { sendError } from './error-map.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
+import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
 import { requestIdOf } from './request-id.js';
@@ -88,8 +89,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
         'request served',
       ),
     );
-    deps.metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode) });
-    deps.metrics.latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+    countRequest(deps.metrics, req.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler((err, req, reply) => {

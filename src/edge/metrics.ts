@@ -3,9 +3,27 @@
  * build several edges never share counters. The runtime registers its own gauges on the
  * same registry (owned shards, mailbox depth, consumer lag...).
  */
+import { METHODS } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CHAT_EMIT_KINDS } from '../connectors/chatapp/emit.js';
+import { CODEHOST_EMIT_KINDS } from '../connectors/codehost/emit-schema.js';
+import { ErrorCodes } from '../errors.js';
 import { toAppError } from '../errors-wire.js';
 import { packageVersion } from '../version.js';
+
+/**
+ * Label values come from closed sets (issue 32): a value a caller chose (an emit kind, a
+ * method) would make a new series per value, without bound, and could carry bytes the
+ * exposition format does not escape. Anything outside its set is counted as `other`.
+ */
+export const OTHER_LABEL = 'other';
+const EMIT_KINDS: ReadonlySet<string> = new Set([...CHAT_EMIT_KINDS, ...CODEHOST_EMIT_KINDS]);
+const OUTCOMES: ReadonlySet<string> = new Set(['ok', ...Object.values(ErrorCodes)]);
+const HTTP_METHODS: ReadonlySet<string> = new Set(METHODS);
+
+export function closedLabel(allowed: ReadonlySet<string>, value: string): string {
+  return allowed.has(value) ? value : OTHER_LABEL;
+}
 
 export interface EdgeMetrics {
   registry: Registry;
@@ -61,12 +79,20 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
 
 /** Counts one emit by its outcome; the promise's own result or error passes through. */
 export async function countEmit<T>(metrics: EdgeMetrics, kind: string, emit: Promise<T>): Promise<T> {
+  const label = closedLabel(EMIT_KINDS, kind);
   try {
     const r = await emit;
-    metrics.emits.inc({ kind, outcome: 'ok' });
+    metrics.emits.inc({ kind: label, outcome: 'ok' });
     return r;
   } catch (err) {
-    metrics.emits.inc({ kind, outcome: toAppError(err).code });
+    metrics.emits.inc({ kind: label, outcome: closedLabel(OUTCOMES, toAppError(err).code) });
     throw err;
   }
+}
+
+/** One answered request; `route` is the matched route's template (a closed set), or `unmatched`. */
+export function countRequest(metrics: EdgeMetrics, method: string, route: string, status: number, s: number): void {
+  const m = closedLabel(HTTP_METHODS, method);
+  metrics.requests.inc({ method: m, route, status: String(status) });
+  metrics.latency.observe({ method: m, route }, s);
 }
