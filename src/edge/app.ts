@@ -18,6 +18,7 @@ import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
 import { requestIdOf } from './request-id.js';
+import { lingerAfterEarlyAnswers } from './lingering-close.js';
 import { logContext } from '../log.js';
 import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
@@ -80,6 +81,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     logContext.run({ request_id: req.id }, done);
   });
+  lingerAfterEarlyAnswers(app);
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';

@@ -1,0 +1,66 @@
+/**
+ * Early answers reach the client (issue 33 item 3). When the service answers before it has
+ * read the request's body (413 on a declared length, 503 past the unverified-bytes budget,
+ * 401 before a body is read, 408 on a trickle), closing the socket while the client still
+ * uploads makes the kernel reset the connection, and a reset discards the answer the
+ * client has not read yet: it sees EPIPE or ECONNRESET and no status. So, like nginx's
+ * lingering close, such an answer says `Connection: close`, the socket is half-closed once
+ * it is written (FIN: the answer is complete), and what the client still sends is read and
+ * discarded, never held, for at most `LINGER_MAX_MS` and `LINGER_MAX_BYTES`; then it
+ * closes. INTERFACE §9.3's memory bound holds: discarded bytes are not kept.
+ */
+import { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+
+/** How long a socket lingers after an early answer (nginx's `lingering_time`, tighter: webhook senders give up within 3–10 s). */
+export const LINGER_MAX_MS = 5_000;
+/** How much a lingering socket reads and discards: more than the largest body any route takes (25 MiB). */
+export const LINGER_MAX_BYTES = 32 * 1024 * 1024;
+const LINGER_CHECK_MS = 100;
+
+const lingering = new WeakSet<Socket>();
+
+/** Whether `socket` is lingering after an early answer (what arrives on it is discarded). */
+export function isLingering(socket: Socket): boolean {
+  return lingering.has(socket);
+}
+
+/**
+ * Half-closes `socket` once what was written to it is sent, then reads and discards until
+ * the client closes, or `LINGER_MAX_MS` passed or `LINGER_MAX_BYTES` arrived, then closes it.
+ */
+export function lingeringClose(socket: Socket): void {
+  if (socket.destroyed || lingering.has(socket)) return;
+  lingering.add(socket);
+  // After an answer with `Connection: close`, Node ends the socket and destroys it as soon as
+  // its FIN is written (`destroySoon`), with the upload still arriving: that destroy is what resets.
+  socket.removeListener('finish', socket.destroy);
+  if (!socket.writableEnded) socket.end();
+  // Paused (a body nobody reads fills its buffer, and Node stops reading): keep reading.
+  socket.resume();
+  const start = socket.bytesRead;
+  const began = performance.now();
+  const timer = setInterval(() => {
+    if (socket.bytesRead - start > LINGER_MAX_BYTES || performance.now() - began >= LINGER_MAX_MS) socket.destroy();
+  }, LINGER_CHECK_MS);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
+}
+
+/**
+ * Every answer sent before its request's body was read through closes the connection by
+ * lingering: `Connection: close`, then `lingeringClose` once the answer is written. The
+ * request's body stream is already draining (Node dumps a body nobody read; the raw-body
+ * parser resumes one it refused), so what arrives is discarded.
+ */
+export function lingerAfterEarlyAnswers(app: FastifyInstance): void {
+  app.addHook('onSend', (req, reply, payload, done) => {
+    const socket = req.raw.socket;
+    // `complete` is false while the body is still arriving (a request injected in tests has no socket).
+    if (req.raw.complete === false && socket instanceof Socket) {
+      reply.header('connection', 'close');
+      reply.raw.once('finish', () => lingeringClose(socket));
+    }
+    done(null, payload);
+  });
+}
