@@ -22,6 +22,12 @@ export const ErrorCodes = {
   badConfig: 'bad_config',
   conflict: 'conflict',
   payloadTooLarge: 'payload_too_large',
+  /** A request whose body or headers did not arrive in time (a slow or stalled sender). */
+  requestTimeout: 'request_timeout',
+  /** A path parameter longer than the router takes. */
+  uriTooLong: 'uri_too_long',
+  /** Request headers larger than the server reads. */
+  headersTooLarge: 'headers_too_large',
   rateLimited: 'rate_limited',
   notConfigured: 'not_configured',
   upstreamError: 'upstream_error',
@@ -69,6 +75,9 @@ export type ErrorKind =
   | 'BadConfig'
   | 'Conflict'
   | 'PayloadTooLarge'
+  | 'RequestTimeout'
+  | 'UriTooLong'
+  | 'HeadersTooLarge'
   | 'RateLimited'
   | 'NotConfigured'
   | 'AdminNotConfigured'
@@ -165,6 +174,24 @@ export class PayloadTooLarge extends AppError {
   readonly kind = 'PayloadTooLarge';
   constructor(message = 'request body is too large', opts?: AppErrorOptions) {
     super(ErrorCodes.payloadTooLarge, message, opts);
+  }
+}
+export class RequestTimeout extends AppError {
+  readonly kind = 'RequestTimeout';
+  constructor(message = 'the request did not arrive in time', opts?: AppErrorOptions) {
+    super(ErrorCodes.requestTimeout, message, opts);
+  }
+}
+export class UriTooLong extends AppError {
+  readonly kind = 'UriTooLong';
+  constructor(message = 'a path parameter is too long', opts?: AppErrorOptions) {
+    super(ErrorCodes.uriTooLong, message, opts);
+  }
+}
+export class HeadersTooLarge extends AppError {
+  readonly kind = 'HeadersTooLarge';
+  constructor(message = 'the request headers are too large', opts?: AppErrorOptions) {
+    super(ErrorCodes.headersTooLarge, message, opts);
   }
 }
 export class RateLimited extends AppError {

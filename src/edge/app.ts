@@ -8,17 +8,15 @@
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { BadRequest, NotFound, PayloadTooLarge, RateLimited } from '../errors.js';
+import { BadRequest, RateLimited } from '../errors.js';
 import { runInTenantScope } from '../store/tenant-scope.js';
 import { createTenantAuth, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
-import { sendError } from './error-map.js';
+import { answerInContractShape, FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
 import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
-import { requestIdOf } from './request-id.js';
-import { lingerAfterEarlyAnswers } from './lingering-close.js';
 import { logContext } from '../log.js';
 import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
@@ -31,13 +29,11 @@ import { createTenantRate } from './tenant-rate.js';
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log.child({ component: 'edge' }) as FastifyBaseLogger,
-    // Request logs would double every line on a busy webhook edge; metrics count requests.
     // Fastify's own request logs would double every line on a busy webhook edge; the access
     // log below is one line per request at `debug`, and metrics count requests.
     logController: new LogController({ disableRequestLogging: true }),
-    // INTERFACE §9.3: the caller's X-Request-Id when well-formed, else a generated one.
-    requestIdHeader: false,
-    genReqId: (raw) => requestIdOf(raw.headers['x-request-id']),
+    // INTERFACE §9.3: X-Request-Id and the §2 body on Fastify's and Node's own refusals too.
+    ...FRAMEWORK_ERROR_OPTIONS,
     // Lines get `request_id` from logContext (src/log.ts), entered below for every request,
     // so loggers that are not `req.log` (actor ports, stores) carry it too; no second copy here.
     childLoggerFactory: (logger, _bindings, opts) => logger.child({}, opts),
@@ -77,11 +73,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     parseJson(req, body as string, done);
   });
 
-  app.addHook('onRequest', (req, reply, done) => {
-    reply.header('x-request-id', req.id);
-    logContext.run({ request_id: req.id }, done);
-  });
-  lingerAfterEarlyAnswers(app);
+  answerInContractShape(app);
+  app.addHook('onRequest', (req, _reply, done) => logContext.run({ request_id: req.id }, done));
 
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -93,29 +86,6 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     );
     countRequest(deps.metrics, req.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
-
-  app.setErrorHandler((err, req, reply) => {
-    const e = err as { code?: string; statusCode?: number; message?: string };
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, new PayloadTooLarge());
-    if (
-      e.code?.startsWith('FST_ERR_CTP_') ||
-      e.code === 'FST_ERR_VALIDATION' ||
-      (e.statusCode === 400 && !(err instanceof Error && 'kind' in err))
-    ) {
-      return sendError(
-        reply,
-        new BadRequest(
-          e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
-            ? 'Content-Type must be application/json'
-            : 'malformed request body',
-        ),
-      );
-    }
-    return sendError(reply, err, req.log);
-  });
-  app.setNotFoundHandler((req, reply) =>
-    sendError(reply, new NotFound(`no route for ${req.method} ${req.url.split('?')[0]}`)),
-  );
 
   await registerOpenApi(app, packageVersion());
   await app.register(opsRoutes, ctx);

@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import type { EdgeContext, ReadinessCheck } from '../context.js';
 import { operation } from '../operation.js';
+import { answerInContractShape, FRAMEWORK_ERROR_OPTIONS } from '../framework-errors.js';
 
 const tag = 'operations';
 const Readiness = z
@@ -82,7 +83,9 @@ export async function serveOps(
   registry: Registry,
   opts: { host: string; port: number; ready: ReadinessCheck | null; metrics: boolean },
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const app = Fastify({ logger: false });
+  // Every answer in the §2 shape with X-Request-Id, as on the edge (framework-errors.ts).
+  const app = Fastify({ logger: false, ...FRAMEWORK_ERROR_OPTIONS });
+  answerInContractShape(app);
   if (opts.ready) {
     app.get('/healthz', async () => ({ ok: true }));
     app.get('/readyz', readinessHandler(opts.ready));
