@@ -61,7 +61,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     }
     return tenantId;
   };
-  const ctx: EdgeContext = { ...deps, authenticate, unverifiedBytes: new ByteBudget(UNVERIFIED_BYTES_BUDGET) };
+  const unverifiedBytes = new ByteBudget(UNVERIFIED_BYTES_BUDGET, (n) => deps.metrics.unverifiedBodyBytes.set(n));
+  const ctx: EdgeContext = { ...deps, authenticate, unverifiedBytes };
 
   // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
   const parseJson = app.getDefaultJsonParser('error', 'ignore');

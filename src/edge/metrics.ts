@@ -33,6 +33,8 @@ export interface EdgeMetrics {
   tenantRateLimited: Counter;
   /** Emits and node actions by emit kind and outcome (`ok` or the error code). */
   emits: Counter<'kind' | 'outcome'>;
+  /** INTERFACE §9.3: bytes of webhook bodies held before their signature is checked (64 MiB at most). */
+  unverifiedBodyBytes: Gauge;
 }
 
 export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Registry {
@@ -72,6 +74,11 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
       name: 'connector_service_emits_total',
       help: 'Emits (and node actions) by kind and outcome: ok, or the error code answered',
       labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    unverifiedBodyBytes: new Gauge({
+      name: 'connector_service_unverified_body_bytes',
+      help: 'Bytes of webhook and chat event bodies held before their signature is checked (at most 64 MiB)',
       registers: [registry],
     }),
   };

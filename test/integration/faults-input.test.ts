@@ -2,13 +2,15 @@
  * Integration, INTERFACE §9.3: hostile input gets a coded answer and never a stack
  * overflow, an unbounded buffer or a request outside `CODEHOST_API_URL`'s path: deep
  * JSON on every kind of route, the chat events route's 1 MiB cap, the node's 64 MiB
- * budget of unverified webhook bytes, early answers every client reads, and the
- * `repo_full_name` path-traversal table.
+ * budget of unverified webhook bytes (bytes held, not declared; a trickle is cut), early
+ * answers every client reads, and the `repo_full_name` path-traversal table.
  */
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { scrapeSample } from '../support/metrics.js';
+import { until } from '../support/until.js';
 
 const SLACK_SECRET = 'slack-signing-secret-for-input-tests';
 let h: CodehostHarness;
@@ -75,6 +77,30 @@ function post(url: string, body: Buffer, headers: Record<string, string>, paceMs
   });
 }
 
+/**
+ * A client that declares `declared` bytes, sends the headers and `sent` bytes of body, then
+ * nothing more; `answer` is the status line the server wrote, once it writes one.
+ */
+function slowBody(url: string, path: string, declared: number, sent: number) {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  let text = '';
+  socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+  socket.on('error', () => undefined);
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n` +
+      'X-GitHub-Event: issues\r\nX-GitHub-Delivery: slow\r\n\r\n' +
+      ' '.repeat(sent),
+  );
+  return {
+    status: () => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0),
+    body: () => text.slice(text.indexOf('\r\n\r\n') + 4),
+    closed,
+    destroy: () => socket.destroy(),
+  };
+}
+
 describe('input limits', () => {
   it('JSON deeper than 128 levels is 400 bad_request on a tenant route, the webhook route and the chat events route', async () => {
     const emit = await fetch(`${h.node.url}/api/v1/connectors/installs/${installId}/emit`, {
@@ -120,6 +146,59 @@ describe('input limits', () => {
     });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+  });
+
+  it('three slow bodies declaring 64 MiB lock nothing: a signed webhook beside them answers within 1 s', async () => {
+    const path = '/api/v1/connectors/codehost/webhooks';
+    const bytes = () => scrapeSample(h.node.url, 'connector_service_unverified_body_bytes', {});
+    const slow = [25, 25, 14].map((mib) => slowBody(h.node.url, path, mib * 1024 * 1024, 1));
+    try {
+      // The budget counts what is held: one byte each, once all three are being read.
+      await until('three slow bodies held', async () => (await bytes()) === 3, { timeoutMs: 10_000 });
+      const chat = JSON.stringify({ type: 'url_verification', challenge: 'beside-the-slow-ones' });
+      const verified = await fetch(`${h.node.url}/api/v1/connectors/chatapp/events`, {
+        method: 'POST',
+        headers: slackHeaders(chat),
+        body: chat,
+        signal: AbortSignal.timeout(1_000),
+      });
+      expect(verified.status).toBe(200);
+      expect(await verified.json()).toEqual({ challenge: 'beside-the-slow-ones' });
+      const ping = await h.deliver('ping', { zen: 'beside', hook_id: 1 });
+      expect(ping.status).toBe(200);
+      // Each trickle is cut after its first second (it sends nothing more): 408 in the §2 shape,
+      // read by its client before the server closes; what they held is given back.
+      for (const s of slow) {
+        await until('the slow body answered', async () => s.status() !== 0, { timeoutMs: 10_000 });
+        expect(s.status()).toBe(408);
+        expect(JSON.parse(s.body())).toMatchObject({ error: { code: 'request_timeout' } });
+      }
+      await until('the budget given back', async () => (await bytes()) === 0, { timeoutMs: 5_000 });
+    } finally {
+      for (const s of slow) s.destroy();
+    }
+  });
+
+  it('a body that keeps arriving above the minimum rate is read in full, however long it takes', async () => {
+    // 512 KiB over about 2 s (256 KiB/s, four times MIN_BODY_RATE), a correctly signed url_verification.
+    const chat = JSON.stringify({ type: 'url_verification', challenge: 'steady', pad: 'x'.repeat(512 * 1024) });
+    const { hostname, port } = new URL(h.node.url);
+    const head = Object.entries({ host: 'edge', ...slackHeaders(chat), 'content-length': String(chat.length) })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.write(`POST /api/v1/connectors/chatapp/events HTTP/1.1\r\n${head}\r\n`);
+    const body = Buffer.from(chat);
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      await new Promise((r) => setTimeout(r, 250));
+      socket.write(body.subarray(at, at + 64 * 1024));
+    }
+    await until('the steady body answered', () => /\r\n\r\n\{/.test(text));
+    socket.destroy();
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(text).toContain('"challenge":"steady"');
   });
 
   it('2 MiB to oauth/start: the client reads the 413 (or the 401) instead of a reset', async () => {
