@@ -51,4 +51,7 @@ SELECT format('ALTER ROLE connectors_serve_tenant PASSWORD %L',
               encode(sha256(convert_to(:'pw' || ':tenant', 'UTF8')), 'hex')) \gexec
 GRANT connectors_app TO connectors_serve;
 GRANT connectors_tenant TO connectors_serve_tenant;
+-- No temporary objects for the tenant login (migration 030 does the same where it may).
+SELECT format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database()) \gexec
+SELECT format('GRANT TEMPORARY ON DATABASE %I TO connectors_app', current_database()) \gexec
 SQL

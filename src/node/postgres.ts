@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import { createPool } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { openTenantRolePool } from '../store/tenant-role.js';
-import { tenantScopedPool } from '../store/tenant-scope.js';
+import { readTenantFenceKey, tenantScopedPool } from '../store/tenant-scope.js';
 import type { Undo } from './undo.js';
 
 /** INTERFACE §9.3: a request waits at most 2 s for Postgres or NATS, then answers 503. */
@@ -51,7 +51,8 @@ export async function openPools(config: Readonly<Config>, log: Logger, undo: Und
 
 /**
  * The tenant routes' pool: they log in as their own role, which cannot see across tenants
- * (migration 013), and each query runs under `SET LOCAL` of the caller's tenant (RLS).
+ * (migration 013), and each query runs in a transaction bound to the caller's tenant with
+ * the fence secret the nodes' login reads (migration 030, tenant-scope.ts).
  */
 export async function openTenantPool(
   databaseUrl: string,
@@ -68,7 +69,9 @@ export async function openTenantPool(
       statementTimeoutMs: REQUEST_WAIT_MS,
       onIdleError,
     });
+  const fenceKey = await readTenantFenceKey(pool);
   return tenantScopedPool(
     await openTenantRolePool(databaseUrl, pool, tenantPool, (msg, role) => log.warn({ role }, msg)),
+    fenceKey,
   );
 }

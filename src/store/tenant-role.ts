@@ -73,6 +73,34 @@ async function checkSearchGrant(pool: pg.Pool, role: string): Promise<void> {
 }
 
 /**
+ * A tenant login that may create temporary objects (or objects in `public`) could plant a
+ * table, view or function on a pooled connection that a later transaction of another
+ * tenant resolves before the real one (migration 030 revokes TEMPORARY from PUBLIC where
+ * its role may). The node runs, and says what to grant away.
+ */
+async function warnOfPlantableObjects(
+  pool: pg.Pool,
+  role: string,
+  warn: (msg: string, role: string) => void,
+): Promise<void> {
+  const { rows } = await pool.query<{ temp: boolean; create: boolean; db: string }>(
+    `SELECT has_database_privilege(current_database(), 'TEMPORARY') AS temp,
+            has_schema_privilege('public', 'CREATE') AS create, current_database() AS db`,
+  );
+  const r = rows[0];
+  if (r?.temp) {
+    warn(
+      `the tenant login may create temporary objects: REVOKE TEMPORARY ON DATABASE ${r.db} FROM PUBLIC ` +
+        '(as the database owner; README "Security model")',
+      role,
+    );
+  }
+  if (r?.create) {
+    warn('the tenant login may create objects in schema public: REVOKE CREATE ON SCHEMA public FROM PUBLIC', role);
+  }
+}
+
+/**
  * Opens the tenant routes' pool as the tenant login (checked with one query now, so a
  * missing role stops the start instead of the first request). When that login is refused
  * and the nodes' login is outside the fence anyway, the pool uses DATABASE_URL and `warn`
@@ -92,6 +120,7 @@ export async function openTenantRolePool(
     // missed migration 013's grants stops here too.
     await pool.query('SELECT 1 FROM tenants LIMIT 0');
     await checkSearchGrant(pool, role);
+    await warnOfPlantableObjects(pool, role, warn);
     return pool;
   } catch (err) {
     await pool.end().catch(() => undefined);

@@ -14,6 +14,7 @@ import { listNodes } from '../../src/graph/queries.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
 import { createPool } from '../../src/store/db.js';
 import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
+import { readTenantFenceKey, tenantBindProof } from '../../src/store/tenant-scope.js';
 import { dropAppRoles } from '../support/app-roles.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { graphDb } from '../support/graph-db.js';
@@ -93,11 +94,12 @@ async function scans(c: pg.PoolClient, index: string): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** Runs `fn` in one transaction of the tenant login that names `tenantId`, as the tenant pool does. */
+/** Runs `fn` in one transaction of the tenant login bound to `tenantId`, as the tenant pool does. */
 async function asTenant<T>(tenantId: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const c = await clientOf(tenantRoleUrl(appUrl));
   await c.query('BEGIN');
-  await c.query(`SELECT set_config('app.tenant_id', $1, true)`, [tenantId]);
+  const proof = tenantBindProof(await readTenantFenceKey(owner), tenantId);
+  await c.query('SELECT app_bind_tenant($1, $2)', [tenantId, proof]);
   try {
     return await fn(c);
   } finally {

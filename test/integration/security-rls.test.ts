@@ -22,7 +22,12 @@ import { recordDeadLetter } from '../../src/store/dead-letters.js';
 import { createInstall, setBackfill } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { openTenantRolePool, tenantRoleUrl } from '../../src/store/tenant-role.js';
-import { runInTenantScope, tenantScopedPool } from '../../src/store/tenant-scope.js';
+import {
+  readTenantFenceKey,
+  runInTenantScope,
+  tenantBindProof,
+  tenantScopedPool,
+} from '../../src/store/tenant-scope.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { dropAppRoles } from '../support/app-roles.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
@@ -64,14 +69,35 @@ async function seedTenant(name: string) {
      VALUES ($1, 'e1', $2, 'chatapp', 'message', '{}')`,
     [inst.install_id, t.tenant_id],
   );
+  await owner.query(
+    `INSERT INTO graph_nodes (tenant_id, kind, external_id, connector_id, install_id)
+     VALUES ($1, 'chat.message', 'C1:1', 'chatapp', $2)`,
+    [t.tenant_id, inst.install_id],
+  );
+  await owner.query(
+    `INSERT INTO idempotency_keys (tenant_id, key, fingerprint, locked_until) VALUES ($1, 'k1', '\\x00', now())`,
+    [t.tenant_id],
+  );
   return { ...t, install: inst };
 }
+
+/** What the tenant login sees of `t`'s rows, table by table, on connection `c`. */
+async function visibleOf(c: pg.PoolClient, t: { tenant_id: string }) {
+  const seen: Record<string, number> = {};
+  for (const table of ['tenants', 'installs', 'events', 'graph_nodes', 'idempotency_keys']) {
+    const { rows } = await c.query(`SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`, [t.tenant_id]);
+    seen[table] = rows[0].n;
+  }
+  return seen;
+}
+const NOTHING = { tenants: 0, installs: 0, events: 0, graph_nodes: 0, idempotency_keys: 0 };
+const ONE_EACH = { tenants: 1, installs: 1, events: 1, graph_nodes: 1, idempotency_keys: 1 };
 
 describe('row-level security as the application role', () => {
   it('an unfiltered query sees only the scoped tenant; no scope sees nothing; foreign writes fail', async () => {
     const a = await seedTenant('rls-a');
     const b = await seedTenant('rls-b');
-    const scoped = tenantScopedPool(tenantPool());
+    const scoped = tenantScopedPool(tenantPool(), await readTenantFenceKey(owner));
     const superuserCount = (await owner.query('SELECT count(DISTINCT tenant_id)::int AS n FROM installs')).rows[0].n;
     expect(superuserCount).toBeGreaterThanOrEqual(2);
 
@@ -131,6 +157,68 @@ describe('the tenant login cannot widen its view (migration 013)', () => {
     }
   });
 
+  it('set_config and SET of any setting reach no other tenant: events, nodes, idempotency keys, installs (030)', async () => {
+    const a = await seedTenant('forge-a');
+    const b = await seedTenant('forge-b');
+    const c = await tenantPool().connect();
+    try {
+      // The setting the fence read until 030, set every way the login can.
+      await c.query("SELECT set_config('app.tenant_id', $1, false)", [b.tenant_id]);
+      await c.query(`SET app.tenant_id = '${b.tenant_id}'`);
+      expect(await visibleOf(c, b)).toEqual(NOTHING);
+      const moved = await c.query(`UPDATE installs SET display_name = 'taken' WHERE install_id = $1`, [
+        b.install.install_id,
+      ]);
+      expect(moved.rowCount).toBe(0);
+
+      // Inside a transaction the service bound to A (as the tenant pool does), an injected
+      // statement that names B, or forges B's binding, still sees A's rows only.
+      const key = await readTenantFenceKey(owner);
+      await c.query('BEGIN');
+      await c.query('SELECT app_bind_tenant($1, $2)', [a.tenant_id, tenantBindProof(key, a.tenant_id)]);
+      expect(await visibleOf(c, a)).toEqual(ONE_EACH);
+      const ownBinding = (await c.query("SELECT current_setting('app.tenant_binding') AS b")).rows[0].b as string;
+      await c.query("SELECT set_config('app.tenant_id', $1, true)", [b.tenant_id]);
+      await c.query("SELECT set_config('app.tenant_binding', $1, true)", [
+        `${b.tenant_id}.${ownBinding.split('.')[1]}`,
+      ]);
+      expect(await visibleOf(c, b)).toEqual(NOTHING);
+      await expect(
+        c.query(`UPDATE installs SET display_name = 'taken' WHERE install_id = $1 RETURNING 1`, [b.install.install_id]),
+      ).resolves.toMatchObject({ rowCount: 0 });
+      await c.query('COMMIT');
+
+      // A's own binding, replayed in a later transaction, verifies no more (it seals one transaction).
+      await c.query('BEGIN');
+      await c.query("SELECT set_config('app.tenant_binding', $1, true)", [ownBinding]);
+      expect(await visibleOf(c, a)).toEqual(NOTHING);
+      await c.query('COMMIT');
+
+      // Binding takes the proof only the service can make; the secret behind it is out of reach.
+      await expect(c.query('SELECT app_bind_tenant($1, $2)', [b.tenant_id, Buffer.alloc(32)])).rejects.toMatchObject({
+        code: '42501',
+      });
+      await expect(
+        c.query('SELECT app_bind_tenant($1, $2)', [b.tenant_id, tenantBindProof(key, a.tenant_id)]),
+      ).rejects.toMatchObject({ code: '42501' });
+      for (const sql of [
+        'SELECT secret FROM tenant_fence_key',
+        "SELECT tenant_fence_hmac('bind:x')",
+        `SELECT tenant_fence_seal('${b.tenant_id}')`,
+      ]) {
+        await expect(c.query(sql), sql).rejects.toMatchObject({ code: '42501' });
+      }
+      // Nor can it plant temporary objects on the pooled connection for later transactions.
+      await expect(c.query('CREATE TEMP TABLE installs (tenant_id uuid)')).rejects.toMatchObject({ code: '42501' });
+    } finally {
+      c.release(true);
+    }
+    const untouched = await owner.query('SELECT display_name FROM installs WHERE install_id = $1', [
+      b.install.install_id,
+    ]);
+    expect(untouched.rows[0].display_name).not.toBe('taken');
+  });
+
   it('dead letters and blobs are fenced per tenant; the nodes login sees them all', async () => {
     const a = await seedTenant('dl-a');
     const b = await seedTenant('dl-b');
@@ -146,7 +234,7 @@ describe('the tenant login cannot widen its view (migration 013)', () => {
         payload: new Uint8Array([1]),
       });
     }
-    const scoped = tenantScopedPool(tenantPool());
+    const scoped = tenantScopedPool(tenantPool(), await readTenantFenceKey(owner));
     const seen = await runInTenantScope(a.tenant_id, () => scoped.query('SELECT DISTINCT tenant_id FROM dead_letters'));
     expect(seen.rows).toEqual([{ tenant_id: a.tenant_id }]);
     const everyone = await system.query('SELECT count(*)::int AS n FROM dead_letters WHERE tenant_id = ANY($1)', [
@@ -194,6 +282,25 @@ describe('opening the tenant routes pool', () => {
       await owner.query(`DROP ROLE IF EXISTS ${lone}_tenant`);
       await owner.query(`DROP ROLE ${lone}`);
     }
+  });
+});
+
+describe('a tenant login that may plant objects', () => {
+  it('is named at start: temporary objects would resolve before the tables in later transactions', async () => {
+    const db = new URL(testDatabaseUrl()).pathname.slice(1);
+    const warned: string[] = [];
+    const make = (u: string) => poolOf(u);
+    await owner.query(`GRANT TEMPORARY ON DATABASE ${db} TO ${role}_tenant`);
+    try {
+      await openTenantRolePool(appUrl, systemPool(), make, (m) => warned.push(m));
+    } finally {
+      await owner.query(`REVOKE TEMPORARY ON DATABASE ${db} FROM ${role}_tenant`);
+    }
+    expect(warned).toEqual([expect.stringContaining(`REVOKE TEMPORARY ON DATABASE ${db} FROM PUBLIC`)]);
+    // Migration 030 revoked it from PUBLIC: without the grant above, nothing to say.
+    warned.length = 0;
+    await openTenantRolePool(appUrl, systemPool(), make, (m) => warned.push(m));
+    expect(warned).toEqual([]);
   });
 });
 

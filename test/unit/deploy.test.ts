@@ -322,6 +322,7 @@ describe('deploy/postgres/init-roles.sh', () => {
       expect(r.sql).not.toContain('secret');
       expect(r.sql).toMatch(/^\\getenv pw CONNECTORS_INIT_PASSWORD$/m);
       expect(r.sql).toContain("ALTER ROLE connectors_serve PASSWORD :'pw'");
+      expect(r.sql).toContain('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC');
     }
   });
 
