@@ -109,7 +109,10 @@ export async function withTx<T>(pool: Pool, fn: (client: PoolClient) => Promise<
  * (INTERFACE §9.3's 2 s becoming 4): such a client is dropped at once instead, and the
  * server rolls back when the connection goes.
  */
-export async function rollbackOrDrop(client: PoolClient, err: unknown): Promise<Error | undefined> {
+export async function rollbackOrDrop(
+  client: { query(text: string): Promise<unknown> },
+  err: unknown,
+): Promise<Error | undefined> {
   // pg gives this error no code; its message is fixed (pg/lib/client.js).
   if (err instanceof Error && err.message === 'Query read timeout') return err;
   try {

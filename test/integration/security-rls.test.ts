@@ -17,7 +17,7 @@ import { names as makeNames } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { ensureAppRole } from '../../src/store/app-role.js';
 import { getBlob, putBlob } from '../../src/store/blobs.js';
-import { createPool } from '../../src/store/db.js';
+import { createPool, withTx } from '../../src/store/db.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';
 import { createInstall, setBackfill } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
@@ -135,6 +135,40 @@ describe('row-level security as the application role', () => {
     expect(both.rowCount).toBe(2);
     // And the App-installation table stays closed to the role (spec §2.3).
     await expect(system.query('SELECT * FROM codehost_app_installations')).rejects.toMatchObject({ code: '42501' });
+  });
+});
+
+describe('a client checked out of the fenced pool', () => {
+  it('is fenced for the scope it was taken in: alone, in its transactions and under withTx; none outside one', async () => {
+    const a = await seedTenant('connect-a');
+    await seedTenant('connect-b');
+    const scoped = tenantScopedPool(tenantPool(), await readTenantFenceKey(owner));
+    const tenantsSeen = async (q: { query: pg.Pool['query'] }) =>
+      (await q.query<{ tenant_id: string }>('SELECT DISTINCT tenant_id FROM installs')).rows.map((r) => r.tenant_id);
+    await runInTenantScope(a.tenant_id, async () => {
+      const c = await scoped.connect();
+      try {
+        expect(await tenantsSeen(c)).toEqual([a.tenant_id]);
+        await c.query('BEGIN');
+        expect(await tenantsSeen(c)).toEqual([a.tenant_id]);
+        await c.query('SAVEPOINT s');
+        await c.query('ROLLBACK TO SAVEPOINT s');
+        expect(await tenantsSeen(c)).toEqual([a.tenant_id]);
+        await c.query('COMMIT');
+        expect(await tenantsSeen(c)).toEqual([a.tenant_id]);
+      } finally {
+        c.release();
+      }
+      expect(await withTx(scoped, (tx) => tenantsSeen(tx))).toEqual([a.tenant_id]);
+    });
+    await expect(scoped.connect()).rejects.toMatchObject({ code: 'internal' });
+    // Released, the connection is the tenant login's plain one again: no tenant bound.
+    const plain = await runInTenantScope(a.tenant_id, async () => {
+      const c = await scoped.connect();
+      c.release();
+      return c;
+    });
+    expect((await plain.query('SELECT count(*)::int AS n FROM installs')).rows[0].n).toBe(0);
   });
 });
 
