@@ -6,12 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { ensureAppRole } from '../src/store/app-role.js';
 import { migrate } from '../src/store/migrate.js';
 import { startContainers, type TestServices } from './support/containers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** The run's own pair of service logins on that database (src/store/app-role.ts): the nodes' one. */
+    appDatabaseUrl: string;
     adminDatabaseUrl: string;
     natsUrl: string;
     runId: string;
@@ -39,8 +42,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   await migrate(pool);
   await pool.end();
+  // Roles are cluster-wide: named for the run, dropped with its database.
+  const appRole = `connectors_${runId}`;
+  const appDatabaseUrl = await ensureAppRole(databaseUrl, appRole, randomBytes(12).toString('hex'));
 
   project.provide('databaseUrl', databaseUrl);
+  project.provide('appDatabaseUrl', appDatabaseUrl);
   project.provide('adminDatabaseUrl', adminUrl);
   project.provide('natsUrl', process.env.NATS_URL ?? 'nats://127.0.0.1:4222');
   project.provide('runId', runId);
@@ -51,6 +58,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await c.query(`DROP ROLE IF EXISTS ${appRole}_tenant`);
+    await c.query(`DROP ROLE IF EXISTS ${appRole}`);
     await c.end();
   };
 }

@@ -2,14 +2,13 @@
  * The Fastify edge, built apart from `listen()` so tests drive it through `inject()`.
  *
  * Plugin boundaries (STYLE.md, from fastify): tenant routes live in one context whose
- * preHandler authenticates the Bearer key and whose body limit is 1 MiB (INTERFACE §2);
+ * routes authenticate the Bearer key (tenant-guard.ts) and whose body limit is 1 MiB (INTERFACE §2);
  * webhook routes (`routes/chatapp/`, `routes/codehost/`) register their own context with a
  * 25 MiB limit and the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
  * no auth. Every error leaves through `sendError`, so every route has the §2 body.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { BadRequest, RateLimited } from '../errors.js';
-import { runInTenantScope } from '../store/tenant-scope.js';
 import { createTenantAuth, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { answerInContractShape, FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
@@ -24,6 +23,7 @@ import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
 import { opsRoutes } from './routes/ops.js';
+import { tenantGuard } from './tenant-guard.js';
 import { createTenantRate } from './tenant-rate.js';
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
@@ -62,7 +62,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     return tenantId;
   };
   const unverifiedBytes = new ByteBudget(UNVERIFIED_BYTES_BUDGET, (n) => deps.metrics.unverifiedBodyBytes.set(n));
-  const ctx: EdgeContext = { ...deps, authenticate, unverifiedBytes };
+  const ctx: EdgeContext = { ...deps, unverifiedBytes };
 
   // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
@@ -88,20 +88,16 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     countRequest(deps.metrics, req.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
 
+  // Tenant authentication, attached in one place (tenant-guard.ts): every route below /api/v1
+  // of the tenant context, and each connector route whose config says `tenant: true`.
+  const guard = tenantGuard(authenticate, deps.tenantDb !== undefined);
+  app.addHook('onRoute', guard.marked);
   await registerOpenApi(app, packageVersion());
   await app.register(opsRoutes, ctx);
   await app.register(
     async (tenant) => {
-      // onRequest: refuse unauthenticated callers before their body is read.
-      tenant.addHook('onRequest', async (req) => {
-        await ctx.authenticate(req);
-      });
+      tenant.addHook('onRoute', guard.all);
       const tenantCtx: EdgeContext = { ...ctx, db: deps.tenantDb ?? deps.db };
-      if (deps.tenantDb) {
-        // After the body is parsed (its stream callbacks run outside any async context), so
-        // the handler and everything it awaits run in the caller's tenant scope.
-        tenant.addHook('preHandler', (req, _reply, done) => runInTenantScope(req.tenantId, done));
-      }
       await tenant.register(connectorRoutes, tenantCtx);
       await tenant.register(installRoutes, tenantCtx);
       await tenant.register(eventRoutes, tenantCtx);

@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { ActorAsk } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
-import type { createTenantAuth, TenantAuth, TenantResolver } from './auth.js';
+import type { TenantAuth, TenantResolver } from './auth.js';
 import type { EdgeMetrics } from './metrics.js';
 import type { ByteBudget } from './raw-body.js';
 
@@ -41,9 +41,11 @@ export interface EdgeDeps {
   plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
 }
 
-/** Handed to every route plugin. */
+/**
+ * Handed to every route plugin. A route that needs the tenant's Bearer key asks for it with
+ * `config: { tenant: true }` (tenant-guard.ts); no plugin authenticates by itself.
+ */
 export interface EdgeContext extends EdgeDeps {
-  authenticate: ReturnType<typeof createTenantAuth>['authenticate'];
   /** The node's budget of unverified webhook bytes in memory (INTERFACE §9.3; raw-body.ts). */
   unverifiedBytes: ByteBudget;
 }

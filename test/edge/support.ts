@@ -1,4 +1,8 @@
-/** Builds a real edge on the run's test database with an in-memory actor port. */
+/**
+ * Builds a real edge on the run's test database with an in-memory actor port. Its tenant
+ * routes run as a node's do: on the tenant login, through the fenced pool (migration 030),
+ * so a route that forgot its tenant filter, or a tenant route that lost its scope, fails here too.
+ */
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config.js';
@@ -8,9 +12,11 @@ import { type ActorAsk } from '../../src/runtime/ports.js';
 import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { createPool } from '../../src/store/db.js';
+import { tenantRoleUrl } from '../../src/store/tenant-role.js';
+import { readTenantFenceKey, tenantScopedPool } from '../../src/store/tenant-scope.js';
 import { createInstall, type Install } from '../../src/store/installs.js';
 import { createTenant, findTenantByApiKey } from '../../src/store/tenants.js';
-import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from '../support/env.js';
 
 export interface Asked {
   key: ActorKey;
@@ -24,6 +30,10 @@ export async function edgeFixture(
   log: EdgeDeps['log'] = pino({ level: 'silent' }),
 ) {
   const pool = createPool(testDatabaseUrl());
+  const tenantDb = tenantScopedPool(
+    createPool(tenantRoleUrl(testAppDatabaseUrl()), { max: 5 }),
+    await readTenantFenceKey(pool),
+  );
   const asked: Asked[] = [];
   const actors: ActorAsk = {
     async ask<T>(key: ActorKey, msg: { type: string } & Record<string, unknown>) {
@@ -37,6 +47,7 @@ export async function edgeFixture(
     config,
     log,
     db: pool,
+    tenantDb,
     actors,
     resolveTenant: (raw) => findTenantByApiKey(pool, TEST_MASTER_KEY, raw),
     ready: async () => ({ ready, checks: { nats: ready, postgres: true, shards: ready } }),
@@ -61,6 +72,7 @@ export async function edgeFixture(
     setReady: (v: boolean) => (ready = v),
     close: async () => {
       await app.close();
+      await tenantDb.end();
       await pool.end();
     },
   };

@@ -4,6 +4,8 @@ import { inject } from 'vitest';
 
 export const testDatabaseUrl = (): string => inject('databaseUrl');
 export const testAdminDatabaseUrl = (): string => inject('adminDatabaseUrl');
+/** The run's nodes' login (a member of connectors_app); its tenant login is `tenantRoleUrl` of it. */
+export const testAppDatabaseUrl = (): string => inject('appDatabaseUrl');
 export const testNatsUrl = (): string => inject('natsUrl');
 
 /** A SERVICE_NAMESPACE nobody else uses: one per test (or per describe) for NATS isolation. */

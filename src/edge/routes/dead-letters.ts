@@ -8,7 +8,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
-import { runInTenantScope } from '../../store/tenant-scope.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -63,16 +62,16 @@ const REPLAY = operation({
   errors: ['bad_request', 'not_found'],
 });
 
+/** Tenant routes: authenticated by the Bearer key, run in the tenant's scope (tenant-guard.ts). */
+const TENANT = { tenant: true };
+
 /** `replay` puts the tenant's dead letter back on the ingest path; 0 when it is not the tenant's. */
 export function deadLetterRoutes(
   replay: (sel: { id: string; tenantId: string }) => Promise<{ replayed: number }>,
 ): FastifyPluginAsync<EdgeContext> {
   return async (plugin, ctx) => {
     const app = plugin.withTypeProvider<ZodTypeProvider>();
-    app.addHook('onRequest', async (req) => {
-      await ctx.authenticate(req);
-    });
-    app.get('/api/v1/dead-letters', { schema: LIST, attachValidation: true }, async (req) => {
+    app.get('/api/v1/dead-letters', { schema: LIST, attachValidation: true, config: TENANT }, async (req) => {
       const q = validInput<z.output<typeof ListQuery>>(req, 'querystring');
       const filter = {
         tenantId: req.tenantId,
@@ -81,18 +80,19 @@ export function deadLetterRoutes(
         cursor: q.cursor,
       };
       // Read as the tenant login when there is one (migration 013), like the other tenant routes.
-      const db = ctx.tenantDb;
-      const page = db
-        ? await runInTenantScope(req.tenantId, () => listDeadLetters(db, filter))
-        : await listDeadLetters(ctx.db, filter);
       // A tenant's dead letters are those of its installs: tenant and install are always set here.
+      const page = await listDeadLetters(ctx.tenantDb ?? ctx.db, filter);
       return page as { dead_letters: Array<z.output<typeof DeadLetter>>; next_cursor: string | null };
     });
-    app.post('/api/v1/dead-letters/:id/replay', { schema: REPLAY, attachValidation: true }, async (req) => {
-      validInput(req, 'params');
-      const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
-      if (replayed === 0) throw new NotFound('dead letter not found');
-      return { replayed: 1 as const };
-    });
+    app.post(
+      '/api/v1/dead-letters/:id/replay',
+      { schema: REPLAY, attachValidation: true, config: TENANT },
+      async (req) => {
+        validInput(req, 'params');
+        const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
+        if (replayed === 0) throw new NotFound('dead letter not found');
+        return { replayed: 1 as const };
+      },
+    );
   };
 }

@@ -77,21 +77,15 @@ const CALLBACK = operation({
 });
 
 export function chatOAuthRoutes(deps: InstallDeps): FastifyPluginAsync<EdgeContext> {
-  return async (plugin, ctx) => {
+  return async (plugin) => {
     const app = plugin.withTypeProvider<ZodTypeProvider>();
-    await app.register(async (authed) => {
-      authed.addHook('onRequest', async (req) => {
-        await ctx.authenticate(req);
+    // A tenant route (the Bearer key authenticates it: tenant-guard.ts).
+    app.post(OAUTH_START_PATH, { schema: START, attachValidation: true, config: { tenant: true } }, async (req) => {
+      const body = validInput<z.output<typeof OAuthStartBody>>(req, 'body');
+      return startAuthorization(deps, req.tenantId, body.redirect_uri, {
+        successUrl: body.success_url ?? null,
+        failureUrl: body.failure_url ?? null,
       });
-      authed
-        .withTypeProvider<ZodTypeProvider>()
-        .post(OAUTH_START_PATH, { schema: START, attachValidation: true }, async (req) => {
-          const body = validInput<z.output<typeof OAuthStartBody>>(req, 'body');
-          return startAuthorization(deps, req.tenantId, body.redirect_uri, {
-            successUrl: body.success_url ?? null,
-            failureUrl: body.failure_url ?? null,
-          });
-        });
     });
 
     app.get(OAUTH_CALLBACK_PATH, { schema: CALLBACK, attachValidation: true }, async (req, reply) => {

@@ -118,21 +118,27 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
     }
   };
 
-  return async (app, ctx) => {
+  return async (app) => {
     app.post(
       ADMIN_INSTALL_PATH,
       {
         schema: ADMIN_INSTALL_SCHEMA,
         attachValidation: true,
+        // INTERFACE §3's order: the admin gates, then the Bearer key (tenant-guard.ts, after
+        // these), then the connector's own settings.
+        config: { tenant: true },
         onRequest: async (req) => {
           if (!config.admin.endpointsEnabled) throw new NotFound(`no route for POST ${ADMIN_INSTALL_PATH}`);
           if (config.admin.apiToken === null) throw new AdminNotConfigured();
           if (!adminTokenMatches(req.headers['x-service-admin-token'], config.admin.apiToken)) {
             throw new Unauthorized('missing or wrong X-Service-Admin-Token');
           }
-          await ctx.authenticate(req);
+        },
+        // Before the body is read, as the gates above.
+        preParsing: async (_req, _reply, payload) => {
           if (!config.codehost.enabled)
             throw new NotConfigured('the code-host connector is not enabled and fully configured');
+          return payload;
         },
       },
       async (req, reply) => {

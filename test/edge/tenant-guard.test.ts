@@ -1,0 +1,47 @@
+/**
+ * Tenant authentication is attached in one place (tenant-guard.ts, issue 35): a connector's
+ * route asks for it with `config: { tenant: true }` and gets the Bearer check before its
+ * body is read, the per-tenant rate, and a handler that runs in the caller's tenant scope on
+ * the fenced pool, as the edge's own tenant routes do.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EdgeContext } from '../../src/edge/context.js';
+import { edgeFixture } from './support.js';
+
+const probe: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
+  app.post('/api/v1/probe', { config: { tenant: true } }, async (req) => {
+    // Deliberately no tenant filter: the fence alone keeps other tenants' installs out.
+    const { rows } = await (ctx.tenantDb ?? ctx.db).query<{ tenant_id: string; login: string }>(
+      'SELECT DISTINCT tenant_id, current_user AS login FROM installs',
+    );
+    return { tenant: req.tenantId, rows };
+  });
+};
+
+describe('a connector route with config.tenant', () => {
+  let f: Awaited<ReturnType<typeof edgeFixture>>;
+  beforeAll(async () => {
+    f = await edgeFixture(undefined, [{ plugin: probe }]);
+  });
+  afterAll(() => f.close());
+
+  it('refuses a missing or unknown key with 401 before reading the body', async () => {
+    for (const headers of [{}, { authorization: 'Bearer csk_not_a_key_of_anyone' }]) {
+      const res = await f.app.inject({ method: 'POST', url: '/api/v1/probe', headers, payload: '{"never":' });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+  });
+
+  it("runs as the caller's tenant on the tenant login: other tenants' rows are not there", async () => {
+    const [a, b] = [await f.tenant('guard-a'), await f.tenant('guard-b')];
+    await f.install(a.tenant_id);
+    await f.install(b.tenant_id);
+    const res = await f.app.inject({ method: 'POST', url: '/api/v1/probe', headers: a.auth, payload: {} });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as { tenant: string; rows: Array<{ tenant_id: string; login: string }> };
+    expect(body.tenant).toBe(a.tenant_id);
+    expect(body.rows).toEqual([{ tenant_id: a.tenant_id, login: expect.stringMatching(/_tenant$/) }]);
+  });
+});
