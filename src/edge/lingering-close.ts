@@ -13,9 +13,9 @@ import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** How long a socket lingers after an early answer (nginx's `lingering_time`, tighter: webhook senders give up within 3–10 s). */
-export const LINGER_MAX_MS = 5_000;
+const LINGER_MAX_MS = 5_000;
 /** How much a lingering socket reads and discards: more than the largest body any route takes (25 MiB). */
-export const LINGER_MAX_BYTES = 32 * 1024 * 1024;
+const LINGER_MAX_BYTES = 32 * 1024 * 1024;
 const LINGER_CHECK_MS = 100;
 
 const lingering = new WeakSet<Socket>();

@@ -16,12 +16,12 @@ import { packageVersion } from '../version.js';
  * method) would make a new series per value, without bound, and could carry bytes the
  * exposition format does not escape. Anything outside its set is counted as `other`.
  */
-export const OTHER_LABEL = 'other';
+const OTHER_LABEL = 'other';
 const EMIT_KINDS: ReadonlySet<string> = new Set([...CHAT_EMIT_KINDS, ...CODEHOST_EMIT_KINDS]);
 const OUTCOMES: ReadonlySet<string> = new Set(['ok', ...Object.values(ErrorCodes)]);
 const HTTP_METHODS: ReadonlySet<string> = new Set(METHODS);
 
-export function closedLabel(allowed: ReadonlySet<string>, value: string): string {
+function closedLabel(allowed: ReadonlySet<string>, value: string): string {
   return allowed.has(value) ? value : OTHER_LABEL;
 }
 

@@ -22,9 +22,9 @@ export const UNVERIFIED_BYTES_BUDGET = 64 * 1024 * 1024;
  * per second: 64 KiB/s. Slack and GitHub send from data centres, orders of magnitude
  * faster; holding the whole 64 MiB budget this way takes over a thousand sockets.
  */
-export const MIN_BODY_RATE = 64 * 1024;
+const MIN_BODY_RATE = 64 * 1024;
 /** The first second of a body is free of the rate (connection set-up, a slow first packet). */
-export const TRICKLE_GRACE_MS = 1_000;
+const TRICKLE_GRACE_MS = 1_000;
 /** A check that ran this late was held up by the event loop, not the client: it looks again. */
 const LATE_CHECK_MS = 250;
 
