@@ -4,8 +4,10 @@
  * read), after the route's own `onRequest` gates (the admin install's token comes first,
  * INTERFACE §3), and, when the edge has the fenced pool, the handler and everything it
  * awaits run in the caller's tenant scope (src/store/tenant-scope.ts). The routes of the
- * edge's tenant context are all guarded; a connector's route asks for it with
- * `config: { tenant: true }`.
+ * edge's tenant context are all guarded; a connector's route is guarded when its operation
+ * says it takes a tenant's key (operation.ts `auth`: the document and the check cannot
+ * disagree) or its config asks with `config: { tenant: true }`. A route whose document says
+ * public but which is guarded, or asks to be, stops the node at start.
  */
 import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify';
 import { runInTenantScope } from '../store/tenant-scope.js';
@@ -18,6 +20,18 @@ declare module 'fastify' {
 }
 
 const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Whether the route's documented security takes a tenant's key; null when it documents none. */
+function documentedKeyed(route: RouteOptions): boolean | null {
+  const security = (route.schema as { security?: Array<Record<string, unknown>> } | undefined)?.security;
+  if (security === undefined) return null;
+  return security.some((s) => 'bearerAuth' in s);
+}
+
+function refusePublic(route: RouteOptions): void {
+  if (documentedKeyed(route) === false)
+    throw new Error(`${route.method} ${route.url}: a tenant route documented as public (operation auth)`);
+}
 
 /**
  * `guard(route)` (an `onRoute` hook) attaches authentication, and the tenant scope when
@@ -39,10 +53,14 @@ export function tenantGuard(authenticate: (req: FastifyRequest) => Promise<strin
   };
   return {
     /** Every route of the context it is added to. */
-    all: guard,
-    /** The routes whose config asks for it. */
+    all: (route: RouteOptions) => {
+      refusePublic(route);
+      guard(route);
+    },
+    /** The routes whose operation takes a tenant's key, or whose config asks for it. */
     marked: (route: RouteOptions) => {
-      if (route.config?.tenant === true) guard(route);
+      if (route.config?.tenant === true) refusePublic(route);
+      if (route.config?.tenant === true || documentedKeyed(route) === true) guard(route);
     },
   };
 }

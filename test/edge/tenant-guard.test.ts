@@ -5,12 +5,14 @@
  * the fenced pool, as the edge's own tenant routes do.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeContext } from '../../src/edge/context.js';
+import { operation, type Auth } from '../../src/edge/operation.js';
 import { edgeFixture } from './support.js';
 
 const probe: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
-  app.post('/api/v1/probe', { config: { tenant: true } }, async (req) => {
+  app.post('/api/v1/probe', { schema: { hide: true }, config: { tenant: true } }, async (req) => {
     // Deliberately no tenant filter: the fence alone keeps other tenants' installs out.
     const { rows } = await (ctx.tenantDb ?? ctx.db).query<{ tenant_id: string; login: string }>(
       'SELECT DISTINCT tenant_id, current_user AS login FROM installs',
@@ -43,5 +45,41 @@ describe('a connector route with config.tenant', () => {
     const body = res.json() as { tenant: string; rows: Array<{ tenant_id: string; login: string }> };
     expect(body.tenant).toBe(a.tenant_id);
     expect(body.rows).toEqual([{ tenant_id: a.tenant_id, login: expect.stringMatching(/_tenant$/) }]);
+  });
+});
+
+/** A connector route defined with operation(): its documented `auth` decides the guard. */
+const documented =
+  (auth: Auth, config?: { tenant: boolean }): FastifyPluginAsync<EdgeContext> =>
+  async (app) => {
+    const schema = operation({
+      operationId: 'probeDocumented',
+      tag: 'connectors',
+      summary: 'A probe',
+      auth,
+      responses: { 200: { description: 'ok', schema: z.object({ tenant: z.string().nullable() }) } },
+      errors: [],
+    });
+    app.get('/api/v1/probe-documented', { schema, config }, async (req) => ({ tenant: req.tenantId ?? null }));
+  };
+
+describe('the guard and the document agree', () => {
+  it('guards a route whose operation takes a key, without config.tenant', async () => {
+    const f = await edgeFixture(undefined, [{ plugin: documented('bearer') }]);
+    try {
+      const res = await f.app.inject({ method: 'GET', url: '/api/v1/probe-documented' });
+      expect(res.statusCode).toBe(401);
+      const a = await f.tenant('guard-doc');
+      const ok = await f.app.inject({ method: 'GET', url: '/api/v1/probe-documented', headers: a.auth });
+      expect(ok.json()).toEqual({ tenant: a.tenant_id });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('refuses to start with a route documented public that asks for the tenant guard', async () => {
+    await expect(edgeFixture(undefined, [{ plugin: documented('public', { tenant: true }) }])).rejects.toThrow(
+      /documented as public/,
+    );
   });
 });
