@@ -86,15 +86,20 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
 
 /** Counts one emit by its outcome; the promise's own result or error passes through. */
 export async function countEmit<T>(metrics: EdgeMetrics, kind: string, emit: Promise<T>): Promise<T> {
-  const label = closedLabel(EMIT_KINDS, kind);
   try {
     const r = await emit;
-    metrics.emits.inc({ kind: label, outcome: 'ok' });
+    metrics.emits.inc({ kind: closedLabel(EMIT_KINDS, kind), outcome: 'ok' });
     return r;
   } catch (err) {
-    metrics.emits.inc({ kind: label, outcome: closedLabel(OUTCOMES, toAppError(err).code) });
+    countRefusedEmit(metrics, kind, err);
     throw err;
   }
+}
+
+/** Counts one emit that failed, also one refused before it reached its install (an invalid kind or body). */
+export function countRefusedEmit(metrics: EdgeMetrics, kind: unknown, err: unknown): void {
+  const label = closedLabel(EMIT_KINDS, typeof kind === 'string' ? kind : '');
+  metrics.emits.inc({ kind: label, outcome: closedLabel(OUTCOMES, toAppError(err).code) });
 }
 
 /** One answered request; `route` is the matched route's template (a closed set), or `unmatched`. */

@@ -15,7 +15,7 @@ import { BadConfig } from '../../errors.js';
 import type { EdgeContext } from '../context.js';
 import { EMIT_ERRORS, EmitRequest } from '../emit-request.js';
 import { idempotent } from '../idempotency.js';
-import { countEmit } from '../metrics.js';
+import { countEmit, countRefusedEmit } from '../metrics.js';
 import { operation } from '../operation.js';
 import { ownInstall, validInput } from '../params.js';
 import {
@@ -120,7 +120,13 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
   app.post('/connectors/installs/:installId/emit', { schema: EMIT, attachValidation: true }, async (req, reply) => {
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
     // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
-    const body = validInput<EmitRequest>(req, 'body', BadConfig);
+    let body: EmitRequest;
+    try {
+      body = validInput<EmitRequest>(req, 'body', BadConfig);
+    } catch (err) {
+      countRefusedEmit(ctx.metrics, (req.body as { kind?: unknown } | null)?.kind, err);
+      throw err;
+    }
     return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, (idempotencyKey) =>
       countEmit(
         ctx.metrics,
