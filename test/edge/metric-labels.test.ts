@@ -12,7 +12,12 @@ describe('metric labels', () => {
     // As the install actor answers: a kind it does not know is bad_config, a known one a receipt.
     f = await edgeFixture(({ msg }) => {
       if (msg.kind !== 'chatapp.message') throw new BadConfig(`unknown chat emit kind ${String(msg.kind)}`);
-      return { provider_id: '1700000000.000100', kind: msg.kind, install_id: '00000000-0000-4000-8000-000000000000', emitted_at: new Date(0).toISOString() };
+      return {
+        provider_id: '1700000000.000100',
+        kind: msg.kind,
+        install_id: '00000000-0000-4000-8000-000000000000',
+        emitted_at: new Date(0).toISOString(),
+      };
     });
   });
   afterAll(() => f.close());
