@@ -135,6 +135,18 @@ export const envSchema = z.object({
   SERVICE_INGEST_MAX_IN_FLIGHT_BYTES: intIn(1024 * 1024, Number.MAX_SAFE_INTEGER),
   SERVICE_HEAP_GROWING_PERCENT: intIn(0, 1000),
   SERVICE_GITHUB_RECONCILE_S: intIn(0, 86_400),
+  // INTERFACE §10.7: OpenTelemetry's own names and values (config-tracing.ts).
+  OTEL_TRACES_EXPORTER: z.preprocess(
+    empty,
+    z.enum(['otlp', 'console', 'none'], { message: 'must be otlp, console or none' }).optional(),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(empty, httpUrl.optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.preprocess(empty, httpUrl.optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.preprocess(
+    empty,
+    z.enum(['http/protobuf', 'http/json'], { message: 'must be http/protobuf or http/json' }).optional(),
+  ),
+  OTEL_SERVICE_NAME: z.preprocess(empty, z.string().max(255, { message: 'must be at most 255 characters' }).optional()),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -10,12 +10,14 @@ import { createPrivateKey } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
+import { tracingSettings, type TracingSettings } from './config-tracing.js';
 import { DEFAULT_COMMIT_SLOTS } from './ingest/commit.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './ingest/buffer.js';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
 export type { NatsSettings } from './config-nats.js';
+export type { TracingSettings } from './config-tracing.js';
 
 export type ChatTransport = 'http' | 'socket' | 'none';
 export type ChatAppTier = 'non_marketplace' | 'marketplace';
@@ -83,6 +85,8 @@ export interface Config {
   nats: NatsSettings;
   /** INTERFACE §9.4: GitHub delivery reconciliation period; 0 = off. */
   githubReconcileMs: number;
+  /** INTERFACE §10.7: trace export (OTEL_*); started before the config is read (telemetry/preload.ts). */
+  tracing: TracingSettings;
 }
 
 export const DEFAULT_CHAT_SCOPES = [
@@ -244,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     },
     nats,
     githubReconcileMs: (e.SERVICE_GITHUB_RECONCILE_S ?? 300) * 1000,
+    tracing: tracingSettings(e),
   };
   return deepFreeze(config);
 }

@@ -3,6 +3,7 @@ import { createLogger } from '../log.js';
 import { limitHeapGrowth } from '../node/heap-growth.js';
 import { startNode, type Role } from '../node.js';
 import { stopSignal } from '../signals.js';
+import { tracingOn } from '../telemetry/tracing.js';
 import { UsageError, type Command } from './command.js';
 
 export const serveCommand: Command = {
@@ -17,6 +18,10 @@ export const serveCommand: Command = {
     const heapGrowingPercent = limitHeapGrowth(config.heapGrowingPercent);
     const log = createLogger({ level: config.logLevel, node: config.nodeId });
     if (heapGrowingPercent !== null) log.info({ heapGrowingPercent }, 'V8 old generation grows by a fixed factor');
+    if (config.tracing.exporter !== 'none' && !tracingOn()) {
+      // The SDK starts in bin/connectors.js before the service's modules load (telemetry/preload.ts).
+      log.warn('OTEL_TRACES_EXPORTER asks for traces, but tracing starts only when run through bin/connectors.js');
+    }
     const stop = stopSignal();
     const node = await startNode(config, { roles, log });
     await stop;

@@ -11,6 +11,7 @@ import type { Kernel } from '../runtime/kernel.js';
 import type { ShardManager } from '../runtime/shard-manager.js';
 import type { ConnectorModule } from '../wiring/module.js';
 import type { Pool } from './postgres.js';
+import { flushTracing } from '../telemetry/tracing.js';
 import { stopStep } from './undo.js';
 
 export interface StoppableParts {
@@ -44,5 +45,7 @@ export async function stopInOrder(log: Logger, p: StoppableParts): Promise<void>
   await step('nats', () => p.nc.drain());
   await step('postgres', () => Promise.all(p.pools.map((pool) => pool?.end())));
   p.stopUpstreamMetrics();
+  // INTERFACE §10.7: the spans of the last work leave before the process does.
+  await step('traces', () => flushTracing());
   log.info('node stopped');
 }
