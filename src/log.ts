@@ -4,6 +4,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { activeTraceIds } from './telemetry/tracing.js';
 
 export type { Logger } from 'pino';
 
@@ -60,7 +61,12 @@ export function createLogger(opts: { level: string; node: string }, dest?: Desti
       redact: { paths: REDACT, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      mixin: () => logContext.getStore() ?? {},
+      // INTERFACE §10.7: a line logged inside a traced span carries its `trace_id` and `span_id`.
+      mixin: () => {
+        const ids = activeTraceIds();
+        const request = logContext.getStore();
+        return ids === null ? (request ?? {}) : { ...request, ...ids };
+      },
     },
     dest,
   );

@@ -17,6 +17,8 @@ import { getInstallById } from '../store/installs.js';
 import { toIso } from '../store/db.js';
 import { systemClock } from '../runtime/clock.js';
 import type { Clock } from '../runtime/ports.js';
+import { effectParent } from '../telemetry/effect-trace.js';
+import { failActiveSpan, inSpan, tracingOn } from '../telemetry/tracing.js';
 import { DEFAULT_EFFECT_TIMINGS, effectRetryPlan, type EffectTimings } from './effect-retry.js';
 
 export type { EffectTimings } from './effect-retry.js';
@@ -99,7 +101,23 @@ export class EffectRunner {
     }
   }
 
-  private async run(e: ClaimedEffect, c: AbortController): Promise<void> {
+  private run(e: ClaimedEffect, c: AbortController): Promise<void> {
+    if (!tracingOn()) return this.attempt(e, c);
+    // INTERFACE §10.7: in its event's trace, so its upstream calls are there too.
+    const attributes = {
+      'effect.kind': e.kind,
+      'effect.attempt': e.attempts,
+      'install.id': e.install_id,
+      'tenant.id': e.tenant_id,
+      'connector.id': e.connector_id,
+      'event.id': e.event_id,
+    };
+    return inSpan('effect.run', { parent: effectParent(e.install_id, e.event_id), attributes }, () =>
+      this.attempt(e, c),
+    );
+  }
+
+  private async attempt(e: ClaimedEffect, c: AbortController): Promise<void> {
     const log = this.log.child({ effect: e.id, kind: e.kind, installId: e.install_id, eventId: e.event_id });
     const timer = setTimeout(() => c.abort(new Error('effect attempt timed out')), this.t.attemptTimeoutMs);
     try {
@@ -124,6 +142,7 @@ export class EffectRunner {
       await completeEffect(this.o.pool, e.id);
       this.o.onOutcome?.(e.connector_id, e.kind, 'done');
     } catch (err) {
+      failActiveSpan(err);
       if (this.stopped && c.signal.aborted) {
         await releaseEffect(this.o.pool, e.id).catch(() => undefined);
         return;

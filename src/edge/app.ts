@@ -17,6 +17,7 @@ import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
 import { logContext } from '../log.js';
+import { edgeTracingPlugin } from '../telemetry/tracing.js';
 import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { eventRoutes } from './routes/events.js';
@@ -47,6 +48,9 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     trustProxy: true,
   });
   app.server.headersTimeout = 10_000;
+  // INTERFACE §10.7: each request's span (its trace continued from a `traceparent` header), before any route.
+  const tracing = edgeTracingPlugin();
+  if (tracing) await app.register(tracing);
 
   const auth = deps.auth ?? createTenantAuth(deps.resolveTenant);
   const rate = createTenantRate(deps.config.security.tenantRatePerS);

@@ -25,6 +25,8 @@
 import { retryGraphConflict } from '../graph/graph-writer.js';
 import { withTx } from '../store/db.js';
 import type pg from 'pg';
+import { tracingOn } from '../telemetry/tracing.js';
+import { traceCommit } from './delivery-trace.js';
 import { writeIngest, type IngestPart, type IngestWritePorts, type PartOutcome } from './transaction.js';
 
 export interface IngestTransaction {
@@ -138,9 +140,9 @@ export class IngestCommitter {
     const started = performance.now();
     let outcomes: PartOutcome[];
     try {
-      outcomes = await withTx(this.ports.pool, (tx) => writeIngest(tx, parts, this.ports), {
-        retryOn: retryGraphConflict,
-      });
+      const commit = () =>
+        withTx(this.ports.pool, (tx) => writeIngest(tx, parts, this.ports), { retryOn: retryGraphConflict });
+      outcomes = await (tracingOn() ? traceCommit(parts, commit) : commit());
     } catch (err) {
       if (group.length === 1) return group[0]!.reject(err);
       this.ports.log.warn(

@@ -12,8 +12,10 @@ import type { Logger } from '../log.js';
 import type { Kernel } from '../runtime/kernel.js';
 import type { RuntimeMetrics } from '../runtime/metrics.js';
 import { installKey, shardOf } from '../runtime/names.js';
+import { tracingOn } from '../telemetry/tracing.js';
 import type { DeliverBatch } from './batches.js';
 import { IngestCommitter } from './commit.js';
+import { startDeliverySpans } from './delivery-trace.js';
 
 /** Generous: the install actor's transaction with its projection; past it the batch is retried. */
 const INGEST_DEADLINE_MS = 60_000;
@@ -21,11 +23,18 @@ const INGEST_DEADLINE_MS = 60_000;
 export function deliverToInstallActor(kernel: Kernel, metrics: () => RuntimeMetrics | null): DeliverBatch {
   return async (events, meta, opts) => {
     const alone = opts?.alone === true;
-    await kernel.dispatch(
-      installKey(events[0]!.installId),
-      { type: 'ingest', events, ...(alone ? { alone } : {}) },
-      { deadline: Date.now() + INGEST_DEADLINE_MS },
-    );
+    const spans = tracingOn() ? startDeliverySpans(events, meta) : null;
+    try {
+      await kernel.dispatch(
+        installKey(events[0]!.installId),
+        { type: 'ingest', events, ...(alone ? { alone } : {}) },
+        { deadline: Date.now() + INGEST_DEADLINE_MS },
+      );
+    } catch (err) {
+      spans?.end(err);
+      throw err;
+    }
+    spans?.end();
     const m = metrics();
     const now = Date.now();
     for (const x of meta) m?.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);

@@ -10,6 +10,9 @@ import { AppError, Unavailable } from '../errors.js';
 import { installKey, shardOf, type Names } from '../runtime/names.js';
 import type { BlobPort, IngestEvent } from '../runtime/ports.js';
 import type { Seal } from '../runtime/seal.js';
+import { withTraceHeaders } from '../telemetry/nats-trace.js';
+import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
+import { eventAttributes } from './trace-attributes.js';
 import { encodeBlobRef, encodeIngestMessage, ingestMsgId } from './message.js';
 
 /** max_payload covers headers and body; leave room for Nats-Msg-Id and framing. */
@@ -59,6 +62,16 @@ export class IngestPublisher {
    * before its own message is durable.
    */
   async publish(ev: IngestEvent): Promise<{ seq: number; duplicate: boolean }> {
+    if (!tracingOn()) return this.send(ev);
+    // INTERFACE §10.7: the message carries this span's trace to the shard consumer.
+    return inSpan('ingest.publish', { kind: SpanKind.PRODUCER, attributes: eventAttributes(ev) }, async (span) => {
+      const r = await this.send(ev);
+      span.setAttributes({ 'ingest.stream_seq': r.seq, 'ingest.duplicate': r.duplicate });
+      return r;
+    });
+  }
+
+  private async send(ev: IngestEvent): Promise<{ seq: number; duplicate: boolean }> {
     const subject = this.names.ingestSubject(
       shardOf(installKey(ev.installId), this.shards),
       ev.connectorId,
@@ -72,11 +85,12 @@ export class IngestPublisher {
     }
     const started = performance.now();
     await this.nextTurn();
+    const headers = withTraceHeaders(this.seal?.headers(body));
     let ack;
     try {
       ack = await this.js.publish(subject, body, {
         msgID: ingestMsgId(ev.installId, ev.id),
-        ...(this.seal ? { headers: this.seal.headers(body) } : {}),
+        ...(headers ? { headers } : {}),
       });
     } catch (err) {
       this.observe?.(ev.connectorId, (performance.now() - started) / 1000, false);

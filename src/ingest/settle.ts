@@ -9,6 +9,8 @@ import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from '../runtime/ports.js';
 import { SEAL_HEADER, type Seal } from '../runtime/seal.js';
+import { contextOfHeaders } from '../telemetry/nats-trace.js';
+import { tracingOn, type Context } from '../telemetry/tracing.js';
 import type { IngestAttemptsPort } from './attempts.js';
 import type { InstallLanes } from './lanes.js';
 import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './message.js';
@@ -25,6 +27,8 @@ export interface IngestDeliveryMeta {
   streamSeq: number;
   /** When the stream stored the message (epoch ms): the start of event-to-committed latency. */
   storedAtMs: number;
+  /** The trace the message carries (its publisher's span), when tracing runs (INTERFACE §10.7). */
+  trace?: Context;
 }
 
 export interface Ready {
@@ -94,7 +98,12 @@ export class IngestSettler {
       }
       const { event: ev, blobRef, blobBytes } = await resolveEnvelope(env, this.o.blobs);
       if (ev.installId !== t.installId) throw new UndecodableMessage('event install does not match its subject');
-      const meta = { deliveryCount: dc, streamSeq: t.msg.seq, storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6) };
+      const meta: IngestDeliveryMeta = {
+        deliveryCount: dc,
+        streamSeq: t.msg.seq,
+        storedAtMs: Math.floor(t.msg.info.timestampNanos / 1e6),
+      };
+      if (tracingOn()) meta.trace = contextOfHeaders(t.msg.headers);
       return { t, ev, blobRef, bytes: blobBytes ?? t.msg.data.length, meta, tries };
     } catch (err) {
       if (err instanceof UndecodableMessage) {

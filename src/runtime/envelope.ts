@@ -8,6 +8,7 @@
  * may try to settle it without coordinating with the others.
  */
 import { DeadlineExceeded } from '../errors.js';
+import type { Context } from '../telemetry/tracing.js';
 
 /** Node clamps longer timeouts to 1 ms (and fires at once); re-arm instead. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -21,6 +22,11 @@ export class Envelope {
   readonly promise: Promise<unknown>;
   /** True once the handler (or hydration for it) has begun; a queued envelope has not. */
   started = false;
+  /**
+   * The sender's trace context (INTERFACE §10.7), when tracing runs: nact runs a queued
+   * message from the previous one's continuation, so the handler is put back in it.
+   */
+  trace: Context | undefined = undefined;
   private done = false;
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;

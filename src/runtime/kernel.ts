@@ -26,6 +26,7 @@ import { dispatch as nactDispatch, spawn, start, stop as nactStop, type ActorSys
 import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, notStarted } from '../errors.js';
 import { toAppError } from '../errors-wire.js';
 import type { Logger } from '../log.js';
+import { captureContext, runInContext } from '../telemetry/tracing.js';
 import { Envelope, type ActorMessage } from './envelope.js';
 import type { ActorContext, ActorDefinition, ActorKind, KernelOptions, KernelStats } from './actor-definition.js';
 import { keyString, type ActorKey } from './names.js';
@@ -87,6 +88,7 @@ export class Kernel {
       throw new ActorOverloaded(`mailbox of ${id} is full`);
     }
     const env = new Envelope(msg, opts.deadline);
+    env.trace = captureContext();
     this.clock.clearTimeout(act.idleTimer);
     act.pending.add(env);
     // Safe: the nact actor exists while our activation is live (phase changes and nact
@@ -190,7 +192,7 @@ export class Kernel {
       log: act.log,
     };
     try {
-      const result = await handler(ctx, env.msg);
+      const result = await runInContext(env.trace, () => handler(ctx, env.msg));
       act.state = ctx.state;
       env.resolve(result);
     } catch (err) {

@@ -29,6 +29,8 @@ import {
 } from '../errors.js';
 import { fromWire, toAppError, toWire, type WireError } from '../errors-wire.js';
 import { currentRequestId, logContext, type Logger } from '../log.js';
+import { contextOfHeaders, withTraceHeaders } from '../telemetry/nats-trace.js';
+import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { KeyOf, Protocol } from './ports.js';
 import { SEAL_HEADER, type Seal } from './seal.js';
@@ -101,12 +103,23 @@ export class Router {
     msg: { type: T } & P[T]['msg'],
     opts: { timeoutMs?: number; idempotent?: boolean } = {},
   ): Promise<P[T]['answer']> {
+    if (!tracingOn()) return this.send<P, T>(key, msg, opts);
+    // INTERFACE §10.7: the request carries the trace (traceparent in its headers).
+    const attributes = { 'actor.kind': key.kind, 'actor.key': keyString(key), 'actor.message': msg.type };
+    return inSpan('actor.request', { kind: SpanKind.CLIENT, attributes }, () => this.send<P, T>(key, msg, opts));
+  }
+
+  private async send<P extends Protocol, T extends keyof P & string>(
+    key: KeyOf<P>,
+    msg: { type: T } & P[T]['msg'],
+    opts: { timeoutMs?: number; idempotent?: boolean },
+  ): Promise<P[T]['answer']> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
     const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
     const body = enc.encode(JSON.stringify(wire));
-    const headers = this.seal?.headers(body);
+    const headers = withTraceHeaders(this.seal?.headers(body));
     // True while every attempt so far was refused before any node took it (no responders,
     // or an owner letting the shard go): nothing has acted on the request.
     let untouched = true;
@@ -204,7 +217,8 @@ export function serveShard(opts: {
       }
       const req = parseRequest(m, names, shard);
       if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
-      const call = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const handle = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
+      const call = tracingOn() ? () => handleTraced(m, req, handle) : handle;
       const value = await (typeof req.request_id === 'string' && req.request_id.length <= 128
         ? logContext.run({ request_id: req.request_id }, call)
         : call());
@@ -237,6 +251,12 @@ export function serveShard(opts: {
       if (!nc.isClosed()) await nc.flush().catch(() => undefined);
     },
   };
+}
+
+/** The owner's side of `actor.request`: a span in the asker's trace, from the request's headers. */
+function handleTraced(m: Msg, req: WireRequest, handle: () => Promise<unknown>): Promise<unknown> {
+  const attributes = { 'actor.kind': req.key.kind, 'actor.key': keyString(req.key), 'actor.message': req.msg.type };
+  return inSpan('actor.handle', { kind: SpanKind.SERVER, attributes, parent: contextOfHeaders(m.headers) }, handle);
 }
 
 function parseRequest(m: Msg, names: Names, shard: number): WireRequest {
