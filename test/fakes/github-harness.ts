@@ -7,6 +7,7 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { createUser } from '../../src/store/users.js';
+import type { LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 
@@ -66,23 +67,31 @@ export interface CodehostHarness {
   stop(): Promise<void>;
 }
 
-export async function startCodehostHarness(env: Record<string, string> = {}): Promise<CodehostHarness> {
+/** `logs`: keep the node's log lines in memory (test/support/node.ts). */
+export async function startCodehostHarness(
+  env: Record<string, string> = {},
+  opts: { logs?: LogCapture } = {},
+): Promise<CodehostHarness> {
   const keys = generateAppKeyPair();
   const appId = 100_000 + Math.floor(Math.random() * 800_000);
   const gh = await FakeGitHub.start(appId, keys.publicKeyPem);
   const secret = `whsec-${randomBytes(12).toString('hex')}`;
   const adminToken = `admin-${randomBytes(16).toString('hex')}`;
-  const node = await startTestNode({
-    CODEHOST_CONNECTOR_ENABLED: 'true',
-    CODEHOST_APP_ID: String(appId),
-    CODEHOST_APP_PRIVATE_KEY_PEM: keys.privateKeyPem,
-    CODEHOST_WEBHOOK_SECRET: secret,
-    CODEHOST_API_URL: gh.url,
-    SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:1/{install}/{repo}',
-    SERVICE_ADMIN_ENDPOINTS: '1',
-    SERVICE_ADMIN_API_TOKEN: adminToken,
-    ...env,
-  });
+  const node = await startTestNode(
+    {
+      CODEHOST_CONNECTOR_ENABLED: 'true',
+      CODEHOST_APP_ID: String(appId),
+      CODEHOST_APP_PRIVATE_KEY_PEM: keys.privateKeyPem,
+      CODEHOST_WEBHOOK_SECRET: secret,
+      CODEHOST_API_URL: gh.url,
+      SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:1/{install}/{repo}',
+      SERVICE_ADMIN_ENDPOINTS: '1',
+      SERVICE_ADMIN_API_TOKEN: adminToken,
+      ...env,
+    },
+    undefined,
+    opts,
+  );
   const api = (path: string, t: { auth: { authorization: string } }, init: { method?: string; body?: unknown } = {}) =>
     fetch(`${node.url}${path}`, {
       method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
