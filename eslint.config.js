@@ -77,6 +77,21 @@ const direction = [
       layer('store'),
     ],
   },
+  {
+    files: ['src/telemetry/**/*.ts'],
+    message: 'tracing is used by every layer and imports none of them (only the root files)',
+    patterns: [
+      ...ENTRY,
+      layer('wiring'),
+      layer('edge'),
+      layer('actors'),
+      layer('ingest'),
+      layer('connectors'),
+      layer('graph'),
+      layer('store'),
+      layer('runtime'),
+    ],
+  },
 ].map(({ files, message, patterns }) => ({
   files,
   rules: { 'no-restricted-imports': ['error', { patterns: patterns.map((p) => ({ ...p, message })) }] },

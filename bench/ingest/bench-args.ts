@@ -30,6 +30,8 @@ export interface BenchArgs {
   drainStallMode: 'stall' | 'cut';
   /** Flags for node itself (`--cpu-prof`, and `--node-flags`, e.g. V8 heap sizes). */
   nodeFlags: string[];
+  /** `--tracing otlp`: every node exports its spans to a local receiver (otlp-receiver.ts); default none. */
+  tracing: 'none' | 'otlp';
   /** `--results FILE`: append the run's line (bench/results/ingest-result.ts) to FILE. */
   results: { file: string; session: string | null; note: string | null } | null;
   /** The command as run, without the `--results` flags: what the docs show beside the figures. */
@@ -55,6 +57,7 @@ export const BENCH_OPTIONS = {
   'drain-text': { type: 'string' },
   'drain-stall': { type: 'string' },
   'drain-cut': { type: 'boolean', default: false },
+  tracing: { type: 'string', default: 'none' },
   results: { type: 'string' },
   session: { type: 'string' },
   note: { type: 'string' },
@@ -100,6 +103,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
   const drainStallS = args['drain-stall'] === undefined ? null : Number(args['drain-stall']);
   if (drainStallS !== null && !(drainStallS >= 1 && drainStallS <= 120))
     throw new Error('--drain-stall must be 1-120 seconds');
+  if (args.tracing !== 'none' && args.tracing !== 'otlp') throw new Error('--tracing takes none or otlp');
   const extraFlags = args['node-flags'].split(' ').filter((f) => f !== '');
   if (!extraFlags.every((f) => /^--[a-z0-9-]+(=[A-Za-z0-9._-]+)?$/.test(f)))
     throw new Error('--node-flags takes node options separated by spaces, e.g. --node-flags=--max-semi-space-size=8');
@@ -123,6 +127,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       ...extraFlags,
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),
     ],
+    tracing: args.tracing,
     results: args.results ? { file: args.results, session: args.session ?? null, note: args.note ?? null } : null,
     command: commandLine('npm run bench', argv, ['results', 'session', 'note']),
   };

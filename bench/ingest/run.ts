@@ -10,7 +10,7 @@
  *                    [--route github,slack] [--installs 1,32] [--paced 50,90] [--rate N]
  *                    [--drain-events 20000] [--shards 16] [--keep-db] [--cpu-prof DIR]
  *                    [--node-flags=--max-semi-space-size=8] [--max-in-flight N] [--max-in-flight-bytes N]
- *                    [--drain-text CHARS] [--drain-stall SECONDS [--drain-cut]]
+ *                    [--drain-text CHARS] [--drain-stall SECONDS [--drain-cut]] [--tracing none|otlp]
  *                    [--results bench/results/ingest.jsonl [--session NAME] [--note TEXT]]
  *
  * `--rate N` sets the paced runs' rate (default: half of what accepting and committing
@@ -20,6 +20,8 @@
  * node and Postgres and stops it answering for S seconds once a fifth of the backlog is
  * committed (no reset, no error: a stalled database; with `--drain-cut`, every connection reset
  * and new ones refused instead: a restart or failover), then reports how the rest was committed.
+ * `--tracing otlp` has every node trace (INTERFACE §10.7) and export its spans over OTLP/HTTP
+ * to a receiver in the bench process (otlp-receiver.ts); the default `none` is the service's.
  *
  * Needs Postgres (BENCH_ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * a fresh database is created and dropped) and nats-server with JetStream (NATS_URL, default
@@ -42,6 +44,7 @@ import { describeMachine } from './machine.js';
 import { shardsOwned, startBaseline, startNode, stop, waitFor, type Child } from './processes.js';
 import { printFigures, type BenchFigures } from './report.js';
 import { ingestResultOf } from '../results/ingest-result.js';
+import { startOtlpReceiver } from './otlp-receiver.js';
 import { trafficFor, type Route } from './route-traffic.js';
 import { runBaseline, runEdge, type ScenarioSettings } from './scenario.js';
 
@@ -71,6 +74,7 @@ const settingsFor = (route: Route, n = MAX_INSTALLS): ScenarioSettings => ({
 });
 
 const db = await createBenchDb(adminUrl, args.keepDb);
+const receiver = args.tracing === 'otlp' ? await startOtlpReceiver() : null;
 const nc = await connect({ servers: natsUrl, name: 'bench-ingest' });
 const namespaces: string[] = [];
 const children: Child[] = [];
@@ -111,6 +115,7 @@ function nodeEnv(namespace: string): Record<string, string> {
     // client id/secret: the chat driver stays off (no name lookups at Slack), as in `drain`.
     CHATAPP_SIGNING_SECRET: secrets.slack,
     CHATAPP_API_URL: 'http://127.0.0.1:9/api/',
+    ...(receiver ? { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
   };
 }
 
@@ -153,6 +158,11 @@ async function cleanup(): Promise<void> {
   }
   await nc.close();
   await db.drop();
+  if (receiver) {
+    const { exports, bytes } = receiver.stats();
+    process.stdout.write(`otlp receiver: ${exports} exports, ${(bytes / 2 ** 20).toFixed(1)} MiB of spans\n`);
+    await receiver.close();
+  }
 }
 
 const figures: BenchFigures = {
