@@ -67,6 +67,26 @@ export interface CodehostHarness {
   stop(): Promise<void>;
 }
 
+/** A node's code-host settings against a fake GitHub, the admin install route on. */
+export function codehostEnv(o: {
+  appId: number;
+  privateKeyPem: string;
+  secret: string;
+  apiUrl: string;
+  adminToken: string;
+}): Record<string, string> {
+  return {
+    CODEHOST_CONNECTOR_ENABLED: 'true',
+    CODEHOST_APP_ID: String(o.appId),
+    CODEHOST_APP_PRIVATE_KEY_PEM: o.privateKeyPem,
+    CODEHOST_WEBHOOK_SECRET: o.secret,
+    CODEHOST_API_URL: o.apiUrl,
+    SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:1/{install}/{repo}',
+    SERVICE_ADMIN_ENDPOINTS: '1',
+    SERVICE_ADMIN_API_TOKEN: o.adminToken,
+  };
+}
+
 /** `logs`: keep the node's log lines in memory (test/support/node.ts). */
 export async function startCodehostHarness(
   env: Record<string, string> = {},
@@ -78,17 +98,7 @@ export async function startCodehostHarness(
   const secret = `whsec-${randomBytes(12).toString('hex')}`;
   const adminToken = `admin-${randomBytes(16).toString('hex')}`;
   const node = await startTestNode(
-    {
-      CODEHOST_CONNECTOR_ENABLED: 'true',
-      CODEHOST_APP_ID: String(appId),
-      CODEHOST_APP_PRIVATE_KEY_PEM: keys.privateKeyPem,
-      CODEHOST_WEBHOOK_SECRET: secret,
-      CODEHOST_API_URL: gh.url,
-      SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:1/{install}/{repo}',
-      SERVICE_ADMIN_ENDPOINTS: '1',
-      SERVICE_ADMIN_API_TOKEN: adminToken,
-      ...env,
-    },
+    { ...codehostEnv({ appId, privateKeyPem: keys.privateKeyPem, secret, apiUrl: gh.url, adminToken }), ...env },
     undefined,
     opts,
   );

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { freePort } from '../../src/dev/free-port.js';
-import { examplePayload, forInstallation, sign } from '../fakes/github-harness.js';
+import { codehostEnv, examplePayload, forInstallation, sign } from '../fakes/github-harness.js';
 import { exited, runCli, startCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
@@ -77,14 +77,7 @@ async function startNode(protocol: string) {
     SERVICE_LEASE_TTL_S: '3',
     PORT: String(port),
     LOG_LEVEL: 'info',
-    CODEHOST_CONNECTOR_ENABLED: 'true',
-    CODEHOST_APP_ID: String(appId),
-    CODEHOST_APP_PRIVATE_KEY_PEM: keys.privateKeyPem,
-    CODEHOST_WEBHOOK_SECRET: secret,
-    CODEHOST_API_URL: gh.url,
-    SERVICE_INDEXER_DAEMON_URL_TEMPLATE: 'http://127.0.0.1:1/{install}/{repo}',
-    SERVICE_ADMIN_ENDPOINTS: '1',
-    SERVICE_ADMIN_API_TOKEN: adminToken,
+    ...codehostEnv({ appId, privateKeyPem: keys.privateKeyPem, secret, apiUrl: gh.url, adminToken }),
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
