@@ -5,7 +5,8 @@
  * routes authenticate the Bearer key (tenant-guard.ts) and whose body limit is 1 MiB (INTERFACE §2);
  * webhook routes (`routes/chatapp/`, `routes/codehost/`) register their own context with a
  * 25 MiB limit and the raw body kept for signatures; ops routes (`/healthz`, `/readyz`, `/metrics`) need
- * no auth. Every error leaves through `sendError`, so every route has the §2 body.
+ * no auth, nor do the console's static files (`/console`, routes/console.ts). Every error leaves
+ * through `sendError`, so every route has the §2 body.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { BadRequest, RateLimited } from '../errors.js';
@@ -20,6 +21,7 @@ import { logContext } from '../log.js';
 import { edgeTracingPlugin } from '../telemetry/tracing.js';
 import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
+import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
@@ -98,6 +100,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   app.addHook('onRoute', guard.marked);
   await registerOpenApi(app, packageVersion());
   await app.register(opsRoutes, ctx);
+  // INTERFACE §10.7: the tenant console, a page of static files calling the routes below.
+  await app.register(consoleRoutes);
   await app.register(
     async (tenant) => {
       tenant.addHook('onRoute', guard.all);
