@@ -163,6 +163,11 @@ function boot() {
     byId('content').focus();
   });
   window.addEventListener('hashchange', () => void render({ focus: true }));
+  // A link to the page already shown changes no hash: it reloads that page's data instead.
+  document.addEventListener('click', (event) => {
+    const link = event.target instanceof Element ? event.target.closest('a[href^="#/"]') : null;
+    if (link && link.getAttribute('href') === location.hash) void render({ focus: true });
+  });
   void render({ focus: false });
 }
 

@@ -115,7 +115,10 @@ export function olderButton(ctx, need, spec) {
     box.querySelector('.notice')?.remove();
     const page = await load(ctx, need, () => spec.next(/** @type {string} */ (cursor)), box);
     button.disabled = false;
-    if (page === null) return;
+    if (page === null) {
+      button.focus();
+      return;
+    }
     spec.addRows(page.items);
     cursor = page.cursor;
     announce(`${page.items.length} more ${spec.noun} shown.`);

@@ -97,8 +97,10 @@ function replayButton(ctx, id) {
     } catch (err) {
       if (ctx.signal.aborted) return;
       button.disabled = false;
-      cell.append(problem(err, NEED_REPLAY));
-      announce(`Dead letter ${id} was not replayed.`);
+      const why = problem(err, NEED_REPLAY);
+      cell.append(why);
+      announce(`Dead letter ${id} was not replayed. ${why.textContent}`);
+      button.focus();
       return;
     }
     const done = h('span', { class: 'state state-complete', tabindex: -1 }, 'Replayed');
