@@ -47,9 +47,17 @@ const api = async (path: string, init: { method?: string; body?: unknown } = {})
   return { status: res.status, body: await res.json().catch(() => null) };
 };
 
-/** A dead letter of the code-host install: an `issues.opened` that could not be stored. */
+let issues = 0;
+/** A dead letter of the code-host install: an `issues.opened` (of a new issue each time) that could not be stored. */
 async function deadLetter(): Promise<{ id: string; eventId: string }> {
   const n = names(node.namespace);
+  const payload = forInstallation(examplePayload('issues', 'opened'), SANDBOX_INSTALLATION);
+  const issue = payload.issue as Record<string, unknown>;
+  Object.assign(issue, {
+    number: 9000 + ++issues,
+    title: `Console issue ${issues}`,
+    updated_at: new Date().toISOString(),
+  });
   const event = {
     installId: code,
     tenantId: tenant.tenant_id,
@@ -57,7 +65,7 @@ async function deadLetter(): Promise<{ id: string; eventId: string }> {
     id: randomUUID(),
     kind: 'issues.opened',
     occurredAt: null,
-    payload: forInstallation(examplePayload('issues', 'opened'), SANDBOX_INSTALLATION),
+    payload,
   };
   const id = await recordDeadLetter(node.pool, {
     stream: n.ingestStream,
