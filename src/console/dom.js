@@ -61,8 +61,16 @@ export function value(/** @type {unknown} */ v) {
   return h('code', {}, JSON.stringify(v));
 }
 
-/** `backfill_state` → `Backfill state`. */
-export const label = (/** @type {string} */ key) => (key.charAt(0).toUpperCase() + key.slice(1)).replaceAll('_', ' ');
+/** Words a field name abbreviates, as a person writes them. */
+const WORDS = /** @type {Record<string, string>} */ ({ prs: 'PRs', pr: 'PR', dms: 'DMs', url: 'URL' });
+
+/** A field name as a label: `prs_done` → `PRs done`, `group_dms_excluded` → `Group DMs excluded`. */
+export function label(/** @type {string} */ key) {
+  const words = key.split('_').map((w) => WORDS[w] ?? w);
+  const first = words[0] ?? '';
+  words[0] = first.charAt(0).toUpperCase() + first.slice(1);
+  return words.join(' ');
+}
 
 /**
  * A description list of `[term, definition]` pairs.

@@ -70,6 +70,10 @@ function progress(/** @type {Record<string, unknown>} */ obj) {
     );
 }
 
+/** A titled section of a page, side by side with its siblings on a wide screen. */
+const panel = (/** @type {string} */ id, /** @type {string} */ title, /** @type {Node} */ body) =>
+  h('section', { class: 'panel', 'aria-labelledby': `${id}-heading` }, h('h2', { id: `${id}-heading` }, title), body);
+
 /** @param {PageContext} ctx */
 export async function installPage(ctx) {
   const heading = startPage(ctx, 'Install');
@@ -99,22 +103,35 @@ export async function installPage(ctx) {
       ['Created', time(install.created_at)],
       ['Updated', time(install.updated_at)],
     ]),
-    h('h2', {}, 'Backfill'),
-    install.backfill
-      ? dl([['State', state(install.backfill.state)], ...progress(install.backfill)])
-      : notice('info', 'No backfill reported.'),
-    h('h2', {}, 'Catch-up'),
-    install.catch_up
-      ? dl([['State', state(install.catch_up.state)], ...progress(install.catch_up)])
-      : notice('info', 'No catch-up reported for this install.'),
-    h('h2', {}, 'Side effects'),
-    dl([
-      ['Pending', value(effects.pending)],
-      ['Retrying', value(effects.retrying)],
-      ['Failed', value(effects.failed)],
-      ['Last error', value(effects.last_error)],
-      ['Last error at', time(effects.last_error_at)],
-    ]),
+    h(
+      'div',
+      { class: 'panels' },
+      panel(
+        'backfill',
+        'Backfill',
+        install.backfill
+          ? dl([['State', state(install.backfill.state)], ...progress(install.backfill)])
+          : notice('info', 'No backfill reported.'),
+      ),
+      panel(
+        'catch-up',
+        'Catch-up',
+        install.catch_up
+          ? dl([['State', state(install.catch_up.state)], ...progress(install.catch_up)])
+          : notice('info', 'No catch-up reported for this install.'),
+      ),
+      panel(
+        'effects',
+        'Side effects',
+        dl([
+          ['Pending', value(effects.pending)],
+          ['Retrying', value(effects.retrying)],
+          ['Failed', value(effects.failed)],
+          ['Last error', value(effects.last_error)],
+          ['Last error at', time(effects.last_error_at)],
+        ]),
+      ),
+    ),
   );
 }
 
