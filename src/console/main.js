@@ -43,7 +43,10 @@ function route() {
 async function render(opts) {
   leaving.abort();
   leaving = new AbortController();
-  const container = byId('page');
+  // Each page renders into an element of its own: what a page left behind still loads lands
+  // in an element no longer shown, never in the next page.
+  const container = document.createElement('div');
+  byId('page').replaceChildren(container);
   const signedIn = storedKey() !== null;
   byId('nav').hidden = !signedIn;
   byId('forget-key').hidden = !signedIn;

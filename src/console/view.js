@@ -51,7 +51,8 @@ export async function load(ctx, need, call, where = ctx.container) {
   where.append(busy);
   where.setAttribute('aria-busy', 'true');
   try {
-    return await call();
+    const answer = await call();
+    return ctx.signal.aborted ? null : answer;
   } catch (err) {
     if (isAbort(err) || ctx.signal.aborted) return null;
     where.append(problem(err, need));
