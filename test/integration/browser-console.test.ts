@@ -93,11 +93,17 @@ beforeAll(async () => {
     tenant.api_key,
     user.user_id,
   ));
+  let installs: unknown = null;
   await until(
     'both backfills complete',
-    async () => (await api('connectors/installs')).body.installs.every((i: any) => i.backfill.state === 'complete'),
+    async () => {
+      installs = (await api('connectors/installs')).body.installs;
+      return (installs as any[]).every((i) => i.backfill.state === 'complete');
+    },
     { timeoutMs: 60_000 },
-  );
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(installs)}`);
+  });
   // The thread's parent with its two replies and its channel: what the edges test reads.
   await until(
     'the release message with its replies in the graph',
