@@ -82,6 +82,18 @@ export function natsAuthOptions(a: NonNullable<ConnectNatsOptions['auth']>): Par
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 2_000;
 
+/**
+ * INTERFACE §9.1: a start that cannot reach NATS ends within 15 s. nats.js waits 20 s per
+ * server for a handshake (a host that accepts and never speaks holds it that long), and
+ * tries each listed server once, so the whole first connect gets 10 s shared among them
+ * (at least 2 s each, a TLS handshake to a far server included).
+ */
+const CONNECT_BUDGET_MS = 10_000;
+const HANDSHAKE_MIN_MS = 2_000;
+const HANDSHAKE_MAX_MS = 5_000;
+const handshakeTimeoutMs = (servers: number): number =>
+  Math.max(HANDSHAKE_MIN_MS, Math.min(HANDSHAKE_MAX_MS, Math.floor(CONNECT_BUDGET_MS / Math.max(1, servers))));
+
 /** See `pendingLimit` in connectNats. */
 const OUTBOUND_FLUSH_BYTES = 512 * 1024;
 
@@ -96,6 +108,7 @@ export async function connectNats({ servers, name, log, auth }: ConnectNatsOptio
       servers: list,
       name,
       maxReconnectAttempts: -1,
+      timeout: handshakeTimeoutMs(list.length),
       // nats.js otherwise captures a stack for every request and publish (about 15% of the
       // edge's CPU per webhook, bench/ingest --cpu-prof); its errors keep their messages.
       noAsyncTraces: true,

@@ -66,6 +66,11 @@ describe('start-up failure', () => {
     await failsFast(['serve'], { NATS_URL: `nats://127.0.0.1:${await freePort()}` }, /NATS/, 15_000);
   }, 60_000);
 
+  it('serve with NATS black-holed (a host that accepts and never speaks)', async () => {
+    // `taken` accepts connections and never writes a byte: nats.js's own handshake wait is 20 s.
+    await failsFast(['serve'], { NATS_URL: `nats://127.0.0.1:${takenPort}` }, /NATS/, 15_000);
+  }, 60_000);
+
   it('serve with Postgres unreachable (a closed port)', async () => {
     await failsFast(
       ['serve'],
