@@ -4,7 +4,7 @@
  * delivers the webhooks and keeps its delivery log), a balancer, and three `connectors
  * serve` processes. Every piece can be killed, stalled or restarted.
  */
-import { startNatsChild, type NatsChild } from '../../test/integration/helpers/nats-restart-server.js';
+import { startNatsChild, type NatsChild } from '../../test/support/nats-restart-server.js';
 import { FakeGitHub } from '../../src/testing/github.js';
 import { generateAppKeyPair } from '../../src/testing/github-jwt.js';
 import { createTenant } from '../../src/store/tenants.js';

@@ -4,7 +4,7 @@
  * with a slash command, whose reply is a write back to GitHub. Each new delivery is tagged with the
  * scenario running when it was sent.
  */
-import { examplePayload, forInstallation } from '../../test/fakes/github-harness.js';
+import { examplePayload, forInstallation } from '../../test/support/github-harness.js';
 import type { FakeGitHub } from '../../src/testing/github.js';
 
 export interface Load {

@@ -20,7 +20,7 @@ import type { IngestEvent } from '../../src/runtime/ports.js';
 import { findClaimedInstall } from '../../src/store/chat-claims.js';
 import { createPool } from '../../src/store/db.js';
 import { freshNamespace, TEST_MASTER_KEY, testDatabaseUrl, testNatsUrl } from '../support/env.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const SECRET = 'bench-events-signing-secret';
 const pool = createPool(testDatabaseUrl(), { max: 3 });

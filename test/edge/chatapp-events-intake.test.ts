@@ -25,7 +25,7 @@ import { createTenant } from '../../src/store/tenants.js';
 import { signedHeaders } from 'connector-service/testing';
 import { freshNamespace, TEST_MASTER_KEY, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { until } from '../support/until.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const SECRET = 'edge-signing-secret';
 

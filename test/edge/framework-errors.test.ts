@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveOps } from '../../src/edge/routes/ops.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

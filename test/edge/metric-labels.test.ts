@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadConfig } from '../../src/errors.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 describe('metric labels', () => {
   let f: Awaited<ReturnType<typeof edgeFixture>>;

@@ -6,7 +6,7 @@ import { chatOAuthRoutes } from '../../src/edge/routes/chatapp/oauth.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 

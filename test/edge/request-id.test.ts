@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { Internal } from '../../src/errors.js';
 import { LogCapture } from '../support/log-capture.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const logs = new LogCapture();
 const root = createLogger({ level: 'debug', node: 'test' }, logs.stream);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertEvent } from '../../src/store/events.js';
 import { setInstallStatus } from '../../src/store/installs.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 type Fixture = Awaited<ReturnType<typeof edgeFixture>>;
 let f: Fixture;

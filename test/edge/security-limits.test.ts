@@ -10,7 +10,7 @@ import { MAX_LIVE_STATES_PER_TENANT } from '../../src/store/chat-oauth-states.js
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 describe('per-tenant rate limit (SERVICE_TENANT_RATE_PER_S)', () => {
   let f: Awaited<ReturnType<typeof edgeFixture>>;

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EdgeContext } from '../../src/edge/context.js';
 import { operation, type Auth } from '../../src/edge/operation.js';
-import { edgeFixture } from './support.js';
+import { edgeFixture } from '../support/edge.js';
 
 const probe: FastifyPluginAsync<EdgeContext> = async (app, ctx) => {
   app.post('/api/v1/probe', { schema: { hide: true }, config: { tenant: true } }, async (req) => {

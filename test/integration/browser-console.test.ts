@@ -18,7 +18,7 @@ import { encodeIngestMessage, ingestMsgId } from '../../src/ingest/message.js';
 import { installKey, names, shardOf } from '../../src/runtime/names.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';
 import { createUser } from '../../src/store/users.js';
-import { examplePayload, forInstallation } from '../fakes/github-harness.js';
+import { examplePayload, forInstallation } from '../support/github-harness.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
 import { axeViolations, focused, startRefusingProxy, tabThrough } from '../support/console-browser.js';
 import { startTestNode, type TestNode } from '../support/node.js';

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { launchBrowser, type TestBrowser } from '../support/browser.js';
 
 let s: ChatStack;

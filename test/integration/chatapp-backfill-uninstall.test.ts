@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
-import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel } from 'connector-service/testing';
 import { until } from '../support/until.js';
 

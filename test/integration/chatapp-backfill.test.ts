@@ -1,7 +1,7 @@
 /** Chat backfill walker (spec §1; INTERFACE §8.16, §8.21, §8.22; spec §6.1 rule 2). */
 import { afterAll, describe, expect, it } from 'vitest';
 import { messageEvent, FakeSlack } from 'connector-service/testing';
-import { allEvents, chatEnv, emit, installOk, json, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { allEvents, chatEnv, emit, installOk, json, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage } from 'connector-service/testing';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { scrapeSample } from '../support/metrics.js';
@@ -10,7 +10,7 @@ import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
-import { startNodeProcess } from '../fakes/slack-node-process.js';
+import { startNodeProcess } from '../support/slack-node-process.js';
 import { until } from '../support/until.js';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -5,7 +5,7 @@ import { CHAT_WORKSPACE_KIND } from '../../src/actors/chatapp/chat-workspace-buc
 import { WORKSPACE_BUCKET } from '../../src/connectors/chatapp/rate-buckets.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
-import { emit, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { emit, installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeTeam } from 'connector-service/testing';
 import { until } from '../support/until.js';
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent } from 'connector-service/testing';
-import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { until } from '../support/until.js';

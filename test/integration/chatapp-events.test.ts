@@ -15,7 +15,7 @@ import {
   startChatStack,
   type ChatStack,
   type Tenant,
-} from '../fakes/slack-harness.js';
+} from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { scrapeSample } from '../support/metrics.js';
 import { until } from '../support/until.js';

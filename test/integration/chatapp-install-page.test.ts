@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { consent, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 
 /** What Chromium sends on a navigation. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';

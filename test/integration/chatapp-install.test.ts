@@ -14,7 +14,7 @@ import {
   oauthStart,
   startChatStack,
   type ChatStack,
-} from '../fakes/slack-harness.js';
+} from '../support/slack-harness.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 let s: ChatStack;

@@ -5,7 +5,7 @@
  * live `user_change` / `channel_rename` events update the names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeTeam } from 'connector-service/testing';
 import { until } from '../support/until.js';
 

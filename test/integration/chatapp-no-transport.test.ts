@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
-import { chatEnv, json } from '../fakes/slack-harness.js';
+import { chatEnv, json } from '../support/slack-harness.js';
 import { FakeSlack } from 'connector-service/testing';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';

@@ -1,7 +1,7 @@
 /** Chat events over Socket Mode (spec §5, §6.1; INTERFACE §8.18, §8.20). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageEvent, signedHeaders, FakeSlack } from 'connector-service/testing';
-import { allEvents, emit, installOk, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { allEvents, emit, installOk, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { nextTs, type FakeChannel, type FakeMessage, type FakeTeam } from 'connector-service/testing';
 import { ingestOutage } from '../support/ingest-outage.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';

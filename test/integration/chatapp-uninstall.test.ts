@@ -1,6 +1,6 @@
 /** Chat uninstall (spec §3.1; INTERFACE §3 DELETE, §8.3). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { install, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { install, installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { until } from '../support/until.js';
 
 let s: ChatStack;

@@ -14,7 +14,7 @@ import { listInstalls } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { createUser } from '../../src/store/users.js';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
-import { codehostEdge, type CodehostEdge } from '../fakes/github-edge.js';
+import { codehostEdge, type CodehostEdge } from '../support/github-edge.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 
 const PATH = '/api/v1/connectors/codehost/admin/install';

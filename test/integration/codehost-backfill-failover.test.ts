@@ -26,7 +26,7 @@ import {
   startServeReady,
   waitReady,
   type ServeProcess,
-} from './helpers/failover-cluster.js';
+} from '../support/failover-cluster.js';
 import { until } from '../support/until.js';
 
 const SHARDS = 4;

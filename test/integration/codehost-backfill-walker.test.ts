@@ -20,7 +20,7 @@ import { createPool } from '../../src/store/db.js';
 import { createInstall, getInstallById } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
-import { memoryKv } from '../fakes/github-edge.js';
+import { memoryKv } from '../support/github-edge.js';
 import { seedRepos, type FakeRepo } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 

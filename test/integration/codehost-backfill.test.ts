@@ -7,7 +7,7 @@
  * install record's `backfill` field; the fake counts exactly one upstream call per step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 import { seedRepos, FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';
 

@@ -8,7 +8,7 @@ import { PR_SUMMARY_SENTINEL } from '../../src/connectors/codehost/sentinels.js'
 import { readCodehostSecret, storeInstallationToken } from '../../src/store/codehost-credentials.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
-import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 
 let h: CodehostHarness;
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInstall } from '../../src/store/installs.js';
-import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 
 let h: CodehostHarness;

@@ -12,7 +12,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import type { GitHubFile as FakeFile } from 'connector-service/testing';
 import { until } from '../support/until.js';
 

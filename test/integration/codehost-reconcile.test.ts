@@ -13,7 +13,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { until } from '../support/until.js';
 import type { SentDelivery } from '../../src/testing/github-hooks.js';
 import { scrapeSample } from '../support/metrics.js';

@@ -13,7 +13,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import type { FakeComment } from 'connector-service/testing';
 import { FakeIndexerDaemon } from 'connector-service/testing';
 import { until } from '../support/until.js';

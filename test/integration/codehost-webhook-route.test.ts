@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInstall, getInstallById, setInstallStatus } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { codehostEdge, type CodehostEdge } from '../fakes/github-edge.js';
-import { examplePayload, forInstallation, sign } from '../fakes/github-harness.js';
+import { codehostEdge, type CodehostEdge } from '../support/github-edge.js';
+import { examplePayload, forInstallation, sign } from '../support/github-harness.js';
 import { generateAppKeyPair } from 'connector-service/testing';
 import { TEST_MASTER_KEY } from '../support/env.js';
 

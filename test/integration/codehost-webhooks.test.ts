@@ -15,7 +15,7 @@ import {
   sign,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { testNatsUrl } from '../support/env.js';
 import { scrapeSample } from '../support/metrics.js';
 import { until } from '../support/until.js';

@@ -16,7 +16,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { until } from '../support/until.js';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, testDatabaseUrl, testNatsUrl } from '../support/env.js';

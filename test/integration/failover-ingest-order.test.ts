@@ -68,7 +68,7 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
 
     // The victim delivers the y events (and e0 when it is a batch of its own), and dies in
     // the middle of e1 (e2, e3 held).
-    child = spawn(process.execPath, ['--import', 'tsx', 'test/integration/helpers/failover-ingest-node.ts'], {
+    child = spawn(process.execPath, ['--import', 'tsx', 'test/support/failover-ingest-node.ts'], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

@@ -32,9 +32,9 @@ import {
   terminate,
   waitReady,
   type ServeProcess,
-} from './helpers/failover-cluster.js';
-import { AskLoad, SteadyPublisher, type LoadInstall } from './helpers/failover-load.js';
-import { describeBacklog, LeaseWatcher, MetricsScraper, waitForEventsInHand } from './helpers/failover-observe.js';
+} from '../support/failover-cluster.js';
+import { AskLoad, SteadyPublisher, type LoadInstall } from '../support/failover-load.js';
+import { describeBacklog, LeaseWatcher, MetricsScraper, waitForEventsInHand } from '../support/failover-observe.js';
 import { until } from '../support/until.js';
 
 const SHARDS = 12;

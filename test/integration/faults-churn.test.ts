@@ -10,11 +10,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/store/db.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { chatEnv, installOk, type ChatStack } from '../fakes/slack-harness.js';
+import { chatEnv, installOk, type ChatStack } from '../support/slack-harness.js';
 import { FakeSlack } from 'connector-service/testing';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from './helpers/failover-cluster.js';
+import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from '../support/failover-cluster.js';
 
 const RUNS = 5;
 const RETRY_FOR_MS = 15_000;

@@ -11,7 +11,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { readEffectQueue } from '../../src/store/effect-metrics.js';
 import { until } from '../support/until.js';
 

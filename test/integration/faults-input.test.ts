@@ -8,7 +8,7 @@
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 import { scrapeSample } from '../support/metrics.js';
 import { until } from '../support/until.js';
 

@@ -12,7 +12,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { testDatabaseUrl } from '../support/env.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';

@@ -14,7 +14,7 @@ import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { FakeSlack } from 'connector-service/testing';
-import { chatEnv, installOk, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { chatEnv, installOk, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { TEST_MASTER_KEY, testAdminDatabaseUrl } from '../support/env.js';
 import { startTestNode } from '../support/node.js';
 import { until } from '../support/until.js';

@@ -10,7 +10,7 @@ import { projectEvent } from '../../src/graph/project.js';
 import { listEdges } from '../../src/graph/queries.js';
 import { withTx } from '../../src/store/db.js';
 import { setBackfill, setInstallStatus, type Install } from '../../src/store/installs.js';
-import { edgeFixture } from '../edge/support.js';
+import { edgeFixture } from '../support/edge.js';
 
 type Fixture = Awaited<ReturnType<typeof edgeFixture>>;
 type Tenant = Awaited<ReturnType<Fixture['tenant']>>;

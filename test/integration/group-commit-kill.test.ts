@@ -20,8 +20,8 @@ import { createTenant } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
 import { until } from '../support/until.js';
-import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from './helpers/failover-cluster.js';
-import { chatMessage, type LoadInstall } from './helpers/failover-load.js';
+import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from '../support/failover-cluster.js';
+import { chatMessage, type LoadInstall } from '../support/failover-load.js';
 
 const TOTAL = 3_000;
 

@@ -9,7 +9,7 @@ import { DeadlineExceeded, UpstreamError } from '../../src/errors.js';
 import { projectEvent } from '../../src/graph/project.js';
 import { withTx } from '../../src/store/db.js';
 import type { Install } from '../../src/store/installs.js';
-import { edgeFixture, type Asked } from '../edge/support.js';
+import { edgeFixture, type Asked } from '../support/edge.js';
 
 type Fixture = Awaited<ReturnType<typeof edgeFixture>>;
 let n1: Fixture;

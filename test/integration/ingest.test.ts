@@ -19,7 +19,7 @@ import { IngestPublisher } from '../../src/ingest/publish.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
-import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
+import { startNatsChild, type NatsChild } from '../support/nats-restart-server.js';
 import { until } from '../support/until.js';
 import { eachEvent } from '../support/each-event.js';
 import { memoryBlobs, memoryDeadLetters } from '../support/ingest-ports.js';

@@ -269,7 +269,7 @@ describe('integration: shard leases', () => {
 
   it('takes over the shards of a node killed with SIGKILL once its leases expire', async () => {
     const names = ns('l5');
-    const child = spawn('npx', ['tsx', 'test/integration/helpers/lease-node.ts'], {
+    const child = spawn('npx', ['tsx', 'test/support/lease-node.ts'], {
       cwd: new URL('../..', import.meta.url).pathname,
       env: {
         ...process.env,

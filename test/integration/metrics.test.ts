@@ -10,7 +10,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { until } from '../support/until.js';
 
 let h: CodehostHarness;

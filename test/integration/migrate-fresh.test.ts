@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listMigrations, migrate, MIGRATIONS_DIR } from '../../src/store/migrate.js';
 import { testAdminDatabaseUrl } from '../support/env.js';
-import { createTempDatabase, type TempDatabase } from './helpers/migrate-temp-db.js';
+import { createTempDatabase, type TempDatabase } from '../support/migrate-temp-db.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -64,7 +64,7 @@ describe('migrate', () => {
     const db = await tempDb('race');
     const run = () =>
       new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn('npx', ['tsx', 'test/integration/helpers/migrate-child.ts', db.url], {
+        const child = spawn('npx', ['tsx', 'test/support/migrate-child.ts', db.url], {
           cwd: process.cwd(),
           stdio: ['ignore', 'pipe', 'pipe'],
         });

@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrations, migrate, MIGRATIONS_DIR } from '../../src/store/migrate.js';
 import { testAdminDatabaseUrl } from '../support/env.js';
-import { createTempDatabase, type TempDatabase } from './helpers/migrate-temp-db.js';
+import { createTempDatabase, type TempDatabase } from '../support/migrate-temp-db.js';
 
 const TEXTS = ['Deploying the café release tonight', 'the alpha build is green', 'nothing to see'];
 let db: TempDatabase;

@@ -3,7 +3,7 @@
  * 11 "an operator can run the service against an authenticated 3-replica NATS").
  *
  * Three nats-servers from deploy/nats/cluster.conf and the shipped account
- * (helpers/nats-cluster.ts), three `connectors serve` nodes with SERVICE_NATS_REPLICAS=3
+ * (test/support/nats-cluster.ts), three `connectors serve` nodes with SERVICE_NATS_REPLICAS=3
  * and NATS_USER/NATS_PASSWORD. The ingest stream and every bucket have 3 replicas. The fake
  * GitHub sends signed webhooks steadily while the nats-server leading the ingest stream is
  * killed with SIGKILL: every delivery the edge acknowledged is stored exactly once, and the
@@ -20,11 +20,11 @@ import { createTenant } from '../../src/store/tenants.js';
 import { FakeGitHub } from '../../src/testing/github.js';
 import { generateAppKeyPair } from '../../src/testing/github-jwt.js';
 import type { SentDelivery } from '../../src/testing/github-hooks.js';
-import { examplePayload, forInstallation } from '../fakes/github-harness.js';
+import { examplePayload, forInstallation } from '../support/github-harness.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl } from '../support/env.js';
 import { until } from '../support/until.js';
-import { assertBuilt, killAll, startServeReady, type ServeProcess } from './helpers/failover-cluster.js';
-import { startNatsCluster, type NatsCluster } from './helpers/nats-cluster.js';
+import { assertBuilt, killAll, startServeReady, type ServeProcess } from '../support/failover-cluster.js';
+import { startNatsCluster, type NatsCluster } from '../support/nats-cluster.js';
 
 const INSTALLS = [6_300_000, 6_300_001].map((n) => n + Math.floor(Math.random() * 1000) * 2);
 const RATE_PER_S = 10;

@@ -18,7 +18,7 @@ import { names as makeNames } from '../../src/runtime/names.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { makeTestCerts } from '../support/tls-certs.js';
-import { startNatsChild, type NatsChild } from './helpers/nats-restart-server.js';
+import { startNatsChild, type NatsChild } from '../support/nats-restart-server.js';
 
 const children: NatsChild[] = [];
 const nodes: TestNode[] = [];

@@ -2,7 +2,7 @@
  * The OpenAPI document (INTERFACE §9.3) against the server, through a strict validating
  * proxy (test/support/openapi-proxy.ts) in front of a real node with both connectors, the
  * fake Slack and the fake GitHub: a table of valid and invalid calls of every operation
- * (helpers/openapi-rows-*.ts), each with the status it must answer. A valid call must pass
+ * (test/support/openapi-rows-*.ts), each with the status it must answer. A valid call must pass
  * the document and an invalid one must fail it (so the document's limits are the server's);
  * every answer, to either, must be documented for its status with a body that matches. The
  * fake Slack's own deliveries go through the proxy too, and the setup's calls, so the test
@@ -14,8 +14,8 @@ import { FakeSlack, nextTs } from 'connector-service/testing';
 import { encodeIngestMessage, ingestMsgId } from '../../src/ingest/message.js';
 import { installKey, names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';
-import { chatEnv } from '../fakes/slack-harness.js';
-import { examplePayload, forInstallation, startCodehostHarness } from '../fakes/github-harness.js';
+import { chatEnv } from '../support/slack-harness.js';
+import { examplePayload, forInstallation, startCodehostHarness } from '../support/github-harness.js';
 import { startValidatingProxy } from '../support/openapi-proxy.js';
 import { until } from '../support/until.js';
 import {
@@ -27,10 +27,10 @@ import {
   send,
   type Ctx,
   type Row,
-} from './helpers/openapi-calls.js';
-import { PLATFORM_ROWS } from './helpers/openapi-rows-platform.js';
-import { READ_ROWS } from './helpers/openapi-rows-reads.js';
-import { AFTER_UNINSTALL, WRITE_ROWS } from './helpers/openapi-rows-writes.js';
+} from '../support/openapi-calls.js';
+import { PLATFORM_ROWS } from '../support/openapi-rows-platform.js';
+import { READ_ROWS } from '../support/openapi-rows-reads.js';
+import { AFTER_UNINSTALL, WRITE_ROWS } from '../support/openapi-rows-writes.js';
 
 const c = {} as Ctx;
 let operationIds: string[];

@@ -14,8 +14,8 @@ import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from 'connector-service/testing';
-import { chatEnv } from '../fakes/slack-harness.js';
-import { startCodehostHarness, type CodehostHarness } from '../fakes/github-harness.js';
+import { chatEnv } from '../support/slack-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 
 let slack: FakeSlack;
 let h: CodehostHarness;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogCapture } from '../support/log-capture.js';
-import { installOk, startChatStack, type ChatStack } from '../fakes/slack-harness.js';
+import { installOk, startChatStack, type ChatStack } from '../support/slack-harness.js';
 
 const logs = new LogCapture();
 let s: ChatStack;

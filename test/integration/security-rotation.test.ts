@@ -13,13 +13,13 @@ import { keyVersionOf } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { chatEnv, emit, installOk, json, type Tenant } from '../fakes/slack-harness.js';
+import { chatEnv, emit, installOk, json, type Tenant } from '../support/slack-harness.js';
 import { until } from '../support/until.js';
 import { FakeSlack } from 'connector-service/testing';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testAdminDatabaseUrl } from '../support/env.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
-import { createTempDatabase, type TempDatabase } from './helpers/migrate-temp-db.js';
+import { createTempDatabase, type TempDatabase } from '../support/migrate-temp-db.js';
 
 const K1 = TEST_MASTER_KEY;
 const K2 = 'second-master-key-for-rotation-0123456789abcdef';

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { freePort } from '../../src/dev/free-port.js';
-import { codehostEnv, examplePayload, forInstallation, sign } from '../fakes/github-harness.js';
+import { codehostEnv, examplePayload, forInstallation, sign } from '../support/github-harness.js';
 import { exited, runCli, startCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';

@@ -19,7 +19,7 @@ import {
   forInstallation,
   startCodehostHarness,
   type CodehostHarness,
-} from '../fakes/github-harness.js';
+} from '../support/github-harness.js';
 import { LogCapture } from '../support/log-capture.js';
 import { until } from '../support/until.js';
 

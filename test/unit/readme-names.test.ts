@@ -28,7 +28,7 @@ import {
   unknownCommands,
   type CodeNames,
   type Mention,
-} from './doc-check.js';
+} from '../support/doc-check.js';
 
 const docs = readDocs();
 let code: CodeNames;

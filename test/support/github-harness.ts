@@ -7,8 +7,8 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { WebhookDefinition } from '@octokit/webhooks-examples';
 import { createUser } from '../../src/store/users.js';
-import type { LogCapture } from '../support/log-capture.js';
-import { startTestNode, type TestNode } from '../support/node.js';
+import type { LogCapture } from './log-capture.js';
+import { startTestNode, type TestNode } from './node.js';
 import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];

@@ -4,8 +4,8 @@
  */
 import { expect } from 'vitest';
 import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
-import type { LogCapture } from '../support/log-capture.js';
-import { startTestNode, type TestNode } from '../support/node.js';
+import type { LogCapture } from './log-capture.js';
+import { startTestNode, type TestNode } from './node.js';
 import { FakeSlack } from 'connector-service/testing';
 
 export interface ChatStack {

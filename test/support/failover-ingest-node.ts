@@ -6,9 +6,9 @@
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { createLogger } from '../../../src/log.js';
-import { ShardIngestConsumer } from '../../../src/ingest/consumer.js';
-import { names } from '../../../src/runtime/names.js';
+import { createLogger } from '../../src/log.js';
+import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
+import { names } from '../../src/runtime/names.js';
 
 function need(name: string): string {
   const v = process.env[name];

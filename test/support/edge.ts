@@ -16,7 +16,7 @@ import { tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { readTenantFenceKey, tenantScopedPool } from '../../src/store/tenant-scope.js';
 import { createInstall, type Install } from '../../src/store/installs.js';
 import { createTenant, findTenantByApiKey } from '../../src/store/tenants.js';
-import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from './env.js';
 
 export interface Asked {
   key: ActorKey;

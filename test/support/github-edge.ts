@@ -17,7 +17,7 @@ import { shardOf, type ActorKey } from '../../src/runtime/names.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { findTenantByApiKey } from '../../src/store/tenants.js';
-import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { TEST_MASTER_KEY, testDatabaseUrl } from './env.js';
 
 /** A KV port in memory, with the CAS semantics of the real one. */
 export function memoryKv(): KvPort & { entries: Map<string, { value: Uint8Array; revision: number }> } {

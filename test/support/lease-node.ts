@@ -4,10 +4,10 @@
  * JSON line per event on stdout: `ready` (with its pid), `acquire`, `release`, `owned`.
  * SIGTERM stops it gracefully; SIGKILL is what the test sends.
  */
-import { createLogger } from '../../../src/log.js';
-import { names } from '../../../src/runtime/names.js';
-import { connectNats } from '../../../src/runtime/nats.js';
-import { ShardManager } from '../../../src/runtime/shard-manager.js';
+import { createLogger } from '../../src/log.js';
+import { names } from '../../src/runtime/names.js';
+import { connectNats } from '../../src/runtime/nats.js';
+import { ShardManager } from '../../src/runtime/shard-manager.js';
 
 function need(name: string): string {
   const v = process.env[name];

@@ -7,7 +7,7 @@
 import { Kvm } from '@nats-io/kv';
 import { jetstream, jetstreamManager, type MsgRequest } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Names } from '../../../src/runtime/names.js';
+import type { Names } from '../../src/runtime/names.js';
 
 export interface LeaseWrite {
   shard: number;

@@ -10,11 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { againIfPortTaken, freePort } from '../../../src/dev/free-port.js';
-import { until } from '../../support/until.js';
+import { againIfPortTaken, freePort } from '../../src/dev/free-port.js';
+import { until } from './until.js';
 
 const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
-const DEPLOY = new URL('../../../deploy/nats/', import.meta.url);
+const DEPLOY = new URL('../../deploy/nats/', import.meta.url);
 
 export interface ClusterServer {
   name: string;

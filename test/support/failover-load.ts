@@ -6,11 +6,11 @@
  * each ask afterwards.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IngestPublisher } from '../../../src/ingest/publish.js';
-import type { IngestEvent } from '../../../src/runtime/ports.js';
-import { installKey } from '../../../src/actors/install-protocol.js';
-import { shardOf } from '../../../src/runtime/names.js';
-import type { Router } from '../../../src/runtime/router.js';
+import type { IngestPublisher } from '../../src/ingest/publish.js';
+import type { IngestEvent } from '../../src/runtime/ports.js';
+import { installKey } from '../../src/actors/install-protocol.js';
+import { shardOf } from '../../src/runtime/names.js';
+import type { Router } from '../../src/runtime/router.js';
 
 export interface LoadInstall {
   installId: string;

@@ -6,8 +6,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { eventEnvelope, messageEvent, nextTs, signedHeaders, type FakeSlack } from 'connector-service/testing';
-import { sign, type CodehostHarness } from '../../fakes/github-harness.js';
-import type { Exchange, ValidatingProxy } from '../../support/openapi-proxy.js';
+import { sign, type CodehostHarness } from './github-harness.js';
+import type { Exchange, ValidatingProxy } from './openapi-proxy.js';
 
 export type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;
 

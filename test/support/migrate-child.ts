@@ -1,10 +1,10 @@
 /**
  * Runs `migrate` once in its own OS process and prints `{"applied": [...]}`: the
  * concurrency test starts two of these at once against one empty database.
- * Usage: npx tsx test/integration/helpers/migrate-child.ts <database-url>
+ * Usage: npx tsx test/support/migrate-child.ts <database-url>
  */
-import { createPool } from '../../../src/store/db.js';
-import { migrate } from '../../../src/store/migrate.js';
+import { createPool } from '../../src/store/db.js';
+import { migrate } from '../../src/store/migrate.js';
 
 const url = process.argv[2];
 if (!url) {

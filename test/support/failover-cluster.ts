@@ -11,8 +11,8 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { BIN } from '../../support/cli.js';
-import { freePort } from '../../../src/dev/free-port.js';
+import { BIN } from './cli.js';
+import { freePort } from '../../src/dev/free-port.js';
 
 export { freePort };
 
@@ -42,7 +42,7 @@ function installExitHook(): void {
 }
 
 export function assertBuilt(): void {
-  if (!existsSync(fileURLToPath(new URL('../../../dist/cli.js', import.meta.url)))) {
+  if (!existsSync(fileURLToPath(new URL('../../dist/cli.js', import.meta.url)))) {
     throw new Error('dist/cli.js is missing: run `npm run build` first (npm test does it)');
   }
 }

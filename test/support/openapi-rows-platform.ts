@@ -4,7 +4,7 @@
  * webhooks and Slack's events, each call with the status (and §2 code) it must answer and
  * whether the document accepts it.
  */
-import { examplePayload, forInstallation } from '../../fakes/github-harness.js';
+import { examplePayload, forInstallation } from './github-harness.js';
 import {
   adminInstall,
   bearer,
