@@ -67,6 +67,17 @@ export interface ConnectorDriver {
    */
   ingest?(tx: Queryable, batches: readonly IngestBatch[]): Promise<Array<Array<SelfEmitDrop | null>>>;
   /**
+   * INTERFACE §10.5, before the kept events are stored: each batch's events as they may be
+   * stored, an event the platform asked to forget (a tombstone) without its content.
+   */
+  withoutForgotten?(tx: Queryable, batches: readonly IngestBatch[]): Promise<IngestEvent[][]>;
+  /**
+   * INTERFACE §10.5, once the newly stored events are projected, in the same transaction:
+   * what their deletions ask to forget, gone from every stored copy, with a tombstone so a
+   * late copy stays forgotten. Returns how many stored rows changed.
+   */
+  forget?(tx: Queryable, batches: readonly IngestBatch[]): Promise<number>;
+  /**
    * The durable side effects a kept inbound event triggers (PR summary comment, slash
    * reply, index sync; INTERFACE §9.4). Pure: called inside the ingest transaction, which
    * stores one effect row per entry next to the event. Entries of one install sharing a

@@ -48,10 +48,17 @@ export async function writeIngest(
   ports: IngestWritePorts,
 ): Promise<PartOutcome[]> {
   const verdicts = await selfEmitVerdicts(tx, parts, ports.drivers);
-  const kept = parts.map((p, i) => p.events.filter((_, j) => verdicts[i]![j] === null));
+  // Per part, the positions of its kept events, and those events as they may be stored (§10.5).
+  const keptAt = parts.map((p, i) => p.events.flatMap((_, j) => (verdicts[i]![j] === null ? [j] : [])));
+  const kept = await withoutForgotten(
+    tx,
+    parts.map((p, i) => ({ ctx: p.ctx, events: keptAt[i]!.map((j) => p.events[j]!) })),
+    ports.drivers,
+  );
   const inserted = await insertEvents(tx, kept.flat().map(newEventOf));
   let at = 0;
-  const fresh = kept.map((events) => events.filter(() => inserted[at++]));
+  const isNew = kept.map((events) => events.map(() => inserted[at++]!));
+  const fresh = kept.map((events, i) => events.filter((_, k) => isNew[i]![k]));
   const changes =
     ports.project && fresh.some((f) => f.length > 0)
       ? await ports.project(
@@ -60,17 +67,63 @@ export async function writeIngest(
           ports.log,
         )
       : parts.map(() => []);
+  await forget(
+    tx,
+    parts.map((p, i) => ({ ctx: p.ctx, events: fresh[i]! })),
+    ports.drivers,
+  );
   const effects = parts.map((p, i) => effectsOf(p.ctx.install, fresh[i]!, ports));
   await insertEffects(tx, effects.flat());
   return parts.map((p, i) => {
-    const stored = new Set(fresh[i]);
+    const stored = new Set(keptAt[i]!.filter((_, k) => isNew[i]![k]));
     return {
-      stored: p.events.map((e) => stored.has(e)),
+      stored: p.events.map((_, j) => stored.has(j)),
       drops: verdicts[i]!.filter((v) => v !== null),
       changes: changes[i] ?? [],
       effects: effects[i]!.length,
     };
   });
+}
+
+/** Parts grouped by connector, for a driver hook called once with all of its installs' parts. */
+function byConnector(parts: readonly IngestPart[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const [i, p] of parts.entries()) {
+    const c = p.ctx.install.connector_id;
+    out.set(c, [...(out.get(c) ?? []), i]);
+  }
+  return out;
+}
+
+/** INTERFACE §10.5: each part's events without what its platform asked to forget. */
+async function withoutForgotten(
+  tx: Queryable,
+  parts: readonly IngestPart[],
+  drivers: DriverRegistry,
+): Promise<IngestEvent[][]> {
+  const out = parts.map((p) => [...p.events]);
+  for (const [connector, mine] of byConnector(parts)) {
+    const driver = drivers.get(connector as Install['connector_id']);
+    if (!driver?.withoutForgotten || mine.every((i) => parts[i]!.events.length === 0)) continue;
+    const got = await driver.withoutForgotten(
+      tx,
+      mine.map((i) => parts[i]!),
+    );
+    for (const [k, i] of mine.entries()) out[i] = got[k]!;
+  }
+  return out;
+}
+
+/** INTERFACE §10.5: what the new events' deletions ask to forget, gone from every stored copy. */
+async function forget(tx: Queryable, parts: readonly IngestPart[], drivers: DriverRegistry): Promise<void> {
+  for (const [connector, mine] of byConnector(parts)) {
+    const driver = drivers.get(connector as Install['connector_id']);
+    if (!driver?.forget || mine.every((i) => parts[i]!.events.length === 0)) continue;
+    await driver.forget(
+      tx,
+      mine.map((i) => parts[i]!),
+    );
+  }
 }
 
 /** The drivers' self-emit filters, each once for all of its installs' parts. */

@@ -13,6 +13,7 @@ import { getBotIdentity, releaseClaim, type BotIdentity } from '../../store/chat
 import type { Queryable } from '../../store/db.js';
 import { recordEmitted } from '../../store/emitted.js';
 import type { BotCredentials } from './bot-token.js';
+import { forgetDeleted, withoutForgotten } from './forget-deleted.js';
 import { parseEmit, performEmit, type EmitPermits } from './emit.js';
 import { selfEmitVerdicts, type Judged } from './self-emit-filter.js';
 import { namedIds, type NamedIds } from './named-ids.js';
@@ -86,6 +87,18 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
       }
       return { provider_id: done.provider_id };
     },
+
+    // INTERFACE §10.5: a deleted message is forgotten in the transaction that stores its deletion.
+    withoutForgotten: (tx, batches) =>
+      withoutForgotten(
+        tx,
+        batches.map((b) => ({ install: b.ctx.install, events: b.events })),
+      ),
+    forget: (tx, batches) =>
+      forgetDeleted(
+        tx,
+        batches.map((b) => ({ install: b.ctx.install, events: b.events })),
+      ),
 
     /** INTERFACE §3: `auth.test` round trip; any failure is 503 with Slack's message. */
     async health(ctx) {
