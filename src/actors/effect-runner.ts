@@ -29,8 +29,6 @@ export interface EffectRunnerOptions {
   log: Logger;
   /** SERVICE_NAMESPACE: only this deployment's effects. */
   namespace: string;
-  /** Shards this node owns right now. */
-  ownedShards(): number[];
   timings?: Partial<EffectTimings>;
   /** Effects running at once on this node. */
   concurrency?: number;
@@ -47,13 +45,16 @@ export class EffectRunner {
   private pass: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /** Shards this node owns right now; set by `start`, so nothing runs before the node owns shards. */
+  private ownedShards: (() => number[]) | null = null;
 
   constructor(private readonly o: EffectRunnerOptions) {
     this.t = { ...DEFAULT_EFFECT_TIMINGS, ...o.timings };
     this.log = o.log.child({ component: 'effects' });
   }
 
-  start(): void {
+  start(ownedShards: () => number[]): void {
+    this.ownedShards = ownedShards;
     this.timer = setInterval(() => this.wake(), this.t.pollMs);
     this.timer.unref();
     this.wake();
@@ -61,7 +62,7 @@ export class EffectRunner {
 
   /** Look for due effects now (after a commit that stored some). */
   wake(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.ownedShards === null) return;
     if (this.pass) {
       this.again = true;
       return;
@@ -90,7 +91,8 @@ export class EffectRunner {
     const free = (this.o.concurrency ?? 8) - this.running.size;
     if (free <= 0) return;
     const claimMs = this.t.attemptTimeoutMs + 30_000;
-    const claimed = await claimDueEffects(this.o.pool, this.o.namespace, this.o.ownedShards(), free, claimMs);
+    const owned = this.ownedShards?.() ?? [];
+    const claimed = await claimDueEffects(this.o.pool, this.o.namespace, owned, free, claimMs);
     for (const e of claimed) {
       const c = new AbortController();
       this.running.set(e.id, c);

@@ -9,7 +9,11 @@ import type { Names } from '../runtime/names.js';
 import type { Install } from '../store/installs.js';
 import type { GraphChange } from './change.js';
 
-export function createChangeFeed(nc: NatsConnection, names: Names, log: Logger) {
+export interface ChangeFeed {
+  publish(install: Pick<Install, 'tenant_id'>, changes: GraphChange[]): void;
+}
+
+export function createChangeFeed(nc: NatsConnection, names: Names, log: Logger): ChangeFeed {
   return {
     publish(install: Pick<Install, 'tenant_id'>, changes: GraphChange[]): void {
       const subject = names.graphChanged(install.tenant_id);

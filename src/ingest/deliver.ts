@@ -20,7 +20,7 @@ import { startDeliverySpans } from './delivery-trace.js';
 /** Generous: the install actor's transaction with its projection; past it the batch is retried. */
 const INGEST_DEADLINE_MS = 60_000;
 
-export function deliverToInstallActor(kernel: Kernel, metrics: () => RuntimeMetrics | null): DeliverBatch {
+export function deliverToInstallActor(kernel: Kernel, metrics: RuntimeMetrics): DeliverBatch {
   return async (events, meta, opts) => {
     const alone = opts?.alone === true;
     const spans = tracingOn() ? startDeliverySpans(events, meta) : null;
@@ -35,9 +35,8 @@ export function deliverToInstallActor(kernel: Kernel, metrics: () => RuntimeMetr
       throw err;
     }
     spans?.end();
-    const m = metrics();
     const now = Date.now();
-    for (const x of meta) m?.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);
+    for (const x of meta) metrics.eventToCommit.observe(Math.max(0, now - x.storedAtMs) / 1000);
   };
 }
 
@@ -47,7 +46,7 @@ export function nodeIngestCommitter(
   pool: pg.Pool,
   drivers: DriverRegistry,
   log: Logger,
-  metrics: () => RuntimeMetrics | null,
+  metrics: RuntimeMetrics,
 ): IngestCommitter {
   return new IngestCommitter({
     pool,
@@ -58,10 +57,9 @@ export function nodeIngestCommitter(
     namespace: config.namespace,
     slots: config.ingestCommitSlots,
     onTransaction: (t) => {
-      const m = metrics();
-      m?.ingestCommit.observe(t.seconds);
-      m?.ingestBatchSize.observe(t.events);
-      m?.ingestBatchInstalls.observe(t.installs);
+      metrics.ingestCommit.observe(t.seconds);
+      metrics.ingestBatchSize.observe(t.events);
+      metrics.ingestBatchInstalls.observe(t.installs);
     },
   });
 }

@@ -25,7 +25,7 @@ export interface NodeNats {
 
 export async function openNodeNats(config: Readonly<Config>, n: Names, log: Logger, undo: Undo): Promise<NodeNats> {
   const nc = await connectNats({ servers: config.natsServers, name: config.nodeId, log, auth: config.nats });
-  undo.push({ name: 'nats', fn: () => nc.close() });
+  undo.push({ name: 'nats', fn: () => nc.close(), stop: () => nc.drain() });
   await checkServerVersion(nc);
   const jsm = await jetstreamManager(nc);
   await retryJsAdmin(

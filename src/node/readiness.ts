@@ -4,7 +4,10 @@
  * host also when every shard has an owner.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { KeyLister } from '../runtime/kv-keys.js';
+import type { Config } from '../config.js';
+import { keyLister, type KeyLister } from '../runtime/kv-keys.js';
+import type { Names } from '../runtime/names.js';
+import type { NodeNats } from './nats-setup.js';
 import type { Pool } from './postgres.js';
 
 /** INTERFACE §9.3: `/readyz` answers within 3 s. */
@@ -49,4 +52,25 @@ export function readinessCheck(d: ReadinessDeps): () => Promise<Readiness> {
     if (shardsOk !== null) checks.shards = shardsOk;
     return { ready: Object.values(checks).every(Boolean), checks };
   };
+}
+
+/** Requests of its own bounded below /readyz's 3 s (INTERFACE §9.3). */
+const READY_REQUEST_MS = 2_000;
+
+/** The node's readiness check: an actor host also lists the shard lease bucket. */
+export async function nodeReadiness(p: {
+  config: Readonly<Config>;
+  names: Names;
+  nats: NodeNats;
+  requestPool: Pool;
+  hostsActors: boolean;
+}): Promise<() => Promise<Readiness>> {
+  const { config, names: n, nats } = p;
+  const leases = await nats.bucket(n.leaseBucket, { ttlMs: config.leaseTtlMs, timeoutMs: READY_REQUEST_MS });
+  return readinessCheck({
+    nc: nats.nc,
+    requestPool: p.requestPool,
+    leaseKeys: p.hostsActors ? keyLister(nats.nc, leases, n.leaseBucket, READY_REQUEST_MS) : null,
+    shards: config.shards,
+  });
 }

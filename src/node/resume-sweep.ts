@@ -11,7 +11,7 @@
  */
 import type { Logger } from '../log.js';
 import type { ShardManager } from '../runtime/shard-manager.js';
-import type { ConnectorModule } from '../wiring/module.js';
+import type { NodeModule } from '../wiring/module.js';
 
 export interface ResumeSweepOptions {
   /** The shards this node holds now. */
@@ -65,7 +65,7 @@ export class ResumeSweep {
 
 /** The sweep of a node's connector modules over the shards `shards` holds. */
 export function modulesSweep(
-  modules: readonly ConnectorModule[],
+  modules: readonly NodeModule[],
   shards: Pick<ShardManager, 'owned'>,
   log: Logger,
   periodMs = RESUME_SWEEP_MS,

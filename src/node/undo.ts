@@ -1,10 +1,18 @@
 /**
- * Undoing a half-started node and stopping a running one, each step bounded
- * (INTERFACE §9.1: a failed start exits within 15 s and leaves nothing running).
+ * What a node started, newest last, and how each part stops: a failed start undoes it
+ * (INTERFACE §9.1: exits within 15 s and leaves nothing running) and a graceful stop runs
+ * the same list, so a node always stops in the reverse of its start order.
  */
 import type { Logger } from '../log.js';
 
-export type Undo = Array<{ name: string; fn: () => Promise<unknown> }>;
+export interface Started {
+  name: string;
+  /** Undoes the part (a failed start; a graceful stop too, unless `stop` is given). */
+  fn: () => Promise<unknown>;
+  /** A graceful stop where it differs from the undo (NATS: drain rather than close). */
+  stop?: () => Promise<unknown>;
+}
+export type Undo = Started[];
 
 /** INTERFACE §9.1: a failed start exits within 15 s, so each undo step gets a few seconds at most. */
 const UNDO_STEP_TIMEOUT_MS = 3_000;
@@ -21,8 +29,14 @@ export async function undoAll(undo: Undo): Promise<void> {
   }
 }
 
+/** A graceful stop of what started, newest first: a failing or hanging step is logged and passed. */
+export async function stopAll(log: Logger, started: Undo): Promise<void> {
+  const step = stopStep(log);
+  for (const u of [...started].reverse()) await step(u.name, u.stop ?? u.fn);
+}
+
 /** One step of a graceful stop: a failure or a hang is logged and the stop goes on. */
-export function stopStep(log: Logger): (name: string, fn: () => Promise<unknown>) => Promise<void> {
+function stopStep(log: Logger): (name: string, fn: () => Promise<unknown>) => Promise<void> {
   return async (name, fn) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {

@@ -46,19 +46,20 @@ export interface IngestTotals {
   deadLettered: number;
 }
 
-export function registerRuntimeMetrics(
-  registry: Registry,
-  parts: {
-    kernel: Kernel;
-    shards: ShardManager | null;
-    /** The node's ingest (ingest/node-ingest.ts), where it consumes: its totals and the shards it consumes. */
-    ingest: { totals(): IngestTotals; shards(): number[] } | null;
-    /** The node's ingest committer (ingest/commit.ts), where it has one. */
-    committer: { waiting(): number; runningTransactions(): number } | null;
-    jsm: JetStreamManager;
-    names: Names;
-  },
-): RuntimeMetrics {
+/** What the runtime gauges read at scrape time: the parts of a started node. */
+export interface ObservedParts {
+  kernel: Kernel;
+  shards: ShardManager | null;
+  /** The node's ingest (ingest/node-ingest.ts), where it consumes: its totals and the shards it consumes. */
+  ingest: { totals(): IngestTotals; shards(): number[] } | null;
+  /** The node's ingest committer (ingest/commit.ts), where it has one. */
+  committer: { waiting(): number; runningTransactions(): number } | null;
+  jsm: JetStreamManager;
+  names: Names;
+}
+
+/** The gauges that read the node's parts (kernel, shards, ingest, committer) when scraped. */
+export function observeRuntime(registry: Registry, parts: ObservedParts): void {
   const { kernel, shards, ingest, committer, jsm, names } = parts;
   const registers = [registry];
   const gauge = (name: string, help: string, read: () => number | null) =>
@@ -162,7 +163,14 @@ export function registerRuntimeMetrics(
       }
     },
   });
+}
 
+/**
+ * The node's counters and histograms: created before anything they count, so every part
+ * gets them when it is built (no part waits for them to exist).
+ */
+export function createRuntimeMetrics(registry: Registry): RuntimeMetrics {
+  const registers = [registry];
   const buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
   return {
     ingestCommit: new Histogram({

@@ -1,9 +1,12 @@
 /**
- * How a connector plugs into a node. The node builds each module once at start with the
- * runtime's ports; the module hands back its driver (used by the install actor), the
- * actor kinds it defines (registered on every node's kernel), its HTTP routes (OAuth,
- * webhooks, admin install) and optional lifecycle hooks. Connector code reaches NATS only
- * through these ports (ARCHITECTURE.md: connector code knows nothing of NATS).
+ * How a module plugs into a node (the list is wiring/modules.ts). The node builds each
+ * module once at start with the runtime's ports; the module hands back the actor kinds it
+ * defines (registered on every node's kernel), its HTTP routes and optional lifecycle
+ * hooks. A connector module also hands back its driver (used by the install actor); a
+ * service module (the install actors, dead letters) is built after the connectors, with
+ * their drivers and the node's ingest committer, change feed and effect runner. Module
+ * code reaches NATS only through these ports (ARCHITECTURE.md: connector code knows nothing
+ * of NATS).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
@@ -16,7 +19,14 @@ import type { ActorKey } from '../runtime/names.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../runtime/ports.js';
 import type { CredentialCipher } from '../store/credential-cipher.js';
 import type { ConnectorId } from '../connectors/catalog.js';
-import type { ConnectorDriver } from '../connectors/driver.js';
+import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { EffectRunner } from '../actors/effect-runner.js';
+import type { ChangeFeed } from '../graph/change-feed.js';
+import type { IngestCommitter } from '../ingest/commit.js';
+import type { RuntimeMetrics } from '../runtime/metrics.js';
+import type { Names } from '../runtime/names.js';
+import type { Seal } from '../runtime/seal.js';
 
 export interface ModuleDeps {
   config: Readonly<Config>;
@@ -42,10 +52,10 @@ export interface ModuleDeps {
   metrics?: Registry;
 }
 
-export interface ConnectorModule {
-  id: ConnectorId;
-  /** Null while the connector is not enabled by settings. */
-  driver: ConnectorDriver | null;
+/** What every module plugs into a node. */
+export interface NodeModule {
+  /** Names the module in logs: a connector's id, or the service module's name. */
+  id: string;
   actors: ActorKind[];
   /** Routes mounted at the root of the edge (full paths, e.g. `/api/v1/connectors/chatapp/events`). */
   routes: FastifyPluginAsync<EdgeContext> | null;
@@ -62,4 +72,26 @@ export interface ConnectorModule {
   resumeShards?(shards: ReadonlySet<number>): Promise<void>;
 }
 
+export interface ConnectorModule extends NodeModule {
+  id: ConnectorId;
+  /** Null while the connector is not enabled by settings. */
+  driver: ConnectorDriver | null;
+}
+
 export type ModuleFactory = (deps: ModuleDeps) => ConnectorModule;
+
+/** What a service module gets besides the ports: the node's own parts, built before it. */
+export interface ServiceDeps extends ModuleDeps {
+  /** The enabled connectors' drivers. */
+  drivers: DriverRegistry;
+  /** The node's one ingest committer (install actors share its transactions). */
+  committer: IngestCommitter;
+  feed: ChangeFeed;
+  /** Runs the side effects of committed events; null on a node without the actors role. */
+  effects: EffectRunner | null;
+  runtimeMetrics: RuntimeMetrics;
+  /** The durable ingest path, for what puts events back on it (dead-letter replay). */
+  ingest: { js: JetStreamClient; names: Names; seal: Seal };
+}
+
+export type ServiceModuleFactory = (deps: ServiceDeps) => NodeModule;

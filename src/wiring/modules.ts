@@ -1,6 +1,16 @@
-/** Every connector module this build ships (a registry: the one place that lists them). */
+/**
+ * Every module this build ships: the one place that lists them. A new connector goes in
+ * CONNECTOR_MODULES; a new service actor or route (one that is no connector's) goes in
+ * SERVICE_MODULES, built after the connectors with their drivers and the node's parts
+ * (module.ts). Each module's actors are registered on every node, its routes mounted on
+ * every edge, its `resumeShards` swept on every actor host (src/node.ts).
+ */
 import { chatappModule } from './chatapp.js';
 import { codehostModule } from './codehost.js';
-import type { ModuleFactory } from './module.js';
+import { deadLettersModule } from './dead-letters.js';
+import { installModule } from './install.js';
+import type { ModuleFactory, ServiceModuleFactory } from './module.js';
 
-export const MODULES: ModuleFactory[] = [chatappModule, codehostModule];
+export const CONNECTOR_MODULES: ModuleFactory[] = [chatappModule, codehostModule];
+
+export const SERVICE_MODULES: ServiceModuleFactory[] = [installModule, deadLettersModule];

@@ -18,13 +18,18 @@ import { CHAT_EMIT_KINDS } from '../../src/connectors/chatapp/emit.js';
 import { CODEHOST_EMIT_KINDS } from '../../src/connectors/codehost/emit-schema.js';
 import { buildEdge } from '../../src/edge/app.js';
 import { createEdgeMetrics, createMetricsRegistry } from '../../src/edge/metrics.js';
-import { deadLetterRoutes } from '../../src/edge/routes/dead-letters.js';
 import { NODE_KINDS } from '../../src/graph/kinds.js';
 import { shardOf } from '../../src/runtime/names.js';
 import type { ActorAsk, KvPort } from '../../src/runtime/ports.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
-import { MODULES } from '../../src/wiring/modules.js';
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { nodeIngestCommitter } from '../../src/ingest/deliver.js';
+import { createRuntimeMetrics } from '../../src/runtime/metrics.js';
+import { names as makeNames } from '../../src/runtime/names.js';
+import { createSeal } from '../../src/runtime/seal.js';
+import type { ModuleDeps } from '../../src/wiring/module.js';
+import { CONNECTOR_MODULES, SERVICE_MODULES } from '../../src/wiring/modules.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -343,9 +348,9 @@ export async function codeNames(): Promise<CodeNames> {
 }
 
 /**
- * Builds the edge as a node with both connectors and the admin endpoints does (each
- * connector module's routes, the dead-letter routes) on ports that refuse every call:
- * registering routes calls nothing.
+ * Builds the edge as a node with both connectors and the admin endpoints does (the routes
+ * of every module in wiring/modules.ts) on ports that refuse every call: registering
+ * routes calls nothing.
  */
 async function edgeRoutes(): Promise<{ method: string; url: string }[]> {
   const masterKey = 'docs-check-master-key-0123456789abcdef';
@@ -368,20 +373,34 @@ async function edgeRoutes(): Promise<{ method: string; url: string }[]> {
   const actors: ActorAsk = { ask: refuse };
   const pool = createPool('postgres://docs@127.0.0.1:9/docs');
   const log = pino({ level: 'silent' });
-  const modules = MODULES.map((make) =>
-    make({
-      config,
-      log,
-      pool,
-      requestPool: pool,
-      cipher: CredentialCipher.fromMasterKey(masterKey),
-      actors,
-      publish: refuse,
-      cursors: kv,
-      dedup: kv,
-      shardOf: (key) => shardOf(key, 4),
-    }),
-  );
+  const deps: ModuleDeps = {
+    config,
+    log,
+    pool,
+    requestPool: pool,
+    cipher: CredentialCipher.fromMasterKey(masterKey),
+    actors,
+    publish: refuse,
+    cursors: kv,
+    dedup: kv,
+    shardOf: (key) => shardOf(key, 4),
+  };
+  const metrics = createRuntimeMetrics(createMetricsRegistry());
+  const drivers = new Map();
+  const modules = [
+    ...CONNECTOR_MODULES.map((make) => make(deps)),
+    ...SERVICE_MODULES.map((make) =>
+      make({
+        ...deps,
+        drivers,
+        committer: nodeIngestCommitter(config, pool, drivers, log, metrics),
+        feed: { publish: () => undefined },
+        effects: null,
+        runtimeMetrics: metrics,
+        ingest: { js: {} as JetStreamClient, names: makeNames(config.namespace), seal: createSeal([masterKey]) },
+      }),
+    ),
+  ];
   const app = await buildEdge({
     config,
     log,
@@ -390,10 +409,7 @@ async function edgeRoutes(): Promise<{ method: string; url: string }[]> {
     resolveTenant: refuse,
     ready: async () => ({ ready: true, checks: {} }),
     metrics: createEdgeMetrics(createMetricsRegistry()),
-    plugins: [
-      ...modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
-      { plugin: deadLetterRoutes(refuse) },
-    ],
+    plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
   });
   const routes = app.registeredRoutes.map((r) => ({ method: r.method, url: r.url }));
   await app.close();

@@ -1,0 +1,67 @@
+/**
+ * A node's edge (Fastify): tenant key announcements, the tenant routes' pool, every
+ * module's routes, and the listen, last, so /readyz never says yes too early; then the
+ * modules' edge clients (e.g. the Socket Mode client).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import { buildEdge } from '../edge/app.js';
+import { createTenantAuth } from '../edge/auth.js';
+import type { ReadinessCheck } from '../edge/context.js';
+import { createEdgeMetrics } from '../edge/metrics.js';
+import type { Logger } from '../log.js';
+import type { Router } from '../runtime/router.js';
+import type { Registry } from 'prom-client';
+import type { MasterKeys } from '../store/credential-cipher.js';
+import { listenNotify } from '../store/listen-notify.js';
+import { findTenantByApiKey } from '../store/tenants.js';
+import type { NodeModule } from '../wiring/module.js';
+import { openTenantPool, type NodePools } from './postgres.js';
+import type { Undo } from './undo.js';
+
+export interface EdgeParts {
+  config: Readonly<Config>;
+  log: Logger;
+  pools: NodePools;
+  masterKeys: MasterKeys;
+  router: Router;
+  ready: ReadinessCheck;
+  registry: Registry;
+  modules: readonly NodeModule[];
+}
+
+export interface NodeEdge {
+  edge: FastifyInstance;
+  url: string;
+}
+
+export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
+  const { config, log, modules } = p;
+  const { pool, requestPool, onIdleError } = p.pools;
+  const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, p.masterKeys, raw);
+  // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
+  const auth = createTenantAuth(resolveTenant);
+  const keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
+  undo.push({ name: 'key announcements', fn: () => keysHeard.stop() });
+  const tenantDb = await openTenantPool(config.databaseUrl!, pool, onIdleError, log);
+  undo.push({ name: 'postgres (tenant routes)', fn: () => tenantDb.end() });
+  const edge = await buildEdge({
+    config,
+    log,
+    db: requestPool,
+    tenantDb,
+    actors: p.router,
+    resolveTenant,
+    auth,
+    ready: p.ready,
+    metrics: createEdgeMetrics(p.registry),
+    plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
+  });
+  undo.push({ name: 'edge', fn: () => edge.close() });
+  const url = await edge.listen({ host: config.host, port: config.port });
+  for (const m of modules) {
+    await m.startEdge?.();
+    undo.push({ name: `${m.id} edge`, fn: async () => m.stopEdge?.() });
+  }
+  return { edge, url };
+}
