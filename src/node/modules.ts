@@ -22,7 +22,7 @@ import type { Router } from '../runtime/router.js';
 import { CredentialCipher, type MasterKeys } from '../store/credential-cipher.js';
 import { pgBlobPort } from '../store/runtime-ports.js';
 import type { ModuleDeps, NodeModule } from '../wiring/module.js';
-import { CONNECTOR_MODULES, SERVICE_MODULES } from '../wiring/modules.js';
+import { connectorModules, serviceModules } from '../wiring/modules.js';
 import type { NodeNats } from './nats-setup.js';
 import { REQUEST_WAIT_MS, type NodePools } from './postgres.js';
 
@@ -83,7 +83,7 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
     shardOf: (key) => shardOf(key, config.shards),
     metrics: p.registry,
   };
-  const connectors = CONNECTOR_MODULES.map((make) => make(deps));
+  const connectors = connectorModules.map((make) => make(deps));
   const drivers = new Map<ConnectorId, ConnectorDriver>();
   for (const m of connectors) if (m.driver) drivers.set(m.id, m.driver);
 
@@ -105,7 +105,7 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
       });
   const feed = createChangeFeed(nats.nc, n, log);
   const ingest = { js: nats.js, names: n, seal };
-  const services = SERVICE_MODULES.map((make) =>
+  const services = serviceModules.map((make) =>
     make({ ...deps, drivers, committer, feed, effects, runtimeMetrics: metrics, ingest }),
   );
   return { modules: [...connectors, ...services], deps, committer, effects };

@@ -1,7 +1,7 @@
 /**
  * Every module this build ships: the one place that lists them. A new connector goes in
- * CONNECTOR_MODULES; a new service actor or route (one that is no connector's) goes in
- * SERVICE_MODULES, built after the connectors with their drivers and the node's parts
+ * connectorModules; a new service actor or route (one that is no connector's) goes in
+ * serviceModules, built after the connectors with their drivers and the node's parts
  * (module.ts). Each module's actors are registered on every node, its routes mounted on
  * every edge, its `resumeShards` swept on every actor host (src/node.ts).
  */
@@ -11,6 +11,6 @@ import { deadLettersModule } from './dead-letters.js';
 import { installModule } from './install.js';
 import type { ModuleFactory, ServiceModuleFactory } from './module.js';
 
-export const CONNECTOR_MODULES: ModuleFactory[] = [chatappModule, codehostModule];
+export const connectorModules: ModuleFactory[] = [chatappModule, codehostModule];
 
-export const SERVICE_MODULES: ServiceModuleFactory[] = [installModule, deadLettersModule];
+export const serviceModules: ServiceModuleFactory[] = [installModule, deadLettersModule];

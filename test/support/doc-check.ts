@@ -29,7 +29,7 @@ import { createRuntimeMetrics } from '../../src/runtime/metrics.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import type { ModuleDeps } from '../../src/wiring/module.js';
-import { CONNECTOR_MODULES, SERVICE_MODULES } from '../../src/wiring/modules.js';
+import { connectorModules, serviceModules } from '../../src/wiring/modules.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -388,8 +388,8 @@ async function edgeRoutes(): Promise<{ method: string; url: string }[]> {
   const metrics = createRuntimeMetrics(createMetricsRegistry());
   const drivers = new Map();
   const modules = [
-    ...CONNECTOR_MODULES.map((make) => make(deps)),
-    ...SERVICE_MODULES.map((make) =>
+    ...connectorModules.map((make) => make(deps)),
+    ...serviceModules.map((make) =>
       make({
         ...deps,
         drivers,
