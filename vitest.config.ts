@@ -13,6 +13,7 @@ export default defineConfig({
     // Integration tests start processes and servers; keep the 2-core machine responsive.
     maxWorkers: 2,
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/support/file-setup.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

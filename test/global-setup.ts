@@ -1,7 +1,8 @@
 /**
  * Once per test run: a fresh Postgres database (migrated) and a run id for NATS namespaces,
  * so runs never collide on the machine's shared servers (DEVELOPERS: fresh database and a
- * fresh SERVICE_NAMESPACE per run). Tests read them with `inject()` (see test/support/env.ts).
+ * fresh SERVICE_NAMESPACE per run). Files that start nodes or an edge work on a copy of that
+ * database of their own (support/file-setup.ts), so one file's nodes never see another's installs. Tests read them with `inject()` (see test/support/env.ts).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -9,6 +10,7 @@ import type { TestProject } from 'vitest/node';
 import { ensureAppRole } from '../src/store/app-role.js';
 import { migrate } from '../src/store/migrate.js';
 import { startContainers, type TestServices } from './support/containers.js';
+import { dropDatabase, fileDatabasesOf } from './support/file-database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -55,6 +57,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     if (containers) return containers.stop();
     if (process.env.KEEP_TEST_DB) return;
+    // Files that ended early (a crash, a timeout) leave their own copies behind.
+    for (const name of await fileDatabasesOf(adminUrl, dbName)) await dropDatabase(adminUrl, name);
     const c = new pg.Client({ connectionString: adminUrl });
     await c.connect();
     await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
