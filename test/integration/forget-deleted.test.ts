@@ -19,7 +19,7 @@ import { fromSlackEvent } from '../../src/connectors/chatapp/normalize-event.js'
 import { encodeIngestMessage, ingestMsgId } from '../../src/ingest/message.js';
 import { installKey, names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';
-import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../fakes/slack-harness.js';
+import { allEvents, installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { columnsHolding } from '../support/text-in-db.js';
 import { until } from '../support/until.js';
 
