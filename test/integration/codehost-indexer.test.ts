@@ -90,7 +90,10 @@ describe('codehost repo indexer sessions', () => {
         expect(r.daemon_url).toBe(`${daemon.url}${daemon.pathOf(installId, repos[i]!.id)}`);
         expect(r.last_indexed_sha).toMatch(/^head0+$/);
       }
-      const syncs = daemon.callsOf('index/sync');
+      // Only this install's daemons are looked at: the node serves whatever installs its database holds.
+      const mine = (method: string) =>
+        daemon.callsOf(method).filter((c) => c.path.startsWith(`/daemons/${installId}/`));
+      const syncs = mine('index/sync');
       expect(syncs.map((c) => c.path).sort()).toEqual(
         [daemon.pathOf(installId, repos[0]!.id), daemon.pathOf(installId, repos[1]!.id)].sort(),
       );
@@ -103,7 +106,7 @@ describe('codehost repo indexer sessions', () => {
         // A real installation token the fake GitHub minted for this installation.
         expect(h.gh.tokens.get(c.params.access_token as string)?.installationId).toBe(P);
       }
-      expect(daemon.callsOf('index/status').length).toBeGreaterThanOrEqual(2);
+      expect(mine('index/status').length).toBeGreaterThanOrEqual(2);
 
       // A push to the default branch syncs at the pushed sha; a push to another branch does not.
       const sha = 'e'.repeat(40);
@@ -114,7 +117,7 @@ describe('codehost repo indexer sessions', () => {
           (r) => Number(r.repo_id) === repos[0]!.id && r.last_indexed_sha === sha && r.status === 'ready',
         ),
       );
-      const again = daemon.callsOf('index/sync').filter((c) => c.path === daemon.pathOf(installId, repos[0]!.id));
+      const again = daemon.callsOf('index/sync', daemon.pathOf(installId, repos[0]!.id));
       expect(again.map((c) => c.params.sha)).toEqual([null, sha]);
 
       // A slash command in the repo over the cap answers plainly that it is not indexed.
@@ -131,7 +134,7 @@ describe('codehost repo indexer sessions', () => {
       );
       expect(reply.body).toContain('not indexed');
       expect(reply.body).toContain('cap of 2');
-      expect(daemon.callsOf('tools/call')).toHaveLength(0);
+      expect(mine('tools/call')).toHaveLength(0);
     },
   );
 });
