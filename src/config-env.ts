@@ -135,6 +135,10 @@ export const envSchema = z.object({
   SERVICE_INGEST_MAX_IN_FLIGHT_BYTES: intIn(1024 * 1024, Number.MAX_SAFE_INTEGER),
   SERVICE_HEAP_GROWING_PERCENT: intIn(0, 1000),
   SERVICE_GITHUB_RECONCILE_S: intIn(0, 86_400),
+  // INTERFACE §10.1, §10.2 (config-follow.ts)
+  SERVICE_CHANGES_RETENTION_DAYS: intIn(1, 3650),
+  SERVICE_WEBHOOKS_ALLOW_HTTP: z.preprocess(empty, z.enum(['0', '1'], { message: 'must be 0 or 1' }).optional()),
+  SERVICE_WEBHOOKS_ALLOW_PRIVATE: z.preprocess(empty, z.enum(['0', '1'], { message: 'must be 0 or 1' }).optional()),
   // INTERFACE §10.7: OpenTelemetry's own names and values (config-tracing.ts).
   OTEL_TRACES_EXPORTER: z.preprocess(
     empty,

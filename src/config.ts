@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
 import { tracingSettings, type TracingSettings } from './config-tracing.js';
+import { followSettings, type FollowSettings } from './config-follow.js';
 import { DEFAULT_COMMIT_SLOTS } from './ingest/commit.js';
 import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './ingest/buffer.js';
 import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
@@ -87,6 +88,8 @@ export interface Config {
   githubReconcileMs: number;
   /** INTERFACE §10.7: trace export (OTEL_*); started before the config is read (telemetry/preload.ts). */
   tracing: TracingSettings;
+  /** INTERFACE §10.1, §10.2: the change feed's retention, which webhook URLs are allowed. */
+  follow: FollowSettings;
 }
 
 export const DEFAULT_CHAT_SCOPES = [
@@ -249,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     nats,
     githubReconcileMs: (e.SERVICE_GITHUB_RECONCILE_S ?? 300) * 1000,
     tracing: tracingSettings(e),
+    follow: followSettings(e),
   };
   return deepFreeze(config);
 }

@@ -54,6 +54,8 @@ export const ErrorCodes = {
   userExists: 'user_exists',
   /** spec §5: a chat workspace is installed by at most one tenant. */
   workspaceAlreadyInstalled: 'workspace_already_installed',
+  /** INTERFACE §10.1: a feed cursor older than the retention (410). */
+  cursorExpired: 'cursor_expired',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -74,6 +76,7 @@ export type ErrorKind =
   | 'BadRequest'
   | 'BadConfig'
   | 'Conflict'
+  | 'Gone'
   | 'PayloadTooLarge'
   | 'RequestTimeout'
   | 'UriTooLong'
@@ -168,6 +171,13 @@ export class Conflict extends AppError {
   readonly kind = 'Conflict';
   constructor(message: string, opts?: AppErrorOptions) {
     super(ErrorCodes.conflict, message, opts);
+  }
+}
+/** 410: what the request points at is no longer kept (INTERFACE §10.1: a feed cursor past the retention). */
+export class Gone extends AppError {
+  readonly kind = 'Gone';
+  constructor(message: string, opts?: AppErrorOptions) {
+    super(ErrorCodes.cursorExpired, message, opts);
   }
 }
 export class PayloadTooLarge extends AppError {

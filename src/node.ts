@@ -89,7 +89,10 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   );
   const ready = await nodeReadiness({ config, names, nats, requestPool: pools.requestPool, hostsActors });
   const edge = roles.has('edge')
-    ? await startEdge({ config, log, pools, masterKeys, router, ready, registry, modules }, started)
+    ? await startEdge(
+        { config, log, pools, masterKeys, router, ready, registry, modules, feedNotices: built.feedNotices },
+        started,
+      )
     : null;
   // Probes and scraping reach every node: one without the edge answers the ops routes alone.
   const listeners = await startOpsListeners(config, registry, { hasEdge: edge !== null, ready });

@@ -30,8 +30,8 @@ export interface InstallPorts {
    * installs' (ingest/commit.ts); resolves once that committed.
    */
   commit(part: IngestPart, opts: { alone?: boolean }): Promise<PartOutcome>;
-  /** After the ingest transaction committed (graph change feed). */
-  onCommitted?(install: Install, changes: GraphChange[]): void;
+  /** After the ingest transaction committed (graph change notices; `feedSeq`: the tenant's feed head). */
+  onCommitted?(install: Install, changes: GraphChange[], feedSeq: number | null): void;
   /** After a transaction that dropped a self-emitted event committed (INTERFACE §8.20: counted in metrics). */
   onDropped?(install: Install, drop: SelfEmitDrop): void;
   /** After a transaction that stored effects committed: the local runner may start them at once. */
@@ -108,7 +108,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
           { ctx: driverCtx(ctx, install), events: candidates },
           { alone: msg.alone === true },
         );
-        if (outcome.changes.length > 0) ports.onCommitted?.(install, outcome.changes);
+        if (outcome.changes.length > 0) ports.onCommitted?.(install, outcome.changes, outcome.feedSeq);
         // Counted only now: a rolled-back or retried transaction dropped nothing yet.
         for (const drop of outcome.drops) ports.onDropped?.(install, drop);
         if (outcome.effects > 0) ports.onEffects?.();

@@ -18,16 +18,32 @@ import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
 import { logContext } from '../log.js';
+import type { FeedWaker } from '../runtime/feed-notices.js';
 import { edgeTracingPlugin } from '../telemetry/tracing.js';
 import { packageVersion } from '../version.js';
 import { connectorRoutes } from './routes/connectors.js';
 import { consoleRoutes } from './routes/console.js';
 import { eventRoutes } from './routes/events.js';
+import { changeRoutes } from './routes/changes.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
 import { opsRoutes } from './routes/ops.js';
 import { tenantGuard } from './tenant-guard.js';
 import { createTenantRate } from './tenant-rate.js';
+
+/** Without NATS notices, a held feed request re-reads every second (INTERFACE §10.1 allows a second). */
+const pollingWaker: FeedWaker = {
+  wait: (_tenant, _after, ms, signal) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, Math.min(ms, 1000));
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+    }),
+};
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -68,7 +84,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     return tenantId;
   };
   const unverifiedBytes = new ByteBudget(UNVERIFIED_BYTES_BUDGET, (n) => deps.metrics.unverifiedBodyBytes.set(n));
-  const ctx: EdgeContext = { ...deps, unverifiedBytes };
+  const ctx: EdgeContext = { ...deps, unverifiedBytes, feed: deps.feed ?? pollingWaker };
 
   // INTERFACE §9.3: depth checked on the raw text before parsing (never a stack overflow).
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
@@ -110,6 +126,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
       await tenant.register(installRoutes, tenantCtx);
       await tenant.register(eventRoutes, tenantCtx);
       await tenant.register(graphRoutes, tenantCtx);
+      await tenant.register(changeRoutes, tenantCtx);
     },
     { prefix: '/api/v1' },
   );

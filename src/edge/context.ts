@@ -6,6 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import type { FeedWaker } from '../runtime/feed-notices.js';
 import type { ActorAsk } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { TenantAuth, TenantResolver } from './auth.js';
@@ -37,6 +38,11 @@ export interface EdgeDeps {
   auth?: TenantAuth;
   ready: ReadinessCheck;
   metrics: EdgeMetrics;
+  /**
+   * Wakes the change feed's held requests when a tenant's feed advances (INTERFACE §10.1).
+   * Absent (an edge built without NATS): they re-read every second instead.
+   */
+  feed?: FeedWaker;
   /** Connector route groups (OAuth, webhooks, admin install) registered by the node. */
   plugins?: Array<{ plugin: FastifyPluginAsync<EdgeContext>; prefix?: string }>;
 }
@@ -48,4 +54,5 @@ export interface EdgeDeps {
 export interface EdgeContext extends EdgeDeps {
   /** The node's budget of unverified webhook bytes in memory (INTERFACE §9.3; raw-body.ts). */
   unverifiedBytes: ByteBudget;
+  feed: FeedWaker;
 }

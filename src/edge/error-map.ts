@@ -13,6 +13,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   BadRequest: 400,
   BadConfig: 400,
   Conflict: 409,
+  Gone: 410,
   PayloadTooLarge: 413,
   RequestTimeout: 408,
   UriTooLong: 414,

@@ -35,6 +35,8 @@ export interface EdgeMetrics {
   emits: Counter<'kind' | 'outcome'>;
   /** INTERFACE §9.3: bytes of webhook bodies held before their signature is checked (64 MiB at most). */
   unverifiedBodyBytes: Gauge;
+  /** INTERFACE §10.1: change-feed requests held open now, by mode (`sse` or `long_poll`). */
+  feedHeld: Gauge<'mode'>;
 }
 
 export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Registry {
@@ -79,6 +81,12 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
     unverifiedBodyBytes: new Gauge({
       name: 'connector_service_unverified_body_bytes',
       help: 'Bytes of webhook and chat event bodies held before their signature is checked (at most 64 MiB)',
+      registers: [registry],
+    }),
+    feedHeld: new Gauge({
+      name: 'connector_service_feed_held_requests',
+      help: 'Change-feed requests held open on this node: SSE streams and long-polls waiting for a commit',
+      labelNames: ['mode'],
       registers: [registry],
     }),
   };

@@ -53,6 +53,11 @@ export interface Answer<S extends z.ZodType = z.ZodType> {
   schema: S;
   /** Default `application/json`. */
   contentType?: string;
+  /**
+   * The same answer in other media types, chosen by the request's `Accept` (the change feed's
+   * `text/event-stream`, INTERFACE §10.1): a route answering one of these writes it itself.
+   */
+  also?: Record<string, z.ZodType>;
 }
 
 /** An error the route answers: a §2 code (answered with its usual kind), or a kind and code. */
@@ -111,7 +116,10 @@ export function operation<const S extends OperationSpec>(spec: S): OperationSche
   for (const [status, answer] of Object.entries(spec.responses) as Array<[string, Answer]>) {
     response[Number(status)] = {
       description: answer.description,
-      content: { [answer.contentType ?? 'application/json']: { schema: answer.schema } },
+      content: {
+        [answer.contentType ?? 'application/json']: { schema: answer.schema },
+        ...Object.fromEntries(Object.entries(answer.also ?? {}).map(([type, schema]) => [type, { schema }])),
+      },
     };
   }
   const schema = {
@@ -171,6 +179,7 @@ export const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
   bad_request: 'BadRequest',
   bad_config: 'BadConfig',
   conflict: 'Conflict',
+  cursor_expired: 'Gone',
   payload_too_large: 'PayloadTooLarge',
   request_timeout: 'RequestTimeout',
   uri_too_long: 'UriTooLong',

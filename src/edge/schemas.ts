@@ -215,6 +215,16 @@ export const limitParam = (max: number, byDefault: number) =>
 const idParam = (what: string) =>
   z.string().meta({ format: 'uuid' }).describe(`${what}; anything else answers 404 like an unknown id`);
 
+/** A listing's `install_id` filter (its uuid, or the 404 of a foreign or unknown install). */
+export const installIdFilter = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .meta({ format: 'uuid' })
+    .optional()
+    .describe(`Only this install's ${what}; another tenant's or an unknown id answers 404`);
+
 export const InstallIdParams = z.object({ installId: idParam('An install id') }).strict();
 export const NodeIdParams = z.object({ nodeId: idParam('A graph node id') }).strict();
 

@@ -8,6 +8,7 @@
  */
 import type { DriverRegistry, IngestBatch, SelfEmitDrop } from '../connectors/driver.js';
 import type { GraphChange } from '../graph/change.js';
+import { recordChanges } from '../graph/change-log.js';
 import type { InstallEvents } from '../graph/project.js';
 import type { Logger } from '../log.js';
 import type { IngestEvent } from '../runtime/ports.js';
@@ -27,6 +28,8 @@ export interface PartOutcome {
   stored: boolean[];
   drops: SelfEmitDrop[];
   changes: GraphChange[];
+  /** The head of the install's tenant's change feed after this commit (INTERFACE §10.1); null: unchanged. */
+  feedSeq: number | null;
   effects: number;
 }
 
@@ -74,12 +77,23 @@ export async function writeIngest(
   );
   const effects = parts.map((p, i) => effectsOf(p.ctx.install, fresh[i]!, ports));
   await insertEffects(tx, effects.flat());
+  // Last: the feed's counter rows stay locked from here to COMMIT only (change-log.ts).
+  const heads = await recordChanges(
+    tx,
+    parts.map((p, i) => ({
+      tenantId: p.ctx.install.tenant_id,
+      installId: p.ctx.install.install_id,
+      connectorId: p.ctx.install.connector_id,
+      changes: changes[i] ?? [],
+    })),
+  );
   return parts.map((p, i) => {
     const stored = new Set(keptAt[i]!.filter((_, k) => isNew[i]![k]));
     return {
       stored: p.events.map((_, j) => stored.has(j)),
       drops: verdicts[i]!.filter((v) => v !== null),
       changes: changes[i] ?? [],
+      feedSeq: (changes[i]?.length ?? 0) > 0 ? (heads.get(p.ctx.install.tenant_id) ?? null) : null,
       effects: effects[i]!.length,
     };
   });

@@ -10,6 +10,7 @@ import { createTenantAuth } from '../edge/auth.js';
 import type { ReadinessCheck } from '../edge/context.js';
 import { createEdgeMetrics } from '../edge/metrics.js';
 import type { Logger } from '../log.js';
+import type { FeedWaker } from '../runtime/feed-notices.js';
 import type { Router } from '../runtime/router.js';
 import type { Registry } from 'prom-client';
 import type { MasterKeys } from '../store/credential-cipher.js';
@@ -28,6 +29,8 @@ export interface EdgeParts {
   ready: ReadinessCheck;
   registry: Registry;
   modules: readonly NodeModule[];
+  /** INTERFACE §10.1: held feed requests wake on the notice of the commit that advanced their tenant. */
+  feedNotices: FeedWaker;
 }
 
 export interface NodeEdge {
@@ -55,6 +58,7 @@ export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
     auth,
     ready: p.ready,
     metrics: createEdgeMetrics(p.registry),
+    feed: p.feedNotices,
     plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
   });
   undo.push({ name: 'edge', fn: () => edge.close() });

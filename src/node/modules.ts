@@ -10,6 +10,7 @@ import { EffectRunner, type EffectTimings } from '../actors/effect-runner.js';
 import type { ConnectorId } from '../connectors/catalog.js';
 import type { ConnectorDriver } from '../connectors/driver.js';
 import { createChangeFeed } from '../graph/change-feed.js';
+import { FeedNotices } from '../runtime/feed-notices.js';
 import type { IngestCommitter } from '../ingest/commit.js';
 import { nodeIngestCommitter } from '../ingest/deliver.js';
 import { IngestPublisher } from '../ingest/publish.js';
@@ -52,6 +53,8 @@ export interface NodeModules {
   committer: IngestCommitter;
   /** Started by the actor host, once it owns shards. */
   effects: EffectRunner | null;
+  /** INTERFACE §10.1: wakes this node's feed readers when a tenant's feed advanced (ends with the connection). */
+  feedNotices: FeedNotices;
 }
 
 export async function buildModules(p: ModulesParts): Promise<NodeModules> {
@@ -104,9 +107,11 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
         },
       });
   const feed = createChangeFeed(nats.nc, n, log);
+  const feedNotices = new FeedNotices(nats.nc, n, log);
+  feedNotices.start();
   const ingest = { js: nats.js, names: n, seal };
   const services = serviceModules.map((make) =>
     make({ ...deps, drivers, committer, feed, effects, runtimeMetrics: metrics, ingest }),
   );
-  return { modules: [...connectors, ...services], deps, committer, effects };
+  return { modules: [...connectors, ...services], deps, committer, effects, feedNotices };
 }

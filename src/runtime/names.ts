@@ -87,6 +87,12 @@ export interface Names {
   /** Public change feed (INTERFACE §7). */
   graphChanged(tenantId: string): string;
   graphChangedAll: string;
+  /**
+   * INTERFACE §10.1: after a commit that advanced a tenant's change feed, `{"seq"}` (its new
+   * head), so the edges' long-polls, SSE streams and the webhook actors read again at once.
+   */
+  feedAdvanced(tenantId: string): string;
+  feedAdvancedAll: string;
 }
 
 export function names(ns: string): Names {
@@ -110,6 +116,8 @@ export function names(ns: string): Names {
     dedupBucket: `${ns}_dedup`,
     graphChanged: (tenantId) => `${ns}.graph.${token(tenantId)}.changed`,
     graphChangedAll: `${ns}.graph.*.changed`,
+    feedAdvanced: (tenantId) => `${ns}.feed.${token(tenantId)}.advanced`,
+    feedAdvancedAll: `${ns}.feed.*.advanced`,
   };
 }
 
@@ -142,6 +150,11 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
     },
     { name: `${ns}_dedup`, what: 'KV: dedup keys and single-flight locks', watch: `nats kv watch ${ns}_dedup` },
     { name: `${ns}.graph.<tenant_id>.changed`, what: 'public change feed', watch: `nats sub '${ns}.graph.*.changed'` },
+    {
+      name: `${ns}.feed.<tenant_id>.advanced`,
+      what: "a tenant's change feed advanced (wakes feed readers)",
+      watch: `nats sub '${ns}.feed.*.advanced'`,
+    },
   ];
 }
 

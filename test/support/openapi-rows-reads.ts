@@ -150,6 +150,37 @@ export const READ_ROWS: Row[] = [
     status: 404,
     code: 'not_found',
   },
+  // the change feed (INTERFACE §10.1)
+  { name: 'changes', call: (x) => ({ path: '/api/v1/graph/changes', headers: bearer(x.a) }), status: 200 },
+  {
+    name: 'changes from the head, held a second',
+    call: (x) => ({ path: '/api/v1/graph/changes?cursor=latest&wait=1', headers: bearer(x.a) }),
+    status: 200,
+  },
+  {
+    name: 'chat message changes after cursor 0',
+    call: (x) => ({ path: '/api/v1/graph/changes?cursor=0&kind=chat.message&limit=1000', headers: bearer(x.a) }),
+    status: 200,
+  },
+  {
+    name: 'changes after a cursor the feed never gave',
+    call: (x) => ({ path: '/api/v1/graph/changes?cursor=abc', headers: bearer(x.a) }),
+    status: 400,
+    code: 'bad_request',
+  },
+  ...['wait=31', 'limit=1001', 'kind=chat.file'].map((q): Row => ({
+    name: `changes with ${q}`,
+    call: (x) => ({ path: `/api/v1/graph/changes?${q}`, headers: bearer(x.a) }),
+    status: 400,
+    valid: false,
+    code: 'bad_request',
+  })),
+  {
+    name: "changes of another tenant's install",
+    call: (x) => ({ path: `/api/v1/graph/changes?install_id=${x.chat}`, headers: bearer(x.b) }),
+    status: 404,
+    code: 'not_found',
+  },
   // dead letters
   { name: 'dead letters', call: (x) => ({ path: '/api/v1/dead-letters', headers: bearer(x.a) }), status: 200 },
   {

@@ -25,6 +25,7 @@ import {
   EmitReceipt,
   GraphNode as GraphNodeSchema,
   IdempotencyHeaders,
+  installIdFilter,
   limitParam,
   nextCursor,
   NodeIdParams,
@@ -34,13 +35,7 @@ import {
 const NodesQuery = z
   .object({
     kind: z.enum(NODE_KINDS).optional(),
-    install_id: z
-      .string()
-      .min(1)
-      .max(100)
-      .meta({ format: 'uuid' })
-      .optional()
-      .describe("Only this install's nodes; another tenant's or an unknown id answers 404"),
+    install_id: installIdFilter('nodes'),
     q: z
       .string()
       .max(500)
