@@ -76,6 +76,11 @@ async function tenantWithInstalls(label: string): Promise<Tenant> {
   return { tenantId: t.tenant_id, auth: { authorization: `Bearer ${t.api_key}` }, installs };
 }
 
+interface Page {
+  changes: FeedChange[];
+  next_cursor: string;
+}
+
 /** Follows the tenant's feed through whichever node answers, until told to stop at the head. */
 function follow(t: Tenant, urls: () => string[], done: () => boolean) {
   const seen: FeedChange[] = [];
@@ -86,13 +91,13 @@ function follow(t: Tenant, urls: () => string[], done: () => boolean) {
       const live = urls();
       const url = live[turn++ % live.length]!;
       const limit = 1 + Math.floor(Math.random() * 300);
-      let page: { changes: FeedChange[]; next_cursor: string } | null = null;
+      let page: Page | null = null;
       try {
         const res = await fetch(`${url}/api/v1/graph/changes?cursor=${cursor}&limit=${limit}&wait=1`, {
           headers: t.auth,
           signal: AbortSignal.timeout(10_000),
         });
-        if (res.status === 200) page = (await res.json()) as typeof page;
+        if (res.status === 200) page = (await res.json()) as Page;
         else if (res.status !== 503) throw new Error(`feed answered ${res.status}: ${await res.text()}`);
       } catch (err) {
         if (err instanceof Error && err.message.startsWith('feed answered')) throw err;
