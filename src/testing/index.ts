@@ -7,6 +7,7 @@
  */
 export { FakeSlack, type FakeSlackOptions, type RecordedCall as SlackRecordedCall } from './slack-fake.js';
 export { FakeSocketMode } from './slack-socket.js';
+export { SlackDelivery, liveTs, type DeliveryRecord } from './slack-delivery.js';
 export {
   nextTs,
   randomId,

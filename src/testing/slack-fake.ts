@@ -190,7 +190,7 @@ export class FakeSlack {
   async deliver(
     teamId: string,
     event: Record<string, unknown>,
-    o: { eventId?: string; retryNum?: number; signing?: Signing } = {},
+    o: { eventId?: string; retryNum?: number; signing?: Signing; signal?: AbortSignal } = {},
   ): Promise<Response> {
     if (!this.eventsUrl) throw new Error('fake slack: eventsUrl is not set');
     const body = JSON.stringify(eventEnvelope(this, teamId, event, o.eventId));
@@ -199,7 +199,7 @@ export class FakeSlack {
       headers['x-slack-retry-num'] = String(o.retryNum);
       headers['x-slack-retry-reason'] = 'http_timeout';
     }
-    return fetch(this.eventsUrl, { method: 'POST', headers, body });
+    return fetch(this.eventsUrl, { method: 'POST', headers, body, signal: o.signal });
   }
 
   /** Called by chat.postMessage: echo the bot's post back as Slack would. */

@@ -161,8 +161,8 @@ export function callMethod(
       if (ch.historyError) return fail(ch.historyError);
       if (!ch.member) return fail('not_in_channel');
       if (method === 'conversations.history') {
-        // Newest first, like Slack.
-        const p = page([...ch.messages].reverse(), params, 100);
+        // Newest first, like Slack, between `oldest` and `latest` (exclusive unless `inclusive`).
+        const p = page([...ch.messages].reverse().filter(inWindow(params)), params, 100);
         if (!p) return fail('invalid_cursor');
         return ok({
           messages: p.items.map((m) => messageObject(m)),
@@ -172,7 +172,8 @@ export function callMethod(
       }
       const parent = ch.messages.find((m) => m.ts === params.ts);
       if (!parent) return fail('thread_not_found');
-      const p = page([parent, ...(parent.replies ?? [])], params, 100);
+      // The parent first, then its replies after `oldest` (and up to `latest`).
+      const p = page([parent, ...(parent.replies ?? []).filter(inWindow(params))], params, 100);
       if (!p) return fail('invalid_cursor');
       return ok({
         messages: p.items.map((m) => (m === parent ? messageObject(m) : messageObject(m, parent.ts))),
@@ -189,6 +190,17 @@ export function callMethod(
     default:
       return fail('unknown_method');
   }
+}
+
+/** Slack's `oldest` / `latest` / `inclusive` on history and replies; timestamps compare as numbers. */
+function inWindow(params: Params): (m: FakeMessage) => boolean {
+  const oldest = params.oldest ? Number(params.oldest) : -Infinity;
+  const latest = params.latest ? Number(params.latest) : Infinity;
+  const inclusive = params.inclusive === 'true' || params.inclusive === '1';
+  return (m) => {
+    const t = Number(m.ts);
+    return inclusive ? t >= oldest && t <= latest : t > oldest && t < latest;
+  };
 }
 
 function findMessage(ch: FakeChannel, ts: string | undefined): FakeMessage | undefined {
