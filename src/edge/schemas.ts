@@ -59,6 +59,18 @@ const Backfill = z
   .catchall(z.unknown())
   .describe('The history backfill; extra progress fields per connector (INTERFACE §3)');
 
+const CatchUp = z
+  .object({
+    state: z
+      .enum(['none', 'pending', 'running', 'complete', 'failed'])
+      .describe('`none` before the first gap; `pending` while a recorded gap waits for its end'),
+    since: ts.nullable().describe('Start of the gap being (or to be) re-read'),
+    recovered: z.int().min(0).describe('Messages of the gap found missing and ingested'),
+    updated_at: ts.nullable(),
+  })
+  .catchall(z.unknown())
+  .describe("Chat installs: gaps in the platform's deliveries and their re-read from history (INTERFACE §10.6)");
+
 export const Install = z
   .object({
     install_id: uuid,
@@ -70,6 +82,7 @@ export const Install = z
     created_at: ts,
     updated_at: ts,
     backfill: Backfill,
+    catch_up: CatchUp.optional(),
   })
   .meta({ id: 'Install' });
 

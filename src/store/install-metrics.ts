@@ -1,5 +1,5 @@
 /**
- * Backfill progress as metrics: installs by connector and backfill state (`pending`,
+ * Backfill and chat catch-up progress as metrics: installs by connector and backfill state (`pending`,
  * `running`, `complete`, `failed`), read from Postgres at scrape time (one grouped query),
  * so every node reports the same cluster-wide figure.
  */
@@ -21,6 +21,23 @@ export function registerInstallMetrics(registry: Registry, db: Queryable): void 
         .catch(() => ({ rows: [] }));
       this.reset();
       for (const r of rows) this.set({ connector: r.connector_id, state: r.backfill_state }, Number(r.n));
+    },
+  });
+  // INTERFACE §10.6: chat installs by catch-up state (`none` until their first gap).
+  new Gauge({
+    name: 'connector_service_chat_catch_ups',
+    help: 'Active chat installs by catch-up state (none, pending, running, complete, failed)',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const { rows } = await db
+        .query<{ catch_up_state: string; n: string }>(
+          `SELECT catch_up_state, count(*) AS n FROM installs
+           WHERE status = 'active' AND connector_id = 'chatapp' GROUP BY catch_up_state`,
+        )
+        .catch(() => ({ rows: [] }));
+      this.reset();
+      for (const r of rows) this.set({ state: r.catch_up_state }, Number(r.n));
     },
   });
 }

@@ -6,6 +6,7 @@
 import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import { isUuid, pgConstraint, pgErrorCode, toIso, type Queryable } from './db.js';
 import { jsonText, sanitizeText } from './sanitize.js';
+import { CATCH_UP_COLUMNS, catchUpOf, type CatchUpColumns, type InstallCatchUp } from './chat-catch-up.js';
 
 export type ConnectorId = 'chatapp' | 'codehost';
 /** INTERFACE §9.4: `suspended` while the GitHub installation is suspended (same install on unsuspend). */
@@ -29,6 +30,8 @@ export interface Install {
   created_at: string;
   updated_at: string;
   backfill: InstallBackfill;
+  /** Chat installs only (INTERFACE §10.6): gaps in Slack's deliveries and their re-read. */
+  catch_up?: InstallCatchUp;
 }
 
 export interface NewInstall {
@@ -39,7 +42,7 @@ export interface NewInstall {
   status?: InstallStatus;
 }
 
-interface InstallRow {
+interface InstallRow extends CatchUpColumns {
   install_id: string;
   tenant_id: string;
   connector_id: ConnectorId;
@@ -54,7 +57,7 @@ interface InstallRow {
 }
 
 const COLUMNS = `install_id, tenant_id, connector_id, status, external_id, display_name, created_at,
-  updated_at, backfill_state, backfill_progress, backfill_updated_at`;
+  updated_at, backfill_state, backfill_progress, backfill_updated_at, ${CATCH_UP_COLUMNS}`;
 
 function toInstall(r: InstallRow): Install {
   return {
@@ -73,6 +76,7 @@ function toInstall(r: InstallRow): Install {
       // A backfill never touched has been pending since the install was created.
       updated_at: toIso(r.backfill_updated_at ?? r.created_at),
     },
+    ...(r.connector_id === 'chatapp' ? { catch_up: catchUpOf(r) } : {}),
   };
 }
 

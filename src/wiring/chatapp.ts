@@ -22,6 +22,9 @@ import { ClaimedInstallsCache, hearChatInstallChanges } from '../connectors/chat
 import { chatEventsRoute } from '../edge/routes/chatapp/events.js';
 import { chatOAuthRoutes } from '../edge/routes/chatapp/oauth.js';
 import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/socket-mode.js';
+import { GapWatch } from '../connectors/chatapp/gap-watch.js';
+import { listOpenCatchUps } from '../store/chat-catch-up.js';
+import { chatCatchUpMetrics } from './chatapp-metrics.js';
 
 const BUCKET_ASK_TIMEOUT_MS = 8_000;
 const START_BACKFILL_TIMEOUT_MS = 10_000;
@@ -76,6 +79,16 @@ export const chatappModule: ModuleFactory = (deps) => {
     },
   };
 
+  const metrics = chatCatchUpMetrics(deps.metrics);
+  // INTERFACE §10.6: gaps in Slack's deliveries, recorded while the events transport runs.
+  const gaps = new GapWatch({
+    pool: deps.requestPool,
+    kv: deps.cursors,
+    log,
+    wake: startBackfill,
+    onGap: (reason, n) => metrics.gaps.inc({ reason }, n),
+  });
+
   // The intake's install cache trusts only what it hears: while the events transport runs.
   const hearInstalls = () => hearChatInstallChanges(pool, log, intake.installs);
   let socketHearing: { stop(): Promise<void> } | null = null;
@@ -86,7 +99,7 @@ export const chatappModule: ModuleFactory = (deps) => {
   const { transport, signingSecret, appToken } = config.chatapp;
   // spec §5, INTERFACE §8.18: the HTTP events route exists only with HTTP transport.
   if (transport === 'http' && signingSecret)
-    plugins.push(chatEventsRoute({ signingSecret, intake, log, hearInstallChanges: () => hearInstalls() }));
+    plugins.push(chatEventsRoute({ signingSecret, intake, log, hearInstallChanges: () => hearInstalls(), gaps }));
   const socket: SocketModeTransport | null =
     transport === 'socket' && appToken
       ? chatSocketMode({ appToken, apiUrl: config.chatapp.apiUrl, log, intake })
@@ -116,6 +129,7 @@ export const chatappModule: ModuleFactory = (deps) => {
         cursors: deps.cursors,
         publish: (e) => deps.publish(e),
         credentials,
+        onRecovered: (n) => metrics.recovered.inc(n),
       }),
     ],
     routes: async (app, ctx) => {
@@ -124,20 +138,23 @@ export const chatappModule: ModuleFactory = (deps) => {
     startEdge: socket
       ? () => {
           socketHearing ??= hearInstalls();
+          gaps.start();
           return socket.start();
         }
       : undefined,
     stopEdge: socket
       ? async () => {
           await socket.stop();
+          await gaps.stop();
           await socketHearing?.stop();
           socketHearing = null;
         }
       : undefined,
-    /** Walkers of unfinished backfills whose key hashes to one of `shards` resume here. */
+    /** Walkers of unfinished backfills and open catch-ups whose key hashes to one of `shards` resume here. */
     async resumeShards(shards) {
       if (!config.chatapp.enabled) return;
-      const mine = (await listUnfinishedBackfills(pool)).filter((id) => shards.has(deps.shardOf(chatBackfillKey(id))));
+      const open = new Set([...(await listUnfinishedBackfills(pool)), ...(await listOpenCatchUps(pool))]);
+      const mine = [...open].filter((id) => shards.has(deps.shardOf(chatBackfillKey(id))));
       const results = await Promise.allSettled(mine.map((id) => startBackfill(id)));
       const failed = mine.filter((_, i) => results[i]!.status === 'rejected');
       if (failed.length === 0) return;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CURSOR_MAX_BYTES,
+  catchUpCursor,
   decodeCursor,
   encodeCursor,
   initialCursor,
@@ -181,5 +182,53 @@ describe('chat backfill walk', () => {
       type: 'channel' as const,
     }));
     expect(() => encodeCursor(c)).toThrow(/100 KB/);
+  });
+});
+
+describe('chat catch-up walk (INTERFACE §10.6)', () => {
+  it('reads history only inside its window, threads only with replies inside it, and starts paced', () => {
+    const now = 1_700_000_600_000;
+    const c = catchUpCursor(
+      'public_channel',
+      false,
+      { sinceMs: 1_700_000_000_000, untilMs: 1_700_000_300_500 },
+      {
+        'conversations.list': now + 3_000,
+        'conversations.history': now + 60_000,
+        'conversations.replies': now + 60_000,
+      },
+    );
+    expect(c.window).toEqual({ oldest: '1700000000.000000', latest: '1700000300.500000' });
+    expect(c.nextAt['conversations.history']).toBe(now + 60_000);
+    expect(decodeCursor(encodeCursor(c))).toEqual(c);
+    const { trace, published, ending } = walk(c, [
+      () => ok({ channels: [{ id: 'C1', is_channel: true }], ...page(null) }),
+      () =>
+        ok({
+          messages: [
+            { ...msg('1700000200.000001', 2), latest_reply: '1700000250.000000' },
+            { ...msg('1700000100.000001', 3), latest_reply: '1699999000.000000' },
+          ],
+          ...page(null),
+        }),
+      () => ok({ messages: [msg('1700000200.000001'), msg('1700000250.000000')], ...page(null) }),
+    ]);
+    expect(trace[1]).toBe(
+      'conversations.history {"channel":"C1","limit":15,"oldest":"1700000000.000000","latest":"1700000300.500000","inclusive":true}',
+    );
+    // Only the thread whose latest reply falls inside the window is read, from the window's start.
+    expect(trace[2]).toBe(
+      'conversations.replies {"channel":"C1","ts":"1700000200.000001","limit":15,"oldest":"1700000000.000000"}',
+    );
+    expect(trace).toHaveLength(3);
+    expect(published).toContain('message:C1:1700000250.000000');
+    expect(ending).toEqual({ state: 'complete' });
+  });
+
+  it('a first backfill reads everything: no window in its calls', () => {
+    const c = initialCursor('public_channel', false);
+    c.listDone = true;
+    c.queue.push({ id: 'C1', type: 'channel' });
+    expect(nextCall(c, pacing)!.params).toEqual({ channel: 'C1', limit: 15 });
   });
 });

@@ -25,6 +25,7 @@ import {
   phaseOf,
   type BackfillCursor,
 } from '../../connectors/chatapp/backfill-cursor.js';
+import { beginCatchUp, endCatchUpWalk, missingOf, saveCatchUpProgress } from './chat-catch-up.js';
 import { applyOutcome, nextCall, pacingFor, type Ending } from '../../connectors/chatapp/backfill-walk.js';
 import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
 import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
@@ -53,9 +54,12 @@ export interface ChatBackfillPorts {
   publish(event: IngestEvent): Promise<unknown>;
   credentials: BotCredentials;
   now?: () => number;
+  /** Counts messages a catch-up found missing and ingested (a metric). */
+  onRecovered?: (n: number) => void;
 }
 
 type State = WalkerSlot<BackfillCursor>;
+type Walk = { mode: 'backfill' | 'catch_up' } | { waitMs: number } | null;
 
 /** After a failure of our own side (NATS, Postgres), try the step again after this. */
 const RETRY_MS = 5_000;
@@ -79,24 +83,18 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     install: Install,
     ending: Exclude<Ending, null>,
     cursor: BackfillCursor,
+    walk: { mode: 'backfill' | 'catch_up' },
   ) => {
-    ctx.state.ticker.cancel();
-    await setBackfill(
-      ports.pool,
-      install.install_id,
-      ending.state,
-      progressOf(cursor, ending.state === 'failed' ? ending.reason : null),
-    );
-    await ports.cursors.delete(storeKey(install.install_id));
-    ctx.state.cursor = null;
-    ctx.state.revision = null;
+    const reason = ending.state === 'failed' ? ending.reason : undefined;
+    if (walk.mode === 'catch_up') await endCatchUpWalk(ports.pool, install.install_id, cursor, ending);
+    else await setBackfill(ports.pool, install.install_id, ending.state, progressOf(cursor, reason ?? null));
+    await forget(install.install_id, ctx);
+    // The next tick looks for a gap recorded meanwhile (a catch-up after the backfill, or the next one).
+    ctx.state.ticker.arm(0);
+    const what = walk.mode === 'catch_up' ? 'chat catch-up' : 'chat backfill';
     ctx.log[ending.state === 'complete' ? 'info' : 'warn'](
-      {
-        installId: install.install_id,
-        ...cursor.progress,
-        reason: ending.state === 'failed' ? ending.reason : undefined,
-      },
-      `chat backfill ${ending.state}`,
+      { installId: install.install_id, ...cursor.progress, reason },
+      `${what} ${ending.state}`,
     );
   };
 
@@ -115,6 +113,32 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     ctx.log.info({ installId: install.install_id }, 'chat backfill stopped: the install was uninstalled');
   };
 
+  /** The walk this step continues: the backfill while it runs, then any catch-up (never both). */
+  const walkOf = async (ctx: ActorContext<State>, install: Install): Promise<Walk> => {
+    const installId = install.install_id;
+    if (install.backfill.state === 'pending' || install.backfill.state === 'running') {
+      if (!ctx.state.cursor || ctx.state.cursor.window) {
+        const scopes = (await getBotIdentity(ports.pool, installId))?.scopes ?? [];
+        ctx.state.cursor = initialCursor(walkableTypes(scopes), missingGroupDmHistory(scopes));
+      }
+      return { mode: 'backfill' };
+    }
+    const begun = await beginCatchUp(ports.pool, installId, ctx.state.cursor, now(), pacing);
+    if (begun === null || 'waitMs' in begun) {
+      // A cursor left by an ended walk (its delete failed) is dropped, not continued.
+      if (ctx.state.cursor) await forget(installId, ctx);
+      return begun === null ? null : begun;
+    }
+    ctx.state.cursor = begun.cursor;
+    return { mode: 'catch_up' };
+  };
+
+  const forget = async (installId: string, ctx: ActorContext<State>) => {
+    await ports.cursors.delete(storeKey(installId));
+    ctx.state.cursor = null;
+    ctx.state.revision = null;
+  };
+
   const step = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;
     const install = await getInstallById(ports.pool, installId);
@@ -127,22 +151,22 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
       ctx.state.revision = null;
       return { stopped: 'install not active' };
     }
-    if (install.backfill.state === 'complete' || install.backfill.state === 'failed')
-      return { stopped: install.backfill.state };
-    if (!ctx.state.cursor) {
-      const bot = await getBotIdentity(ports.pool, installId);
-      const scopes = bot?.scopes ?? [];
-      ctx.state.cursor = initialCursor(walkableTypes(scopes), missingGroupDmHistory(scopes));
+    const walk = await walkOf(ctx, install);
+    if (walk === null) return { stopped: install.backfill.state };
+    if ('waitMs' in walk) {
+      ctx.state.ticker.arm(walk.waitMs);
+      return { waitingMs: walk.waitMs, for: 'catch-up' };
     }
-    const cursor = structuredClone(ctx.state.cursor);
+    const catchUp = walk.mode === 'catch_up';
+    const cursor = structuredClone(ctx.state.cursor!);
     const call = nextCall(cursor, pacing);
     if (!call) {
-      await end(ctx, install, { state: 'complete' }, cursor);
-      return { done: 'complete' };
+      await end(ctx, install, { state: 'complete' }, cursor, walk);
+      return { done: 'complete', mode: walk.mode };
     }
     const wait = cursor.nextAt[call.method] - now();
     if (wait > 0) {
-      if (install.backfill.state === 'pending')
+      if (install.backfill.state === 'pending' && !catchUp)
         await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
       ctx.state.ticker.arm(wait);
       return { waitingMs: wait, method: call.method };
@@ -153,15 +177,17 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
       { apiUrl: ports.config.chatapp.apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal },
       call,
     );
-    const { events, ending } = applyOutcome(cursor, call, outcome, now(), pacing);
+    const { events: read, ending } = applyOutcome(cursor, call, outcome, now(), pacing);
     // The call is spent whatever happens next: its pacing must hold even if the page is not
     // stored (INTERFACE §8.22), so the unchanged walk with the new next-allowed time is kept.
-    const paced = structuredClone(ctx.state.cursor);
+    const paced = structuredClone(ctx.state.cursor!);
     paced.nextAt[call.method] = cursor.nextAt[call.method];
     ctx.state.cursor = paced;
     try {
+      // INTERFACE §10.6: a catch-up publishes only what the events lack, and counts it.
+      const events = catchUp ? await missingOf(ports.pool, installId, read) : read;
       for (const ev of events) {
-        await ports.publish({
+        const ack = await ports.publish({
           installId,
           tenantId: install.tenant_id,
           connectorId: 'chatapp',
@@ -170,20 +196,25 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
           occurredAt: ev.occurredAt,
           payload: ev.payload,
         });
+        if (catchUp && ev.kind === 'message' && !(ack as { duplicate?: boolean } | null)?.duplicate) {
+          cursor.progress.recovered = (cursor.progress.recovered ?? 0) + 1;
+          ports.onRecovered?.(1);
+        }
       }
     } catch (err) {
       await save(ctx, paced).catch((e: unknown) => ctx.log.warn({ err: e }, 'pacing not saved'));
       throw err;
     }
     if (ending) {
-      await end(ctx, install, ending, cursor);
-      return { done: ending.state };
+      await end(ctx, install, ending, cursor, walk);
+      return { done: ending.state, mode: walk.mode };
     }
     await save(ctx, cursor);
-    await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
+    if (catchUp) await saveCatchUpProgress(ports.pool, installId, cursor);
+    else await setBackfill(ports.pool, installId, 'running', progressOf(cursor, null));
     const next = nextCall(cursor, pacing);
     ctx.state.ticker.arm(next ? cursor.nextAt[next.method] - now() : 0);
-    return { called: call.method, published: events.length };
+    return { called: call.method, published: read.length };
   };
 
   return {

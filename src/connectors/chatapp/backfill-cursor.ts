@@ -14,6 +14,11 @@ const Channel = z.object({ id: z.string(), type: z.enum(['channel', 'group', 'im
 const CursorSchema = z.object({
   v: z.literal(1),
   types: z.string(),
+  /**
+   * A catch-up's window (INTERFACE §10.6): history only between these Slack timestamps, and
+   * replies after `oldest`. Absent for the install's first backfill, which reads everything.
+   */
+  window: z.object({ oldest: z.string(), latest: z.string() }).optional(),
   listCursor: z.string().nullable(),
   listDone: z.boolean(),
   queue: z.array(Channel),
@@ -35,6 +40,8 @@ const CursorSchema = z.object({
     skipped_count: z.number().int(),
     skipped: z.array(z.object({ channel_id: z.string(), reason: z.string() })),
     group_dms_excluded: z.boolean(),
+    /** Catch-up only: messages it found missing from the events and published. */
+    recovered: z.number().int().optional(),
   }),
 });
 export type BackfillCursor = z.infer<typeof CursorSchema>;
@@ -63,6 +70,30 @@ export function initialCursor(types: string, groupDmsExcluded: boolean): Backfil
       group_dms_excluded: groupDmsExcluded,
     },
   };
+}
+
+/**
+ * A catch-up walk over `[sinceMs, untilMs]`. Its calls start paced as if each method had
+ * just been called (`startedAt` + interval): whatever walk ran before it, the install's
+ * calls keep the backfill's pace (INTERFACE §10.6, §8.22).
+ */
+export function catchUpCursor(
+  types: string,
+  groupDmsExcluded: boolean,
+  window: { sinceMs: number; untilMs: number },
+  firstCallAt: Record<PaceMethod, number>,
+): BackfillCursor {
+  const c = initialCursor(types, groupDmsExcluded);
+  c.window = { oldest: slackTs(window.sinceMs), latest: slackTs(window.untilMs) };
+  c.nextAt = { ...firstCallAt };
+  c.progress.recovered = 0;
+  return c;
+}
+
+/** Epoch milliseconds as a Slack timestamp (`seconds.micros`). */
+export function slackTs(ms: number): string {
+  const whole = Math.floor(ms);
+  return `${Math.floor(whole / 1000)}.${String((whole % 1000) * 1000).padStart(6, '0')}`;
 }
 
 const enc = new TextEncoder();

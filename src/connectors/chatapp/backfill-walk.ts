@@ -76,17 +76,25 @@ export function settle(c: BackfillCursor): void {
 export function nextCall(c: BackfillCursor, pacing: Pacing): Call | null {
   settle(c);
   const ch = c.channel;
+  // INTERFACE §10.6: a catch-up reads only its window (replies: those after its start).
+  const w = c.window;
   if (ch && c.threads.length > 0) {
+    const params = { channel: ch.id, ts: c.threads[0]!, limit: pacing.pageLimit };
     return {
       method: 'conversations.replies',
-      params: withCursor({ channel: ch.id, ts: c.threads[0]!, limit: pacing.pageLimit }, c.repliesCursor),
+      params: withCursor(w ? { ...params, oldest: w.oldest } : params, c.repliesCursor),
     };
   }
-  if (ch)
+  if (ch) {
+    const params = { channel: ch.id, limit: pacing.pageLimit };
     return {
       method: 'conversations.history',
-      params: withCursor({ channel: ch.id, limit: pacing.pageLimit }, ch.historyCursor),
+      params: withCursor(
+        w ? { ...params, oldest: w.oldest, latest: w.latest, inclusive: true } : params,
+        ch.historyCursor,
+      ),
     };
+  }
   if (!c.listDone) {
     return {
       method: 'conversations.list',
@@ -168,7 +176,8 @@ export function applyOutcome(
     for (const m of arrayOf(outcome.data.messages)) {
       const ev = messageEvent(ch.id, ch.type, m);
       if (ev) events.push(ev);
-      if (typeof m.ts === 'string' && m.thread_ts === m.ts && Number(m.reply_count ?? 0) > 0) c.threads.push(m.ts);
+      if (typeof m.ts === 'string' && m.thread_ts === m.ts && Number(m.reply_count ?? 0) > 0 && newReplies(c, m))
+        c.threads.push(m.ts);
     }
     c.progress.messages += events.length;
     ch.historyCursor = next;
@@ -186,6 +195,12 @@ export function applyOutcome(
     if (next === null) c.threads.shift();
   }
   return { events, ending: endingOf(c) };
+}
+
+/** A catch-up reads a thread only when its latest reply is inside the window (Slack's `latest_reply`). */
+function newReplies(c: BackfillCursor, parent: Record<string, unknown>): boolean {
+  if (!c.window || typeof parent.latest_reply !== 'string') return true;
+  return Number(parent.latest_reply) >= Number(c.window.oldest);
 }
 
 function skipChannel(c: BackfillCursor, reason: string): void {
