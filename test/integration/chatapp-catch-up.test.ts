@@ -15,7 +15,7 @@ import {
   startChatStack,
   type ChatStack,
   type Tenant,
-} from '../fakes/slack-harness.js';
+} from '../support/slack-harness.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 import { until } from '../support/until.js';
