@@ -139,6 +139,9 @@ export const envSchema = z.object({
   SERVICE_CHANGES_RETENTION_DAYS: intIn(1, 3650),
   SERVICE_WEBHOOKS_ALLOW_HTTP: z.preprocess(empty, z.enum(['0', '1'], { message: 'must be 0 or 1' }).optional()),
   SERVICE_WEBHOOKS_ALLOW_PRIVATE: z.preprocess(empty, z.enum(['0', '1'], { message: 'must be 0 or 1' }).optional()),
+  // INTERFACE §10.5
+  SERVICE_EVENTS_RETENTION_DAYS: intIn(1, 36_500),
+  SERVICE_UNINSTALLED_RETENTION_DAYS: intIn(0, 36_500),
   // INTERFACE §10.7: OpenTelemetry's own names and values (config-tracing.ts).
   OTEL_TRACES_EXPORTER: z.preprocess(
     empty,

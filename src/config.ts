@@ -86,6 +86,8 @@ export interface Config {
   nats: NatsSettings;
   /** INTERFACE §9.4: GitHub delivery reconciliation period; 0 = off. */
   githubReconcileMs: number;
+  /** INTERFACE §10.5: what the housekeeping actor deletes, in days (events, uninstalled installs). */
+  retention: { eventsDays: number; uninstalledDays: number };
   /** INTERFACE §10.7: trace export (OTEL_*); started before the config is read (telemetry/preload.ts). */
   tracing: TracingSettings;
   /** INTERFACE §10.1, §10.2: the change feed's retention, which webhook URLs are allowed. */
@@ -251,6 +253,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadOptio
     },
     nats,
     githubReconcileMs: (e.SERVICE_GITHUB_RECONCILE_S ?? 300) * 1000,
+    retention: {
+      eventsDays: e.SERVICE_EVENTS_RETENTION_DAYS ?? 90,
+      uninstalledDays: e.SERVICE_UNINSTALLED_RETENTION_DAYS ?? 30,
+    },
     tracing: tracingSettings(e),
     follow: followSettings(e),
   };

@@ -15,6 +15,8 @@
  * an abandoned claim replays that write instead of making another. The lock outlasts the
  * first call's deadline (the actor starts no message past it and aborts its I/O there),
  * so a takeover never races a first call that is still running.
+ *
+ * Expired keys are deleted by the housekeeping actor (src/actors/housekeeping.ts).
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,24 +28,16 @@ import type { Logger } from '../log.js';
 import type { Queryable } from '../store/db.js';
 import { IDEMPOTENCY_KEY } from './schemas.js';
 import { findEmittedReceipt } from '../store/emitted.js';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  purgeIdempotencyKeys,
-  releaseIdempotencyKey,
-} from '../store/idempotency-keys.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../store/idempotency-keys.js';
 
 /** Longer than any emit can run (25 s budget), so a live first call is never taken over. */
 const LOCK_MS = 60_000;
 /** How long a duplicate waits for a first call still running before answering 503. */
 const WAIT_MS = 30_000;
 const POLL_MS = 150;
-const PURGE_EVERY_MS = 60 * 60_000;
 
 /** Errors after which the actor may have acted: the claim is kept, never released. */
 const MAYBE_ACTED = new Set(['DeadlineExceeded', 'Unavailable']);
-
-let nextPurgeAt = 0;
 
 export interface IdempotencyDeps {
   db: Queryable;
@@ -68,7 +62,6 @@ export async function idempotent<T>(
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
     throw new BadRequest('Idempotency-Key must be 1-255 visible ASCII characters');
   }
-  purgeNowAndThen(deps);
   const tenantId = req.tenantId;
   const fingerprint = createHash('sha256')
     .update(stringify({ target, body }) ?? '')
@@ -120,12 +113,4 @@ async function runClaimed<T>(deps: IdempotencyDeps, tenantId: string, key: strin
     deps.log.error({ err: e }, 'could not store the receipt of an Idempotency-Key'),
   );
   return receipt;
-}
-
-function purgeNowAndThen(deps: IdempotencyDeps): void {
-  if (Date.now() < nextPurgeAt) return;
-  nextPurgeAt = Date.now() + PURGE_EVERY_MS;
-  purgeIdempotencyKeys(deps.db).catch((err: unknown) =>
-    deps.log.warn({ err }, 'purging expired Idempotency-Keys failed; retried within the hour'),
-  );
 }

@@ -153,7 +153,7 @@ export async function listEdges(
   max = MAX_EDGES,
 ): Promise<{ edges: GraphEdge[]; truncated: boolean }> {
   if (!isUuid(tenantId) || !isUuid(nodeId)) return { edges: [], truncated: false };
-  // Two index scans that each stop after max+1 rows (migration 004's partial indexes),
+  // Two index scans that each stop after max+1 rows (migration 041's indexes by node),
   // rather than an OR that would gather every edge of a busy channel before sorting.
   const { rows } = await q.query<{
     type: EdgeType;

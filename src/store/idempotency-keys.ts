@@ -69,11 +69,3 @@ export async function completeIdempotencyKey(
 export async function releaseIdempotencyKey(q: Queryable, tenantId: string, key: string): Promise<void> {
   await q.query(`DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key = $2 AND receipt IS NULL`, [tenantId, key]);
 }
-
-/** Deletes keys past the TTL; returns how many. */
-export async function purgeIdempotencyKeys(q: Queryable): Promise<number> {
-  const r = await q.query(`DELETE FROM idempotency_keys WHERE created_at < now() - $1 * interval '1 hour'`, [
-    IDEMPOTENCY_TTL_HOURS,
-  ]);
-  return r.rowCount ?? 0;
-}

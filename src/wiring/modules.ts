@@ -8,9 +8,10 @@
 import { chatappModule } from './chatapp.js';
 import { codehostModule } from './codehost.js';
 import { deadLettersModule } from './dead-letters.js';
+import { housekeepingModule } from './housekeeping.js';
 import { installModule } from './install.js';
 import type { ModuleFactory, ServiceModuleFactory } from './module.js';
 
 export const connectorModules: ModuleFactory[] = [chatappModule, codehostModule];
 
-export const serviceModules: ServiceModuleFactory[] = [installModule, deadLettersModule];
+export const serviceModules: ServiceModuleFactory[] = [installModule, deadLettersModule, housekeepingModule];
