@@ -15,8 +15,9 @@ import {
   pruneEvents,
   pruneFinishedEffects,
   pruneIdempotencyKeys,
-  pruneInstallData,
+  pruneInstallRows,
 } from '../store/retention.js';
+import { deleteNodesBatch } from '../graph/delete-nodes.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../store/idempotency-keys.js';
 
 const DAY_MS = 86_400_000;
@@ -98,9 +99,18 @@ export async function housekeepingPass(ports: PassPorts): Promise<PassOutcome> {
     for (;;) {
       ports.signal?.throwIfAborted();
       if (batches++ >= maxBatches) return out;
-      const rows = await pruneInstallData(pool, install, limit);
+      const rows = await pruneInstallRows(pool, install.install_id, limit);
       const entries = Object.entries(rows);
-      if (entries.length === 0) break;
+      if (entries.length === 0) {
+        const graph = await deleteNodesBatch(
+          pool,
+          { tenantId: install.tenant_id, installId: install.install_id },
+          limit,
+        );
+        if (graph.graph_nodes === 0) break;
+        add('graph_nodes', graph.graph_nodes);
+        add('graph_edges', graph.graph_edges);
+      }
       for (const [table, n] of entries) add(table, n ?? 0);
       await pause();
     }

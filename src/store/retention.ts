@@ -6,8 +6,7 @@
  * scrubbing an old event) are skipped this time (`SKIP LOCKED`), never waited on. The cutoffs
  * come from the caller's clock. Indexes: migration 041.
  */
-import { withTx, type Queryable } from './db.js';
-import type pg from 'pg';
+import type { Queryable } from './db.js';
 
 /** Stored events received before `cutoff` (SERVICE_EVENTS_RETENTION_DAYS; the graph keeps its projection). */
 export async function pruneEvents(q: Queryable, cutoff: Date, limit: number): Promise<number> {
@@ -82,55 +81,35 @@ export async function expiredUninstalls(
 }
 
 /** Rows of one table that one batch of an install's data deleted. */
-export type InstallRows = Partial<
-  Record<'events' | 'effects' | 'emitted_events' | 'graph_nodes' | 'graph_edges', number>
->;
+export type InstallRows = Partial<Record<'events' | 'effects' | 'emitted_events', number>>;
 
 /**
- * One batch of an expired install's data (INTERFACE §10.5: its events, graph nodes, edges
- * and effects; its emit records too): up to `limit` rows of the first table that still has
- * some, a batch of nodes with every edge that touches them in one transaction. Returns what
- * it deleted; an empty result means nothing of the install is left.
+ * One batch of an expired install's rows (INTERFACE §10.5: its events and effects, its emit
+ * records too; its graph nodes go through src/graph/delete-nodes.ts): up to `limit` rows of
+ * the first table that still has some. An empty result means none of these is left.
  */
-export async function pruneInstallData(
-  pool: pg.Pool,
-  install: { install_id: string; tenant_id: string },
-  limit: number,
-): Promise<InstallRows> {
-  const args = [install.install_id, limit];
+export async function pruneInstallRows(q: Queryable, installId: string, limit: number): Promise<InstallRows> {
+  const args = [installId, limit];
   for (const [table, sql] of [
     [
       'events',
       `DELETE FROM events e USING (SELECT id FROM events WHERE install_id = $1 LIMIT $2) o
-                WHERE e.install_id = $1 AND e.id = o.id`,
+        WHERE e.install_id = $1 AND e.id = o.id`,
     ],
     [
       'effects',
-      `DELETE FROM effects e USING (SELECT id FROM effects WHERE install_id = $1 LIMIT $2) o
-                 WHERE e.id = o.id`,
+      `DELETE FROM effects e USING (SELECT id FROM effects WHERE install_id = $1 LIMIT $2) o WHERE e.id = o.id`,
     ],
     [
       'emitted_events',
-      `DELETE FROM emitted_events e USING (
-                          SELECT ctid FROM emitted_events WHERE install_id = $1 LIMIT $2) o
-                        WHERE e.ctid = o.ctid`,
+      `DELETE FROM emitted_events e USING (SELECT ctid FROM emitted_events WHERE install_id = $1 LIMIT $2) o
+        WHERE e.ctid = o.ctid`,
     ],
   ] as const) {
-    const { rowCount } = await pool.query(sql, args);
+    const { rowCount } = await q.query(sql, args);
     if ((rowCount ?? 0) > 0) return { [table]: rowCount ?? 0 };
   }
-  return withTx(pool, async (tx) => {
-    const { rows } = await tx.query<{ node_id: string }>(
-      `SELECT node_id FROM graph_nodes WHERE tenant_id = $1 AND install_id = $2 LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [install.tenant_id, install.install_id, limit],
-    );
-    if (rows.length === 0) return {};
-    const nodes = rows.map((r) => r.node_id);
-    const from = await tx.query('DELETE FROM graph_edges WHERE from_node = ANY($1::uuid[])', [nodes]);
-    const to = await tx.query('DELETE FROM graph_edges WHERE to_node = ANY($1::uuid[])', [nodes]);
-    const gone = await tx.query('DELETE FROM graph_nodes WHERE node_id = ANY($1::uuid[])', [nodes]);
-    return { graph_edges: (from.rowCount ?? 0) + (to.rowCount ?? 0), graph_nodes: gone.rowCount ?? 0 };
-  });
+  return {};
 }
 
 /** The oldest row each retention keeps, as a time (null: the table holds none). One cheap statement. */

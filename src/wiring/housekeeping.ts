@@ -6,6 +6,7 @@
 import { Counter, Gauge } from 'prom-client';
 import { housekeepingActor, housekeepingKey } from '../actors/housekeeping.js';
 import { housekeepingPass, oldestAges } from '../actors/housekeeping-pass.js';
+import { pruneChanges } from '../graph/change-log.js';
 import type { Clock } from '../runtime/ports.js';
 import { systemClock } from '../runtime/clock.js';
 import type { ServiceModuleFactory } from './module.js';
@@ -13,6 +14,7 @@ import type { ServiceModuleFactory } from './module.js';
 /** Between passes: often enough that a day's rows go in small batches, rare enough to cost nothing. */
 export const HOUSEKEEPING_PERIOD_MS = 10 * 60_000;
 const FIRST_PASS_DELAY_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 export function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number; firstDelayMs?: number } = {}) {
   const factory: ServiceModuleFactory = (deps) => {
@@ -43,6 +45,17 @@ export function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number;
           pool: deps.pool,
           policy: deps.config.retention,
           now: () => clock.now(),
+          extra: [
+            {
+              table: 'graph_changes',
+              prune: (now, limit) =>
+                pruneChanges(
+                  deps.pool,
+                  new Date(now.getTime() - deps.config.follow.changesRetentionDays * DAY_MS),
+                  limit,
+                ),
+            },
+          ],
           signal,
         }),
       async onPass(rows) {

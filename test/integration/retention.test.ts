@@ -176,5 +176,14 @@ describe('housekeeping pass (INTERFACE §10.5)', () => {
     expect(await rows(recent.inst)).toEqual({ events: 1, effects: 1, nodes: 2 });
     expect(await exists('graph_nodes', 'node_id = $1', [expired.other])).toBe(true);
     expect(await exists('installs', 'install_id = $1', [expired.inst.install_id])).toBe(true);
+    // Each deleted node is a change of the feed (INTERFACE §10.1), written with its deletion.
+    const { rows: changes } = await pool.query(
+      `SELECT kind, op FROM graph_changes WHERE tenant_id = $1 AND install_id = $2`,
+      [tenantId, expired.inst.install_id],
+    );
+    expect(changes).toEqual([
+      { kind: 'chat.message', op: 'deleted' },
+      { kind: 'chat.message', op: 'deleted' },
+    ]);
   });
 });
