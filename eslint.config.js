@@ -9,34 +9,65 @@ import tseslint from 'typescript-eslint';
 const layer = (name, except) => ({
   regex: except ? `(^|/)${name}/(?!${except.replaceAll('.', '\\.')}$)` : `(^|/)${name}/`,
 });
-const ENTRY = [{ regex: '(^|/)(cli|dev)(/|\\.js$)' }, { regex: '(^|/)node\\.js$' }];
+/** The entry points: the command (cli), `connectors dev` (dev) and the node's composition (node.ts, node/). */
+const ENTRY = [{ regex: '(^|/)(cli|dev|node)(/|\\.js$)' }];
+/** The published fakes (`connector-service/testing`): only `connectors dev` runs them. */
+const TESTING = layer('testing');
+/** The layers below the entry points, top down. */
+const LAYERS = ['wiring', 'edge', 'actors', 'ingest', 'connectors', 'graph', 'store', 'runtime'];
+/** nact is reached only through its adapter, the kernel (runtime/kernel.ts, runtime/activation.ts). */
+const NACT_ADAPTER = ['src/runtime/kernel.ts', 'src/runtime/activation.ts'];
+const NACT = { name: 'nact', message: 'nact is used only behind the actor kernel (runtime/kernel.ts)' };
 
 /**
- * ARCHITECTURE.md "Layout": wiring → edge | actors → ingest → connectors → graph → store → runtime.
- * Contracts (`runtime/ports.ts`) may be imported from every layer; the rest of `runtime/`
- * (NATS) only from actors, edge, wiring and the entry points.
+ * ARCHITECTURE.md "Layout": (cli → dev →) node → wiring → edge | actors → ingest → connectors →
+ * graph → store → runtime, every one of them over the root files (config, errors, log) and
+ * telemetry. Contracts (`runtime/ports.ts`) may be imported from every layer; the rest of
+ * `runtime/` (NATS) only from actors, edge, ingest, wiring and the entry points. Every file of
+ * src/ is in exactly one block below (a file in two would keep only the last block's rule).
  */
 const direction = [
   {
+    files: ['src/cli.ts', 'src/cli/**/*.ts'],
+    message: 'the command runs nodes and dev, never the fakes themselves',
+    patterns: [TESTING],
+  },
+  {
+    files: ['src/dev/**/*.ts'],
+    message: '`connectors dev` starts a node with the fakes; it is not reached from the command layer down',
+    patterns: [{ regex: '(^|/)cli(/|\\.js$)' }],
+  },
+  {
+    files: ['src/node.ts', 'src/node/**/*.ts'],
+    message: 'a node composes the layers below it, never the command, dev or the fakes',
+    patterns: [{ regex: '(^|/)(cli|dev)(/|\\.js$)' }, TESTING],
+  },
+  {
+    files: ['src/wiring/**/*.ts'],
+    message: 'wiring composes the layers below it, never the entry points or the fakes',
+    patterns: [...ENTRY, TESTING],
+  },
+  {
     files: ['src/edge/**/*.ts'],
     message: 'the edge reaches actors through ActorAsk and their protocol files, never their code',
-    patterns: [...ENTRY, layer('wiring'), layer('actors', 'install-protocol.js')],
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('actors', 'install-protocol.js')],
   },
   {
     files: ['src/actors/**/*.ts'],
     message: 'actors import ingest, connectors, graph, store and runtime only',
-    patterns: [...ENTRY, layer('wiring'), layer('edge')],
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge')],
   },
   {
     files: ['src/ingest/**/*.ts'],
     message: 'the ingest path imports connectors, graph, store and runtime only: actors are reached through the kernel',
-    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors')],
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), layer('actors')],
   },
   {
     files: ['src/connectors/**/*.ts'],
     message: 'connector code is platform code: no actors, routes, wiring, nor NATS beyond runtime/ports.ts',
     patterns: [
       ...ENTRY,
+      TESTING,
       layer('wiring'),
       layer('edge'),
       layer('actors'),
@@ -47,54 +78,49 @@ const direction = [
   {
     files: ['src/graph/**/*.ts'],
     message: 'the graph imports store and runtime only',
-    patterns: [...ENTRY, layer('wiring'), layer('edge'), layer('actors'), layer('ingest'), layer('connectors')],
+    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 5).map((l) => layer(l))],
   },
   {
     files: ['src/store/**/*.ts'],
     message: 'the store imports runtime contracts only',
-    patterns: [
-      ...ENTRY,
-      layer('wiring'),
-      layer('edge'),
-      layer('actors'),
-      layer('ingest'),
-      layer('connectors'),
-      layer('graph'),
-      layer('runtime', 'ports.js'),
-    ],
+    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 6).map((l) => layer(l)), layer('runtime', 'ports.js')],
   },
   {
     files: ['src/runtime/**/*.ts'],
+    ignores: NACT_ADAPTER,
     message: 'runtime knows NATS and nothing of Slack, GitHub, SQL, routes or the ingest path',
-    patterns: [
-      ...ENTRY,
-      layer('wiring'),
-      layer('edge'),
-      layer('actors'),
-      layer('ingest'),
-      layer('connectors'),
-      layer('graph'),
-      layer('store'),
-    ],
+    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 7).map((l) => layer(l))],
+  },
+  {
+    files: NACT_ADAPTER,
+    nact: true,
+    message: 'runtime knows NATS and nothing of Slack, GitHub, SQL, routes or the ingest path',
+    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 7).map((l) => layer(l))],
   },
   {
     files: ['src/telemetry/**/*.ts'],
     message: 'tracing is used by every layer and imports none of them (only the root files)',
-    patterns: [
-      ...ENTRY,
-      layer('wiring'),
-      layer('edge'),
-      layer('actors'),
-      layer('ingest'),
-      layer('connectors'),
-      layer('graph'),
-      layer('store'),
-      layer('runtime'),
+    patterns: [...ENTRY, TESTING, ...LAYERS.map((l) => layer(l))],
+  },
+  {
+    files: ['src/config*.ts', 'src/errors*.ts', 'src/log.ts', 'src/version.ts', 'src/signals.ts'],
+    message: 'the root files (settings, errors, log) are under every layer: they import only each other and telemetry',
+    patterns: [...ENTRY, TESTING, ...LAYERS.map((l) => layer(l))],
+  },
+  {
+    files: ['src/testing/**/*.ts'],
+    message: 'the fakes are published on their own (connector-service/testing): they import nothing of the service',
+    patterns: [{ regex: '^\\.\\./' }],
+  },
+].map(({ files, ignores, nact, message, patterns }) => ({
+  files,
+  ...(ignores ? { ignores } : {}),
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { paths: nact ? [] : [NACT], patterns: patterns.map((p) => ({ ...p, message })) },
     ],
   },
-].map(({ files, message, patterns }) => ({
-  files,
-  rules: { 'no-restricted-imports': ['error', { patterns: patterns.map((p) => ({ ...p, message })) }] },
 }));
 
 export default tseslint.config(

@@ -12,9 +12,12 @@ import { ConfigError, envSchema, httpUrl } from './config-env.js';
 import { natsSettings, type NatsSettings } from './config-nats.js';
 import { tracingSettings, type TracingSettings } from './config-tracing.js';
 import { followSettings, type FollowSettings } from './config-follow.js';
-import { DEFAULT_COMMIT_SLOTS } from './ingest/commit.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from './ingest/buffer.js';
-import { DEFAULT_HEAP_GROWING_PERCENT } from './node/heap-growth.js';
+import {
+  DEFAULT_COMMIT_SLOTS,
+  DEFAULT_HEAP_GROWING_PERCENT,
+  DEFAULT_INGEST_MAX_IN_FLIGHT,
+  DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
+} from './config-defaults.js';
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
 export type { NatsSettings } from './config-nats.js';

@@ -13,20 +13,9 @@
  *
  * The shard consumers pull only what fits (pull.ts): a pull request reserves room
  * for the events it asks for, and each event it brings turns its reserved place into a held
- * one until the event is settled.
+ * one until the event is settled. The defaults of both bounds are in config-defaults.ts.
  */
-
-/** Unless told otherwise (SERVICE_INGEST_MAX_IN_FLIGHT): eight full batches. */
-export const DEFAULT_INGEST_MAX_IN_FLIGHT = 4096;
-/**
- * Unless told otherwise (SERVICE_INGEST_MAX_IN_FLIGHT_BYTES): 16 MiB of message data. The
- * count reaches its bound first for chat messages (~3 KB); this one bounds a node full of
- * pull requests (~30 KB each: 546 of them) or of pushes near the server's max_payload (16 of
- * 1 MiB). A byte held costs the node about three of RSS (the socket buffers its message
- * shares, the copies on the way in): a drain of 30 KB events over 64 shards peaked at 229 MiB
- * with 16 MiB, 380-387 MiB with 64 MiB and 541-624 MiB with no byte bound (docs/performance-log.md, "Memory").
- */
-export const DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+import { DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from '../config-defaults.js';
 
 /** What a request is expected to bring per event before any was seen. */
 const FIRST_GUESS_BYTES = 4096;

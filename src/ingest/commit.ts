@@ -46,13 +46,6 @@ export interface IngestCommitterPorts extends IngestWritePorts {
 }
 
 /**
- * Unless told otherwise (SERVICE_INGEST_COMMIT_SLOTS). Measured on 2 cores with one
- * transaction per install, 32 busy installs: 1 slot 2 000 committed/s, 2 slots 3 000/s,
- * 4 slots 2 400/s, 8 slots 1 900/s (docs/performance-log.md).
- */
-export const DEFAULT_COMMIT_SLOTS = 2;
-
-/**
  * The consumer's largest batch of one install (consumer.ts `maxBatch`). 1 024 was
  * measured against it: same drain rate at 1 and 32 installs, peak RSS no lower (README
  * "How events are committed").

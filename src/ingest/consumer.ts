@@ -21,7 +21,8 @@ import type { BlobPort, DeadLetterPort, StoredEventsPort } from '../runtime/port
 import type { Seal } from '../runtime/seal.js';
 import type { IngestAttemptsPort } from './attempts.js';
 import { LaneBatches, type DeliverBatch } from './batches.js';
-import { DEFAULT_INGEST_MAX_IN_FLIGHT, HeldEvents, IngestBuffer } from './buffer.js';
+import { DEFAULT_INGEST_MAX_IN_FLIGHT } from '../config-defaults.js';
+import { HeldEvents, IngestBuffer } from './buffer.js';
 import { DeliveryRoom } from './delivery-room.js';
 import { InstallLanes, laneOf } from './lanes.js';
 import { ShardPuller } from './pull.js';

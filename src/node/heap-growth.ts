@@ -18,8 +18,6 @@
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 
-export const DEFAULT_HEAP_GROWING_PERCENT = 100;
-
 /** V8's heap limit from which its own growing factor may reach 4 (x64, 2 GiB). */
 export const LARGE_HEAP_LIMIT_BYTES = 2 * 1024 ** 3;
 

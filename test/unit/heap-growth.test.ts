@@ -1,7 +1,8 @@
 /** SERVICE_HEAP_GROWING_PERCENT: the setting and when it is applied (src/node/heap-growth.ts). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DEFAULT_HEAP_GROWING_PERCENT, LARGE_HEAP_LIMIT_BYTES, limitHeapGrowth } from '../../src/node/heap-growth.js';
+import { DEFAULT_HEAP_GROWING_PERCENT } from '../../src/config-defaults.js';
+import { LARGE_HEAP_LIMIT_BYTES, limitHeapGrowth } from '../../src/node/heap-growth.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 const base = { SERVICE_MASTER_KEY: TEST_MASTER_KEY };
