@@ -3,13 +3,18 @@
  * signing (and deliberately bad signatures), and builders for the events Slack sends.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { FakeSlack } from './slack-fake.js';
-import { messageObject, type FakeChannel, type FakeMessage, type FakeTeam } from './slack-model.js';
+import {
+  messageObject,
+  type FakeChannel,
+  type FakeMessage,
+  type FakeSlackWorld,
+  type FakeTeam,
+} from './slack-model.js';
 
 export type Signing = 'valid' | 'forged' | 'stale' | 'future' | 'missing';
 
 export function eventEnvelope(
-  fake: FakeSlack,
+  fake: FakeSlackWorld,
   teamId: string,
   event: Record<string, unknown>,
   eventId?: string,

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { callMethod } from './slack-methods.js';
-import { readParams, scrub, send, splitBasic, type Params } from './slack-http.js';
+import { readParams, scrub, send, splitBasic } from './slack-http.js';
 import { authorizeRequest, consentPage, grant, wantsPage } from './slack-authorize.js';
 import {
   randomId,
@@ -20,7 +20,10 @@ import {
   type FakeChannel,
   type FakeMessage,
   type FakeTeam,
+  type FakeSlackWorld,
   type FakeToken,
+  type Params,
+  type PostedMessage,
 } from './slack-model.js';
 import { FakeSocketMode } from './slack-socket.js';
 import { eventEnvelope, messageEvent, signedHeaders, type Signing } from './slack-events.js';
@@ -42,7 +45,7 @@ export interface RecordedCall {
 
 type Stall = { release(): void; reached: Promise<void> };
 
-export class FakeSlack {
+export class FakeSlack implements FakeSlackWorld {
   readonly clientId: string;
   readonly clientSecret: string;
   readonly signingSecret: string;
@@ -53,14 +56,7 @@ export class FakeSlack {
   readonly codes = new Map<string, { teamId: string; scopes: string[]; redirectUri: string }>();
   readonly refreshTokens = new Map<string, string>();
   readonly refreshes: Array<{ teamId: string; at: number }> = [];
-  readonly posted: Array<{
-    teamId: string;
-    channel: string;
-    ts: string;
-    text: string;
-    thread_ts?: string;
-    at: number;
-  }> = [];
+  readonly posted: PostedMessage[] = [];
   readonly calls: RecordedCall[] = [];
   /** Where Events API deliveries go (the service's `/chatapp/events`). */
   eventsUrl: string | null = null;

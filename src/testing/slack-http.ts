@@ -4,9 +4,7 @@
  * Slack's JSON replies.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Params } from './slack-methods.js';
-
-export type { Params } from './slack-methods.js';
+import type { Params } from './slack-model.js';
 
 /** Form or JSON: every value as the string Slack's methods read. */
 export async function readParams(req: IncomingMessage): Promise<Params> {

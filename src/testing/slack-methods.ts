@@ -4,7 +4,6 @@
  * pagination in `response_metadata.next_cursor`.
  */
 import { randomBytes } from 'node:crypto';
-import type { FakeSlack } from './slack-fake.js';
 import {
   HISTORY_SCOPE,
   LIST_TYPE,
@@ -17,10 +16,10 @@ import {
   type FakeChannel,
   type FakeMessage,
   type FakeTeam,
+  type FakeSlackWorld,
   type FakeToken,
+  type Params,
 } from './slack-model.js';
-
-export type Params = Record<string, string>;
 export interface Answer {
   status?: number;
   body: Record<string, unknown>;
@@ -32,7 +31,7 @@ const ok = (body: Record<string, unknown>): Answer => ({ body: { ok: true, ...bo
 
 type Authed = { token: FakeToken; team: FakeTeam } | { error: Answer };
 
-function authed(fake: FakeSlack, bearer: string | null, params: Params, scope?: string): Authed {
+function authed(fake: FakeSlackWorld, bearer: string | null, params: Params, scope?: string): Authed {
   const raw = bearer ?? params.token ?? null;
   if (!raw) return { error: fail('not_authed') };
   const token = fake.tokens.get(raw);
@@ -60,7 +59,7 @@ function channelFor(a: { team: FakeTeam; token: FakeToken }, id: string | undefi
 const isAnswer = (x: unknown): x is Answer => typeof x === 'object' && x !== null && 'body' in x;
 
 export function callMethod(
-  fake: FakeSlack,
+  fake: FakeSlackWorld,
   method: string,
   params: Params,
   bearer: string | null,
@@ -212,7 +211,7 @@ function findMessage(ch: FakeChannel, ts: string | undefined): FakeMessage | und
   return undefined;
 }
 
-function postMessage(fake: FakeSlack, params: Params, bearer: string | null): Answer {
+function postMessage(fake: FakeSlackWorld, params: Params, bearer: string | null): Answer {
   const a = authed(fake, bearer, params, 'chat:write');
   if ('error' in a) return a.error;
   const ch = channelFor(a, params.channel);
@@ -249,7 +248,7 @@ function postMessage(fake: FakeSlack, params: Params, bearer: string | null): An
   });
 }
 
-function oauthAccess(fake: FakeSlack, params: Params, basic: { id: string; secret: string } | null): Answer {
+function oauthAccess(fake: FakeSlackWorld, params: Params, basic: { id: string; secret: string } | null): Answer {
   const clientId = basic?.id ?? params.client_id;
   const clientSecret = basic?.secret ?? params.client_secret;
   if (clientId !== fake.clientId) return fail('invalid_client_id');
@@ -270,7 +269,7 @@ function oauthAccess(fake: FakeSlack, params: Params, basic: { id: string; secre
 }
 
 /** A bot token for the team: Slack keeps one per app and workspace, so a reinstall gets the live one back. */
-function grant(fake: FakeSlack, team: FakeTeam, scopes: string[]): Record<string, unknown> {
+function grant(fake: FakeSlackWorld, team: FakeTeam, scopes: string[]): Record<string, unknown> {
   const rotating = team.rotationExpiresInS !== undefined;
   let token = rotating
     ? undefined

@@ -76,6 +76,38 @@ export interface FakeToken {
 
 let tsCounter = 0;
 /** Unique, increasing Slack timestamps. */
+/** A Web API call's parameters (form or JSON body, query). */
+export type Params = Record<string, string>;
+
+/** A message the bot posted (chat.postMessage). */
+export interface PostedMessage {
+  teamId: string;
+  channel: string;
+  ts: string;
+  text: string;
+  thread_ts?: string;
+  at: number;
+}
+
+/**
+ * What the Web API methods, the Events API deliveries and the Socket Mode server read and
+ * change of the fake (slack-fake.ts implements it), so they need not import the fake itself.
+ */
+export interface FakeSlackWorld {
+  readonly appId: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly teams: Map<string, FakeTeam>;
+  readonly tokens: Map<string, FakeToken>;
+  readonly codes: Map<string, { teamId: string; scopes: string[]; redirectUri: string }>;
+  readonly refreshTokens: Map<string, string>;
+  readonly refreshes: Array<{ teamId: string; at: number }>;
+  readonly posted: PostedMessage[];
+  team(id: string): FakeTeam;
+  socketUrl(): string;
+  onPosted(team: FakeTeam, ch: FakeChannel, msg: FakeMessage): void;
+}
+
 export function nextTs(): string {
   tsCounter++;
   return `${1_700_000_000 + tsCounter}.${String(tsCounter % 1_000_000).padStart(6, '0')}`;

@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { FakeSlack } from './slack-fake.js';
 import { eventEnvelope } from './slack-events.js';
+import type { FakeSlackWorld } from './slack-model.js';
 
 export class FakeSocketMode {
   readonly connections: Array<{ openedAt: number }> = [];
@@ -23,7 +23,7 @@ export class FakeSocketMode {
   private readonly open = new Set<WebSocket>();
   private readonly waiting = new Map<string, () => void>();
 
-  constructor(private readonly fake: FakeSlack) {}
+  constructor(private readonly fake: FakeSlackWorld) {}
 
   issueUrl(wsBase: string): string {
     const ticket = randomBytes(8).toString('hex');

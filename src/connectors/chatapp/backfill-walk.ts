@@ -7,7 +7,8 @@
  * one listing page of channels and one history page of threads are ever queued).
  */
 import type { BackfillCursor, PaceMethod } from './backfill-cursor.js';
-import { messageEvent, type ChatEventDraft } from './normalize-event.js';
+import type { ChatEventDraft } from './chat-event.js';
+import { messageEvent } from './normalize-event.js';
 import { channelInfoEvent } from './normalize-names.js';
 import { channelTypeOf } from './scopes.js';
 

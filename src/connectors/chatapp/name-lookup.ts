@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../../log.js';
 import { channelInfoEvent, userInfoEvent } from './normalize-names.js';
-import type { ChatEventDraft } from './normalize-event.js';
+import type { ChatEventDraft } from './chat-event.js';
 import { slackClient } from './slack-client.js';
 import { platformError, rateLimitedFor } from './slack-errors.js';
 

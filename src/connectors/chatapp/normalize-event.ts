@@ -5,26 +5,8 @@
  * Pure: no I/O.
  */
 import { z } from 'zod';
+import type { ChannelType, ChatEventDraft } from './chat-event.js';
 import { namesFromSlackEvent } from './normalize-names.js';
-
-export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
-export const CHANNEL_TYPES: readonly ChannelType[] = ['channel', 'group', 'im', 'mpim'];
-export type ChatKind =
-  | 'message'
-  | 'message_changed'
-  | 'message_deleted'
-  | 'reaction_added'
-  | 'reaction_removed'
-  | 'channel_info'
-  | 'user_info';
-
-/** An event ready to publish, minus the install's coordinates. */
-export interface ChatEventDraft {
-  id: string;
-  kind: ChatKind;
-  occurredAt: string | null;
-  payload: Record<string, unknown>;
-}
 
 const TS_PATTERN = /^\d{1,12}\.\d{1,9}$/;
 const Ts = z.string().regex(TS_PATTERN);

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ChatEventDraft } from './normalize-event.js';
+import type { ChatEventDraft } from './chat-event.js';
 
 const Id = z.string().min(1).max(255);
 const Ts = z.string().regex(/^\d{1,12}\.\d{1,9}$/);

@@ -4,7 +4,7 @@
  * (conversations.history / .replies). spec §6.1 rule 2: without `mpim:history` group
  * DMs drop out of backfill, and the install logs it.
  */
-import type { ChannelType } from './normalize-event.js';
+import type { ChannelType } from './chat-event.js';
 
 const TYPES: Array<{ type: ChannelType; listType: string; read: string; history: string }> = [
   { type: 'channel', listType: 'public_channel', read: 'channels:read', history: 'channels:history' },
