@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { BackfillCursor, PaceMethod } from '../../connectors/chatapp/backfill-cursor.js';
 import { catchUpCursor, phaseOf, slackTs } from '../../connectors/chatapp/backfill-cursor.js';
 import type { Pacing } from '../../connectors/chatapp/backfill-walk.js';
-import type { ChatEventDraft } from '../../connectors/chatapp/normalize-event.js';
+import type { ChatEventDraft } from '../../connectors/chatapp/chat-event.js';
 import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
 import { getBotIdentity } from '../../store/chat-claims.js';
 import { endCatchUp, setCatchUpProgress, takeCatchUp } from '../../store/chat-catch-up.js';
