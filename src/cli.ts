@@ -6,7 +6,6 @@
  * naming it (never its value), exit 2. Commands live in `src/cli/`, listed in its registry.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from './config.js';
 import { UsageError, type Command } from './cli/command.js';
 import { COMMANDS } from './cli/registry.js';
 import { commandGroups, commandUsage, groupUsage, overallUsage } from './cli/usage.js';
@@ -26,6 +25,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.exitCode = 2;
       return;
     }
+    // Loaded only here: --help and --version must not load the service's settings module.
+    const { ConfigError } = await import('./config.js');
     if (err instanceof ConfigError) {
       process.stderr.write(`connectors: ${err.message}\n`);
       process.exitCode = 2;

@@ -2,12 +2,10 @@
  * `connectors api-keys create|revoke` (INTERFACE §9.1). Each takes the loaded config and
  * returns the one JSON object the command prints.
  */
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { print, UsageError, UUID, type Command } from './command.js';
-import { createApiKey, revokeApiKey, type CreatedApiKey } from '../store/api-keys.js';
+import type { CreatedApiKey } from '../store/api-keys.js';
 import type { MasterKeys } from '../store/credential-cipher.js';
-import { createPool } from '../store/db.js';
-import { migrate } from '../store/migrate.js';
 import type pg from 'pg';
 
 export function masterKeysOf(config: Readonly<Config>): MasterKeys {
@@ -18,6 +16,7 @@ export function masterKeysOf(config: Readonly<Config>): MasterKeys {
 export async function withOwnerPool<T>(config: Readonly<Config>, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
   // Operator commands work across tenants: they run as the schema owner (the migration
   // role) when one is configured, and bring the schema up to date first.
+  const [{ createPool }, { migrate }] = await Promise.all([import('../store/db.js'), import('../store/migrate.js')]);
   const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!, { max: 2 });
   try {
     await migrate(pool);
@@ -27,15 +26,17 @@ export async function withOwnerPool<T>(config: Readonly<Config>, fn: (pool: pg.P
   }
 }
 
-export function apiKeysCreate(config: Readonly<Config>, tenantId: string): Promise<CreatedApiKey> {
+export async function apiKeysCreate(config: Readonly<Config>, tenantId: string): Promise<CreatedApiKey> {
+  const { createApiKey } = await import('../store/api-keys.js');
   return withOwnerPool(config, (pool) => createApiKey(pool, masterKeysOf(config), tenantId));
 }
 
-export function apiKeysRevoke(
+export async function apiKeysRevoke(
   config: Readonly<Config>,
   tenantId: string,
   keyId: string,
 ): Promise<{ key_id: string; revoked: true }> {
+  const { revokeApiKey } = await import('../store/api-keys.js');
   return withOwnerPool(config, (pool) => revokeApiKey(pool, tenantId, keyId));
 }
 
@@ -46,6 +47,7 @@ export const apiKeysCreateCommand: Command = {
   async run(values, env) {
     const tenant = values.tenant as string;
     if (!UUID.test(tenant)) throw new UsageError('--tenant must be a tenant id (uuid)', apiKeysCreateCommand);
+    const { loadConfig } = await import('../config.js');
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
     print(await apiKeysCreate(config, tenant.toLowerCase()));
   },
@@ -63,6 +65,7 @@ export const apiKeysRevokeCommand: Command = {
     const keyId = values['key-id'] as string;
     if (!UUID.test(tenant)) throw new UsageError('--tenant must be a tenant id (uuid)', apiKeysRevokeCommand);
     if (!UUID.test(keyId)) throw new UsageError('--key-id must be a key id (uuid)', apiKeysRevokeCommand);
+    const { loadConfig } = await import('../config.js');
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
     print(await apiKeysRevoke(config, tenant.toLowerCase(), keyId.toLowerCase()));
   },

@@ -4,16 +4,8 @@
  * `list` prints one JSON object per dead letter (none when there are none); `replay` puts
  * the selected events back on the durable ingest path and prints `{"replayed": N}`.
  */
-import { jetstream } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import { loadConfig, type Config } from '../config.js';
-import { names as makeNames } from '../runtime/names.js';
-import { natsAuthOptions, redactUrl } from '../runtime/nats.js';
-import { createSeal } from '../runtime/seal.js';
-import { createPool } from '../store/db.js';
-import { listDeadLetters } from '../store/dead-letter-list.js';
-import { migrate } from '../store/migrate.js';
-import { replayDeadLetters } from '../wiring/replay-dead-letters.js';
+import type pg from 'pg';
+import type { Config } from '../config.js';
 import { UsageError, UUID, type Command } from './command.js';
 
 /** INTERFACE §9.1: a command that cannot start gives up well within 15 s. */
@@ -21,8 +13,10 @@ const NATS_CONNECT_TIMEOUT_MS = 10_000;
 type Values = Record<string, string | boolean | undefined>;
 
 /** Dead letters span tenants: the owner connection when configured, cross-tenant scope. */
-const operatorPool = (config: Readonly<Config>) =>
-  createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
+async function operatorPool(config: Readonly<Config>): Promise<pg.Pool> {
+  const { createPool } = await import('../store/db.js');
+  return createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
+}
 
 export const deadLettersListCommand: Command = {
   name: 'dead-letters list',
@@ -48,8 +42,13 @@ export const deadLettersReplayCommand: Command = {
 async function list(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
   const tenantId = uuidFlag(f, 'tenant');
   const installId = uuidFlag(f, 'install');
+  const [{ loadConfig }, { listDeadLetters }, { migrate }] = await Promise.all([
+    import('../config.js'),
+    import('../store/dead-letter-list.js'),
+    import('../store/migrate.js'),
+  ]);
   const config = loadConfig(env, { requireDatabase: true });
-  const pool = operatorPool(config);
+  const pool = await operatorPool(config);
   try {
     await migrate(pool);
     let cursor: string | null = null;
@@ -70,8 +69,20 @@ async function replay(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
   if (id !== undefined && !/^\d{1,18}$/.test(id)) throw new UsageError('--id must be a dead letter id (a number)');
   const installId = uuidFlag(f, 'install');
 
+  const [{ jetstream }, { connect }, { loadConfig }, { names: makeNames }, nats, { createSeal }, { migrate }, wiring] =
+    await Promise.all([
+      import('@nats-io/jetstream'),
+      import('@nats-io/transport-node'),
+      import('../config.js'),
+      import('../runtime/names.js'),
+      import('../runtime/nats.js'),
+      import('../runtime/seal.js'),
+      import('../store/migrate.js'),
+      import('../wiring/replay-dead-letters.js'),
+    ]);
+  const { natsAuthOptions, redactUrl } = nats;
   const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-  const pool = operatorPool(config);
+  const pool = await operatorPool(config);
   let nc;
   try {
     nc = await connect({
@@ -86,7 +97,7 @@ async function replay(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
   }
   try {
     await migrate(pool);
-    const out = await replayDeadLetters(
+    const out = await wiring.replayDeadLetters(
       {
         db: pool,
         js: jetstream(nc),

@@ -1,4 +1,3 @@
-import { runDev } from '../dev/run-dev.js';
 import { UsageError, type Command } from './command.js';
 
 export const devCommand: Command = {
@@ -18,6 +17,7 @@ export const devCommand: Command = {
   async run(values, env) {
     const readyFile = values['ready-file'];
     if (readyFile === '') throw new UsageError('--ready-file needs a path', devCommand);
+    const { runDev } = await import('../dev/run-dev.js');
     await runDev(env, {
       sandbox: values.sandbox === true,
       readyFile: typeof readyFile === 'string' ? readyFile : undefined,

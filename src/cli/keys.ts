@@ -1,9 +1,6 @@
 /** `connectors keys rotate` (INTERFACE §9.1; the runbook is the README's "Security model"). */
-import { loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { print, type Command } from './command.js';
-import { countStaleApiKeys } from '../store/api-keys.js';
-import { CredentialCipher } from '../store/credential-cipher.js';
-import { rotateCredentials } from '../store/rotate-credentials.js';
 import { masterKeysOf, withOwnerPool } from './api-keys.js';
 
 /**
@@ -11,7 +8,12 @@ import { masterKeysOf, withOwnerPool } from './api-keys.js';
  * re-made without the keys themselves; they upgrade on their next use, and `note` says
  * how many still wait (keep their previous key configured until it reaches 0).
  */
-export function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
+export async function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
+  const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }] = await Promise.all([
+    import('../store/api-keys.js'),
+    import('../store/credential-cipher.js'),
+    import('../store/rotate-credentials.js'),
+  ]);
   const keys = masterKeysOf(config);
   return withOwnerPool(config, async (pool) => {
     const reencrypted = await rotateCredentials(pool, CredentialCipher.fromMasterKeys(keys));
@@ -29,6 +31,7 @@ export const keysRotateCommand: Command = {
   summary: 're-encrypt every stored credential under SERVICE_MASTER_KEY; prints {"reencrypted": N}',
   options: {},
   async run(_values, env) {
+    const { loadConfig } = await import('../config.js');
     const { reencrypted, note } = await keysRotate(loadConfig(env, { requireDatabase: true, requireMasterKey: true }));
     if (note) process.stderr.write(`connectors: ${note}\n`);
     print({ reencrypted });

@@ -1,6 +1,3 @@
-import { loadConfig } from '../config.js';
-import { createPool } from '../store/db.js';
-import { migrate } from '../store/migrate.js';
 import { print, type Command } from './command.js';
 
 export const migrateCommand: Command = {
@@ -8,6 +5,11 @@ export const migrateCommand: Command = {
   summary: 'apply Postgres migrations (idempotent); prints {"applied": [...]}',
   options: {},
   async run(_values, env) {
+    const [{ loadConfig }, { createPool }, { migrate }] = await Promise.all([
+      import('../config.js'),
+      import('../store/db.js'),
+      import('../store/migrate.js'),
+    ]);
     const config = loadConfig(env, { requireDatabase: true });
     const pool = createPool(config.security.migrateDatabaseUrl ?? config.databaseUrl!);
     try {

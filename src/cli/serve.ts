@@ -1,9 +1,4 @@
-import { loadConfig } from '../config.js';
-import { createLogger } from '../log.js';
-import { limitHeapGrowth } from '../node/heap-growth.js';
-import { startNode, type Role } from '../node.js';
-import { stopSignal } from '../signals.js';
-import { tracingOn } from '../telemetry/tracing.js';
+import type { Role } from '../node.js';
 import { UsageError, type Command } from './command.js';
 
 export const serveCommand: Command = {
@@ -14,6 +9,15 @@ export const serveCommand: Command = {
   },
   async run(values, env) {
     const roles = parseRoles((values.roles as string | undefined) ?? 'edge,actors');
+    const [{ loadConfig }, { createLogger }, { limitHeapGrowth }, { startNode }, { stopSignal }, { tracingOn }] =
+      await Promise.all([
+        import('../config.js'),
+        import('../log.js'),
+        import('../node/heap-growth.js'),
+        import('../node.js'),
+        import('../signals.js'),
+        import('../telemetry/tracing.js'),
+      ]);
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
     const heapGrowingPercent = limitHeapGrowth(config.heapGrowingPercent);
     const log = createLogger({ level: config.logLevel, node: config.nodeId });

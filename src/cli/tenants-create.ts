@@ -1,5 +1,3 @@
-import { loadConfig } from '../config.js';
-import { createTenant } from '../store/tenants.js';
 import { masterKeysOf } from './api-keys.js';
 import { print, UsageError, withPool, type Command } from './command.js';
 
@@ -12,6 +10,10 @@ export const tenantsCreateCommand: Command = {
     if (name.trim().length === 0 || name.length > 200) {
       throw new UsageError('--name must be 1-200 characters', tenantsCreateCommand);
     }
+    const [{ loadConfig }, { createTenant }] = await Promise.all([
+      import('../config.js'),
+      import('../store/tenants.js'),
+    ]);
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
     await withPool(config, async (pool) => print(await createTenant(pool, masterKeysOf(config), name.trim())));
   },

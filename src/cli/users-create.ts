@@ -1,5 +1,3 @@
-import { loadConfig } from '../config.js';
-import { createUser } from '../store/users.js';
 import { print, UsageError, UUID, withPool, type Command } from './command.js';
 
 export const usersCreateCommand: Command = {
@@ -12,6 +10,7 @@ export const usersCreateCommand: Command = {
   async run(values, env) {
     const tenant = values.tenant as string;
     if (!UUID.test(tenant)) throw new UsageError('--tenant must be a tenant id (uuid)', usersCreateCommand);
+    const [{ loadConfig }, { createUser }] = await Promise.all([import('../config.js'), import('../store/users.js')]);
     const config = loadConfig(env, { requireDatabase: true });
     await withPool(config, async (pool) => print(await createUser(pool, tenant.toLowerCase(), values.email as string)));
   },
