@@ -6,14 +6,18 @@
  * client has not read yet: it sees EPIPE or ECONNRESET and no status. So, like nginx's
  * lingering close, such an answer says `Connection: close`, the socket is half-closed once
  * it is written (FIN: the answer is complete), and what the client still sends is read and
- * discarded, never held, for at most `LINGER_MAX_MS` and `LINGER_MAX_BYTES`; then it
- * closes. INTERFACE §9.3's memory bound holds: discarded bytes are not kept.
+ * discarded, never held, while it keeps arriving (nothing for `LINGER_IDLE_MS` ends it), for
+ * at most `LINGER_MAX_MS` and `LINGER_MAX_BYTES`; then it closes. A fixed 5 s bound cut
+ * large uploads on a busy node while they were still arriving (16 × 24 MiB at once), and
+ * their clients saw EPIPE after all. INTERFACE §9.3's memory bound holds: discarded bytes are not kept.
  */
 import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-/** How long a socket lingers after an early answer (nginx's `lingering_time`, tighter: webhook senders give up within 3–10 s). */
-const LINGER_MAX_MS = 5_000;
+/** A lingering socket on which nothing arrived this long is closed (nginx's `lingering_timeout`). */
+const LINGER_IDLE_MS = 5_000;
+/** The longest a socket lingers after an early answer, whatever arrives (nginx's `lingering_time`). */
+const LINGER_MAX_MS = 30_000;
 /** How much a lingering socket reads and discards: more than the largest body any route takes (25 MiB). */
 const LINGER_MAX_BYTES = 32 * 1024 * 1024;
 const LINGER_CHECK_MS = 100;
@@ -27,7 +31,8 @@ export function isLingering(socket: Socket): boolean {
 
 /**
  * Half-closes `socket` once what was written to it is sent, then reads and discards until
- * the client closes, or `LINGER_MAX_MS` passed or `LINGER_MAX_BYTES` arrived, then closes it.
+ * the client closes, nothing arrived for `LINGER_IDLE_MS`, `LINGER_MAX_MS` passed or
+ * `LINGER_MAX_BYTES` arrived, then closes it.
  */
 export function lingeringClose(socket: Socket): void {
   if (socket.destroyed || lingering.has(socket)) return;
@@ -40,8 +45,17 @@ export function lingeringClose(socket: Socket): void {
   socket.resume();
   const start = socket.bytesRead;
   const began = performance.now();
+  let seen = start;
+  let heardAt = began;
+  const over = () => {
+    const now = performance.now();
+    if (socket.bytesRead !== seen) [seen, heardAt] = [socket.bytesRead, now];
+    return seen - start > LINGER_MAX_BYTES || now - began >= LINGER_MAX_MS || now - heardAt >= LINGER_IDLE_MS;
+  };
   const timer = setInterval(() => {
-    if (socket.bytesRead - start > LINGER_MAX_BYTES || performance.now() - began >= LINGER_MAX_MS) socket.destroy();
+    // Timers run before the loop reads its sockets: after a stalled loop, what arrived meanwhile
+    // is read first (setImmediate runs after that), so a busy node never takes it for silence.
+    if (over()) setImmediate(() => over() && socket.destroy());
   }, LINGER_CHECK_MS);
   timer.unref();
   socket.once('close', () => clearInterval(timer));

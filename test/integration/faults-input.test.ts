@@ -211,6 +211,15 @@ describe('input limits', () => {
     }
   });
 
+  it('an upload that keeps arriving for longer than the 5 s idle bound still gets its early answer', async () => {
+    // 6 MiB in 64 KiB pieces 60 ms apart: over 5 s of sending, never 5 s of silence.
+    const body = Buffer.alloc(6 * 1024 * 1024, 0x20);
+    const url = `${h.node.url}/api/v1/connectors/chatapp/oauth/start`;
+    const began = performance.now();
+    expect(await post(url, body, { 'content-type': 'application/json', ...t.auth }, 60)).toBe(413);
+    expect(performance.now() - began).toBeGreaterThan(5_000);
+  }, 60_000);
+
   it('16 concurrent unsigned 24 MiB webhook bodies: every client reads 401/413/503, memory bounded by the budget', async () => {
     const body = Buffer.alloc(24 * 1024 * 1024, 0x20);
     const url = `${h.node.url}/api/v1/connectors/codehost/webhooks`;
