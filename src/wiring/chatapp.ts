@@ -94,7 +94,8 @@ export const chatappModule: ModuleFactory = (deps) => {
   let socketHearing: { stop(): Promise<void> } | null = null;
 
   const plugins: Array<FastifyPluginAsync<EdgeContext>> = [
-    chatOAuthRoutes({ config, pool, cipher: deps.cipher, log, startBackfill }),
+    // INTERFACE §9.3: a request waits at most 2 s for Postgres (then 503), as every route does.
+    chatOAuthRoutes({ config, pool: deps.requestPool, cipher: deps.cipher, log, startBackfill }),
   ];
   const { transport, signingSecret, appToken } = config.chatapp;
   // spec §5, INTERFACE §8.18: the HTTP events route exists only with HTTP transport.

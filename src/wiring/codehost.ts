@@ -83,7 +83,8 @@ export const codehostModule: ModuleFactory = (deps) => {
       adminInstallRoutes({
         config,
         log,
-        pool,
+        // INTERFACE §9.3: a request waits at most 2 s for Postgres (then 503), as every route does.
+        pool: deps.requestPool,
         cipher,
         clients,
         startBackfill: walkers.startBackfill,

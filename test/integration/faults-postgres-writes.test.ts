@@ -1,0 +1,116 @@
+/**
+ * Integration, INTERFACE §9.3: with Postgres stalled (a TCP proxy in front of it stops
+ * forwarding), the routes that write or ask an actor answer too: emit, a node action,
+ * health, DELETE, OAuth start and the admin install each answer 503 `unavailable` within
+ * 3 s (a request waits at most 2 s for Postgres or NATS), and work again once it forwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  type CodehostHarness,
+} from '../support/github-harness.js';
+import { testDatabaseUrl } from '../support/env.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/until.js';
+
+let proxy: TcpProxy;
+let h: CodehostHarness;
+let t: Awaited<ReturnType<CodehostHarness['tenant']>>;
+let installId: string;
+let prId: string;
+const P = 7_700_000 + Math.floor(Math.random() * 1000);
+
+beforeAll(async () => {
+  const db = new URL(testDatabaseUrl());
+  proxy = await startTcpProxy(db.hostname, Number(db.port || 5432));
+  const viaProxy = new URL(db);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  h = await startCodehostHarness({
+    DATABASE_URL: viaProxy.toString(),
+    CHATAPP_CLIENT_ID: 'cid',
+    CHATAPP_CLIENT_SECRET: 'csecret',
+    CHATAPP_SIGNING_SECRET: 'stall-signing-secret',
+  });
+  t = await h.tenant('stall-writes');
+  installId = await h.install(t, P);
+  expect((await h.deliver('pull_request', forInstallation(examplePayload('pull_request', 'opened'), P))).status).toBe(
+    202,
+  );
+  prId = await until('the PR node', async () => {
+    const res = await h.api('/api/v1/graph/nodes?kind=codehost.pull_request', t);
+    return ((await res.json()) as { nodes: Array<{ id: string; install_id: string }> }).nodes.find(
+      (n) => n.install_id === installId,
+    )?.id;
+  });
+}, 60_000);
+afterAll(async () => {
+  proxy?.resume();
+  await h?.stop();
+  await proxy?.close();
+});
+
+async function timed(what: Promise<Response>): Promise<{ status: number; code: string | null; ms: number }> {
+  const started = performance.now();
+  const res = await what.catch(() => null);
+  // No answer at all (the connection reset) is a failure the assertions name.
+  if (res === null) return { status: 0, code: null, ms: performance.now() - started };
+  const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
+  return { status: res.status, code: body?.error?.code ?? null, ms: performance.now() - started };
+}
+
+/** Each route's call, made when invoked. */
+const calls = () => ({
+  emit: () =>
+    h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
+      body: {
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 2, body: 'x' },
+      },
+    }),
+  action: () => h.api(`/api/v1/graph/nodes/${prId}/actions`, t, { body: { action: 'label', labels: ['stalled'] } }),
+  health: () => h.api(`/api/v1/connectors/installs/${installId}/health`, t),
+  oauth: () => h.api('/api/v1/connectors/chatapp/oauth/start', t, { body: { redirect_uri: 'https://app.example/cb' } }),
+  admin: () => h.adminInstall(t, P + 1),
+  // Last: it would uninstall the install the others use if it got through.
+  delete: () => h.api(`/api/v1/connectors/installs/${installId}`, t, { method: 'DELETE' }),
+});
+
+describe('Postgres stalled: the write routes', () => {
+  it('each answers 503 within 3 s, then works again', async () => {
+    h.gh.addInstallation(P + 1);
+    // Warm: each route once, so what they cache (the key, the install, actors) is cached.
+    for (const [name, call] of Object.entries(calls()).filter(([n]) => n !== 'delete' && n !== 'admin')) {
+      const r = await timed(call());
+      expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
+    }
+    proxy.pause();
+    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
+    try {
+      const c = calls();
+      const names = Object.keys(c) as Array<keyof typeof c>;
+      const results = await Promise.all(names.map((n) => timed(c[n]())));
+      answers = Object.fromEntries(names.map((n, i) => [n, results[i]!]));
+    } finally {
+      proxy.resume();
+    }
+    console.log(
+      `figures: stalled Postgres: ${Object.entries(answers)
+        .map(([n, r]) => `${n} ${r.status} in ${r.ms.toFixed(0)} ms`)
+        .join(', ')}`,
+    );
+    for (const [name, r] of Object.entries(answers)) {
+      expect({ name, status: r.status, code: r.code }).toEqual({ name, status: 503, code: 'unavailable' });
+      expect(r.ms, name).toBeLessThan(3_000);
+    }
+    await until(
+      'health answers again',
+      async () => (await h.api(`/api/v1/connectors/installs/${installId}/health`, t)).status === 200,
+      {
+        timeoutMs: 15_000,
+      },
+    );
+  }, 60_000);
+});
