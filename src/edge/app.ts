@@ -29,6 +29,8 @@ import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
 import { opsRoutes } from './routes/ops.js';
 import { tenantGuard } from './tenant-guard.js';
+import { recordAudited } from './audit.js';
+import { auditRoutes } from './routes/audit.js';
 import { createTenantRate } from './tenant-rate.js';
 
 /** Without NATS notices, a held feed request re-reads every second (INTERFACE §10.1 allows a second). */
@@ -110,6 +112,9 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     countRequest(deps.metrics, req.method, route, reply.statusCode, reply.elapsedTime / 1000);
   });
 
+  // INTERFACE §10.5: an entry per audited call, on the service's login (audit.ts).
+  recordAudited(app, { db: deps.db, log: deps.log });
+
   // Tenant authentication, attached in one place (tenant-guard.ts): every route below /api/v1
   // of the tenant context, and each connector route whose config says `tenant: true`.
   const guard = tenantGuard(authenticate, deps.tenantDb !== undefined);
@@ -127,6 +132,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
       await tenant.register(eventRoutes, tenantCtx);
       await tenant.register(graphRoutes, tenantCtx);
       await tenant.register(changeRoutes, tenantCtx);
+      await tenant.register(auditRoutes, tenantCtx);
     },
     { prefix: '/api/v1' },
   );

@@ -40,6 +40,7 @@ export const TAGS = {
   installs: "A tenant's installs: list, inspect, uninstall, emit writes upstream, health, the ingest log",
   graph: "The tenant's knowledge graph: nodes, their edges, and actions on them",
   'dead-letters': 'Events that could not be stored, and their replay',
+  audit: "Who did what with the tenant's keys",
   chatapp: 'The Slack connector: OAuth install and the Events API receiver',
   codehost: 'The GitHub App connector: admin install and the webhook receiver',
   operations: 'Liveness, readiness and metrics for the platform running the service',

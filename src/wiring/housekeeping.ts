@@ -7,6 +7,7 @@ import { Counter, Gauge } from 'prom-client';
 import { housekeepingActor, housekeepingKey } from '../actors/housekeeping.js';
 import { housekeepingPass, oldestAges } from '../actors/housekeeping-pass.js';
 import { pruneChanges } from '../graph/change-log.js';
+import { pruneAudit } from '../store/audit-log.js';
 import type { Clock } from '../runtime/ports.js';
 import { systemClock } from '../runtime/clock.js';
 import type { ServiceModuleFactory } from './module.js';
@@ -46,6 +47,11 @@ export function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number;
           policy: deps.config.retention,
           now: () => clock.now(),
           extra: [
+            {
+              table: 'audit_log',
+              prune: (now, limit) =>
+                pruneAudit(deps.pool, new Date(now.getTime() - deps.config.retention.eventsDays * DAY_MS), limit),
+            },
             {
               table: 'graph_changes',
               prune: (now, limit) =>

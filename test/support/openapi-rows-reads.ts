@@ -197,4 +197,13 @@ export const READ_ROWS: Row[] = [
     valid: false,
     code: 'bad_request',
   },
+  // the audit log (INTERFACE §10.5)
+  { name: 'audit log', call: (x) => ({ path: '/api/v1/audit?limit=5', headers: bearer(x.a) }), status: 200 },
+  {
+    name: 'audit log with a cursor it never issued',
+    call: (x) => ({ path: '/api/v1/audit?cursor=abc', headers: bearer(x.a) }),
+    status: 400,
+    valid: false,
+    code: 'bad_request',
+  },
 ];

@@ -17,6 +17,7 @@ import type { CredentialCipher } from '../../store/credential-cipher.js';
 import { putCredentials } from '../../store/credentials.js';
 import { claimWorkspace, saveBotIdentity, workspaceClaimed } from '../../store/chat-claims.js';
 import { consumeOAuthState, createOAuthState, type OAuthState } from '../../store/chat-oauth-states.js';
+import { recordAudit } from '../../store/audit-log.js';
 import { withTx } from '../../store/db.js';
 import { createInstall } from '../../store/installs.js';
 import { rotatingFields, type ChatSecret } from './bot-token.js';
@@ -184,6 +185,15 @@ export async function finishAuthorization(
       bot_id: botId,
       app_id: a.app_id,
       scopes,
+    });
+    // INTERFACE §10.5: the install is audited in its own transaction (a browser's callback: no key).
+    await recordAudit(tx, {
+      tenantId: bound.tenantId,
+      action: 'install',
+      keyId: null,
+      requestId: null,
+      target: `install/${created.install_id}`,
+      outcome: 'ok',
     });
     return created;
   }).catch((err: unknown) => {

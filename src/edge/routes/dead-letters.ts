@@ -8,6 +8,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
+import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -86,7 +87,7 @@ export function deadLetterRoutes(
     });
     app.post(
       '/api/v1/dead-letters/:id/replay',
-      { schema: REPLAY, attachValidation: true, config: TENANT },
+      { schema: REPLAY, attachValidation: true, config: { ...TENANT, audit: AUDITED.deadLetterReplay } },
       async (req) => {
         validInput(req, 'params');
         const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
+import { AUDITED } from '../audit.js';
 import { NODE_KINDS } from '../../graph/kinds.js';
 import { emitForAction, NodeAction } from '../../graph/node-actions.js';
 import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode } from '../../graph/queries.js';
@@ -112,22 +113,26 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) 
     return { ...node, edges, edges_truncated: truncated };
   });
 
-  app.post('/graph/nodes/:nodeId/actions', { schema: ACT, attachValidation: true }, async (req, reply) => {
-    const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
-    const action = validInput<z.output<typeof NodeAction>>(req, 'body');
-    const emit = emitForAction(node, action);
-    return idempotent(ctx, req, reply, `action:${node.id}`, action, async (idempotencyKey) =>
-      countEmit(
-        ctx.metrics,
-        emit.kind,
-        ctx.actors.ask(
-          installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
-          { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
-          { timeoutMs: ACTION_TIMEOUT_MS },
+  app.post(
+    '/graph/nodes/:nodeId/actions',
+    { schema: ACT, attachValidation: true, config: { audit: AUDITED.nodeAction } },
+    async (req, reply) => {
+      const node = await ownNode(ctx.db, req.tenantId, req.params.nodeId);
+      const action = validInput<z.output<typeof NodeAction>>(req, 'body');
+      const emit = emitForAction(node, action);
+      return idempotent(ctx, req, reply, `action:${node.id}`, action, async (idempotencyKey) =>
+        countEmit(
+          ctx.metrics,
+          emit.kind,
+          ctx.actors.ask(
+            installWritesKey(await actingInstall(ctx.db, req.tenantId, node)),
+            { type: 'emit', tenantId: req.tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
+            { timeoutMs: ACTION_TIMEOUT_MS },
+          ),
         ),
-      ),
-    ) as Promise<ActorAnswer<typeof EmitReceipt>>;
-  });
+      ) as Promise<ActorAnswer<typeof EmitReceipt>>;
+    },
+  );
 };
 
 async function ownNode(db: Queryable, tenantId: string, nodeId: string): Promise<GraphNode> {

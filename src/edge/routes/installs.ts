@@ -12,6 +12,7 @@ import { installKey, installWritesKey } from '../../actors/install-protocol.js';
 import { summarizeEffects } from '../../store/effects.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
+import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { EMIT_ERRORS, EmitRequest } from '../emit-request.js';
 import { idempotent } from '../idempotency.js';
@@ -106,39 +107,47 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
     return { ...install, effects: await summarizeEffects(ctx.db, install.install_id) };
   });
 
-  app.delete('/connectors/installs/:installId', { schema: DELETE }, async (req) => {
-    const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
-    // Idempotent: deleting an uninstalled install answers the same 200.
-    if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' as const };
-    return ctx.actors.ask(
-      installKey(install.install_id),
-      { type: 'uninstall', tenantId: req.tenantId },
-      { timeoutMs: 20_000 },
-    );
-  });
+  app.delete(
+    '/connectors/installs/:installId',
+    { schema: DELETE, config: { audit: AUDITED.uninstall } },
+    async (req) => {
+      const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
+      // Idempotent: deleting an uninstalled install answers the same 200.
+      if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' as const };
+      return ctx.actors.ask(
+        installKey(install.install_id),
+        { type: 'uninstall', tenantId: req.tenantId },
+        { timeoutMs: 20_000 },
+      );
+    },
+  );
 
-  app.post('/connectors/installs/:installId/emit', { schema: EMIT, attachValidation: true }, async (req, reply) => {
-    const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
-    // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
-    let body: EmitRequest;
-    try {
-      body = validInput<EmitRequest>(req, 'body', BadConfig);
-    } catch (err) {
-      countRefusedEmit(ctx.metrics, (req.body as { kind?: unknown } | null)?.kind, err);
-      throw err;
-    }
-    return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, (idempotencyKey) =>
-      countEmit(
-        ctx.metrics,
-        body.kind,
-        ctx.actors.ask(
-          installWritesKey(install.install_id),
-          { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body, idempotencyKey },
-          { timeoutMs: EMIT_TIMEOUT_MS },
+  app.post(
+    '/connectors/installs/:installId/emit',
+    { schema: EMIT, attachValidation: true, config: { audit: AUDITED.emit } },
+    async (req, reply) => {
+      const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);
+      // INTERFACE §3: an invalid kind or body is `bad_config` (JSON that does not parse stays `bad_request`).
+      let body: EmitRequest;
+      try {
+        body = validInput<EmitRequest>(req, 'body', BadConfig);
+      } catch (err) {
+        countRefusedEmit(ctx.metrics, (req.body as { kind?: unknown } | null)?.kind, err);
+        throw err;
+      }
+      return idempotent(ctx, req, reply, `emit:${install.install_id}`, body, (idempotencyKey) =>
+        countEmit(
+          ctx.metrics,
+          body.kind,
+          ctx.actors.ask(
+            installWritesKey(install.install_id),
+            { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body, idempotencyKey },
+            { timeoutMs: EMIT_TIMEOUT_MS },
+          ),
         ),
-      ),
-    ) as Promise<ActorAnswer<typeof EmitReceipt>>;
-  });
+      ) as Promise<ActorAnswer<typeof EmitReceipt>>;
+    },
+  );
 
   app.get('/connectors/installs/:installId/health', { schema: HEALTH }, async (req) => {
     const install = await ownInstall(ctx.db, req.tenantId, req.params.installId);

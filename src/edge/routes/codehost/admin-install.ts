@@ -12,6 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
+import { AUDITED } from '../../audit.js';
 import type { EdgeContext } from '../../context.js';
 import { operation } from '../../operation.js';
 import { validInput } from '../../params.js';
@@ -126,7 +127,7 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
         attachValidation: true,
         // INTERFACE §3's order: the admin gates, then the Bearer key (tenant-guard.ts, after
         // these), then the connector's own settings.
-        config: { tenant: true },
+        config: { tenant: true, audit: AUDITED.install },
         onRequest: async (req) => {
           if (!config.admin.endpointsEnabled) throw new NotFound(`no route for POST ${ADMIN_INSTALL_PATH}`);
           if (config.admin.apiToken === null) throw new AdminNotConfigured();
