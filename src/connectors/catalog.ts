@@ -4,13 +4,7 @@
  * framework's default OAuth start (spec §4: clients prefer it over the auth_mode default).
  */
 import type { Config } from '../config.js';
-
-export const CONNECTOR_IDS = ['chatapp', 'codehost'] as const;
-export type ConnectorId = (typeof CONNECTOR_IDS)[number];
-
-export function isConnectorId(v: unknown): v is ConnectorId {
-  return typeof v === 'string' && (CONNECTOR_IDS as readonly string[]).includes(v);
-}
+import type { ConnectorId } from '../store/installs.js';
 
 export interface ConnectorManifest {
   connector_id: ConnectorId;

@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
-import type { ConnectorId } from './catalog.js';
+import type { ConnectorId } from '../store/installs.js';
 
 export interface DriverContext {
   install: Install;
@@ -65,7 +65,7 @@ export interface ConnectorDriver {
    * drop is atomic with the transaction, and the install actor counts it once that
    * committed (INTERFACE §8.20).
    */
-  ingest?(tx: Queryable, batches: readonly IngestBatch[]): Promise<Array<Array<SelfEmitDrop | null>>>;
+  selfEmitFilter?(tx: Queryable, batches: readonly IngestBatch[]): Promise<Array<Array<SelfEmitDrop | null>>>;
   /**
    * INTERFACE §10.5, before the kept events are stored: each batch's events as they may be
    * stored, an event the platform asked to forget (a tombstone) without its content.

@@ -4,7 +4,7 @@
  * the webhook deliveries' bodies, so all three say the same thing.
  */
 import { z } from 'zod';
-import { CONNECTOR_IDS } from '../connectors/catalog.js';
+import { CONNECTOR_IDS } from '../store/installs.js';
 import { NODE_KINDS } from '../graph/kinds.js';
 
 export const Change = z

@@ -8,7 +8,7 @@
  * Request schemas stay beside their routes, where they also validate.
  */
 import { z } from 'zod';
-import { CONNECTOR_IDS } from '../connectors/catalog.js';
+import { CONNECTOR_IDS } from '../store/installs.js';
 import { EDGE_TYPES, NODE_KINDS } from '../graph/kinds.js';
 import { EMIT_KINDS } from './emit-request.js';
 

@@ -149,9 +149,9 @@ async function selfEmitVerdicts(
   const out = parts.map((p) => p.events.map((): SelfEmitDrop | null => null));
   for (const connector of new Set(parts.map((p) => p.ctx.install.connector_id))) {
     const driver = drivers.get(connector);
-    if (!driver?.ingest) continue;
+    if (!driver?.selfEmitFilter) continue;
     const mine = [...parts.keys()].filter((i) => parts[i]!.ctx.install.connector_id === connector);
-    const got = await driver.ingest(
+    const got = await driver.selfEmitFilter(
       tx,
       mine.map((i) => parts[i]!),
     );

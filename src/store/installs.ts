@@ -8,7 +8,13 @@ import { isUuid, pgConstraint, pgErrorCode, toIso, type Queryable } from './db.j
 import { jsonText, sanitizeText } from './sanitize.js';
 import { CATCH_UP_COLUMNS, catchUpOf, type CatchUpColumns, type InstallCatchUp } from './chat-catch-up.js';
 
-export type ConnectorId = 'chatapp' | 'codehost';
+/** Every connector this build ships (spec §4): the one list, for the store's rows and the routes' schemas. */
+export const CONNECTOR_IDS = ['chatapp', 'codehost'] as const;
+export type ConnectorId = (typeof CONNECTOR_IDS)[number];
+
+export function isConnectorId(v: unknown): v is ConnectorId {
+  return typeof v === 'string' && (CONNECTOR_IDS as readonly string[]).includes(v);
+}
 /** INTERFACE §9.4: `suspended` while the GitHub installation is suspended (same install on unsuspend). */
 export type InstallStatus = 'active' | 'suspended' | 'uninstalled';
 export type BackfillState = 'pending' | 'running' | 'complete' | 'failed';

@@ -18,7 +18,7 @@ import type { ActorKind } from '../runtime/kernel.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../runtime/ports.js';
 import type { CredentialCipher } from '../store/credential-cipher.js';
-import type { ConnectorId } from '../connectors/catalog.js';
+import type { ConnectorId } from '../store/installs.js';
 import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EffectRunner } from '../actors/effect-runner.js';

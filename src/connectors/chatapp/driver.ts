@@ -184,7 +184,7 @@ export function chatDriver(deps: ChatDriverDeps): ConnectorDriver {
       });
     },
 
-    async ingest(tx, batches) {
+    async selfEmitFilter(tx, batches) {
       // Every install's events that the filter reads, with its bot; one Tier-2 lookup for all.
       const asked: Array<Judged & { batch: number; index: number }> = [];
       for (const [b, { ctx, events }] of batches.entries()) {

@@ -18,10 +18,10 @@ export const WORKSPACE_BUCKET: BucketSpec = { capacity: 100, intervalMs: 600 };
 /** INTERFACE §3: an emit waits at most this long for a workspace token, then answers 429. */
 export const WORKSPACE_MAX_WAIT_MS = 10_000;
 
-export type Reservation = { ok: true; waitMs: number; tat: number } | { ok: false; retryAfterMs: number };
+export type BucketReservation = { ok: true; waitMs: number; tat: number } | { ok: false; retryAfterMs: number };
 
 /** Reserve one token at `now`, waiting at most `maxWaitMs`; a refusal changes nothing. */
-export function reserve(tat: number, now: number, spec: BucketSpec, maxWaitMs = 0): Reservation {
+export function reserve(tat: number, now: number, spec: BucketSpec, maxWaitMs = 0): BucketReservation {
   const burstMs = (spec.capacity - 1) * spec.intervalMs;
   const base = Math.max(tat, now);
   const waitMs = Math.max(0, base - burstMs - now);

@@ -55,7 +55,7 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
       }
     },
 
-    async ingest(tx, batches) {
+    async selfEmitFilter(tx, batches) {
       // spec §6.3, INTERFACE §8.20: dropped events are not stored; one Tier-2 lookup for every
       // install's events in the transaction.
       if (batches.length === 0) return [];

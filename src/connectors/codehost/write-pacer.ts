@@ -13,7 +13,7 @@ export const GITHUB_WRITES_PER_MINUTE = 80;
 /** A short burst is fine; sustained traffic is held to the rate. */
 export const GITHUB_WRITE_BURST = 5;
 
-export type Reservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number; held: boolean };
+export type WriteReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number; held: boolean };
 
 export class WritePacer {
   private tokens: number;
@@ -41,7 +41,7 @@ export class WritePacer {
   }
 
   /** Takes the next slot if it comes within `maxWaitMs`. */
-  reserve(now: number, maxWaitMs: number): Reservation {
+  reserve(now: number, maxWaitMs: number): WriteReservation {
     if (this.holdUntil > now) return { ok: false, retryAfterMs: this.holdUntil - now, held: true };
     this.tokens = Math.min(this.opts.burst, this.tokens + Math.max(0, now - this.last) * this.perMs);
     this.last = now;

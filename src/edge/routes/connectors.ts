@@ -10,7 +10,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CONNECTOR_IDS, isConnectorId, listConnectors } from '../../connectors/catalog.js';
+import { listConnectors } from '../../connectors/catalog.js';
+import { CONNECTOR_IDS, isConnectorId } from '../../store/installs.js';
 import { BadRequest, ErrorCodes, NotConfigured, NotFound } from '../../errors.js';
 import type { EdgeContext } from '../context.js';
 import { documentationOnly } from '../doc-only-schema.js';

@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CONNECTOR_IDS } from '../../connectors/catalog.js';
+import { CONNECTOR_IDS } from '../../store/installs.js';
 import { installKey, installWritesKey } from '../../actors/install-protocol.js';
 import { summarizeEffects } from '../../store/effects.js';
 import { listInstalls } from '../../store/installs.js';

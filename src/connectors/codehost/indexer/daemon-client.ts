@@ -4,10 +4,12 @@
  * are validated; anything off-shape is a `bad_reply` failure, never a throw.
  */
 import { z } from 'zod';
+import type { IndexStatus } from '../../../store/repo-index-state.js';
 import { rpcCall, type RpcFailure, type RpcOptions } from './json-rpc.js';
 
 export type ToolName = 'service_explain' | 'service_impact' | 'service_slice' | 'service_query';
-export type IndexStatus = 'indexing' | 'ready' | 'failed';
+/** What the daemon reports of a repo's index: the stored status, bar `pending` (never indexed yet). */
+export type DaemonIndexStatus = Exclude<IndexStatus, 'pending'>;
 
 export type DaemonOutcome<T> = ({ ok: true } & T) | { ok: false; failure: RpcFailure };
 
@@ -56,7 +58,7 @@ export async function syncIndex(
   url: string,
   params: SyncParams,
   opts: RpcOptions,
-): Promise<DaemonOutcome<{ status: IndexStatus; sha: string | null }>> {
+): Promise<DaemonOutcome<{ status: DaemonIndexStatus; sha: string | null }>> {
   const out = await rpcCall(url, 'index/sync', params, opts);
   if (!out.ok) return out;
   const r = syncResult.safeParse(out.result);
@@ -67,7 +69,7 @@ export async function syncIndex(
 export async function indexStatus(
   url: string,
   opts: RpcOptions,
-): Promise<DaemonOutcome<{ status: IndexStatus; lastIndexedSha: string | null; progress: unknown }>> {
+): Promise<DaemonOutcome<{ status: DaemonIndexStatus; lastIndexedSha: string | null; progress: unknown }>> {
   const out = await rpcCall(url, 'index/status', {}, opts);
   if (!out.ok) return out;
   const r = statusResult.safeParse(out.result);
