@@ -22,6 +22,8 @@ export const ErrorCodes = {
   badConfig: 'bad_config',
   conflict: 'conflict',
   payloadTooLarge: 'payload_too_large',
+  /** A method the path does not take (MCP's `GET /mcp`: this server offers no event stream, §10.3). */
+  methodNotAllowed: 'method_not_allowed',
   /** A request whose body or headers did not arrive in time (a slow or stalled sender). */
   requestTimeout: 'request_timeout',
   /** A path parameter longer than the router takes. */
@@ -78,6 +80,7 @@ export type ErrorKind =
   | 'Conflict'
   | 'Gone'
   | 'PayloadTooLarge'
+  | 'MethodNotAllowed'
   | 'RequestTimeout'
   | 'UriTooLong'
   | 'HeadersTooLarge'
@@ -178,6 +181,13 @@ export class Gone extends AppError {
   readonly kind = 'Gone';
   constructor(message: string, opts?: AppErrorOptions) {
     super(ErrorCodes.cursorExpired, message, opts);
+  }
+}
+/** 405: the path exists, the method does not; `details.allow` lists those it takes (also the `Allow` header). */
+export class MethodNotAllowed extends AppError {
+  readonly kind = 'MethodNotAllowed';
+  constructor(message: string, opts?: AppErrorOptions) {
+    super(ErrorCodes.methodNotAllowed, message, opts);
   }
 }
 export class PayloadTooLarge extends AppError {

@@ -27,6 +27,7 @@ import { eventRoutes } from './routes/events.js';
 import { changeRoutes } from './routes/changes.js';
 import { graphRoutes } from './routes/graph.js';
 import { installRoutes } from './routes/installs.js';
+import { mcpRoutes } from './routes/mcp.js';
 import { opsRoutes } from './routes/ops.js';
 import { tenantGuard } from './tenant-guard.js';
 import { recordAudited } from './audit.js';
@@ -123,10 +124,10 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   await app.register(opsRoutes, ctx);
   // INTERFACE §10.7: the tenant console, a page of static files calling the routes below.
   await app.register(consoleRoutes);
+  const tenantCtx: EdgeContext = { ...ctx, db: deps.tenantDb ?? deps.db };
   await app.register(
     async (tenant) => {
       tenant.addHook('onRoute', guard.all);
-      const tenantCtx: EdgeContext = { ...ctx, db: deps.tenantDb ?? deps.db };
       await tenant.register(connectorRoutes, tenantCtx);
       await tenant.register(installRoutes, tenantCtx);
       await tenant.register(eventRoutes, tenantCtx);
@@ -136,6 +137,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     },
     { prefix: '/api/v1' },
   );
+  // INTERFACE §10.3: the MCP server for agents, outside /api/v1; its POST is keyed, so guard.marked guards it.
+  await app.register(mcpRoutes, tenantCtx);
   for (const p of deps.plugins ?? []) await app.register(p.plugin, { ...ctx, prefix: p.prefix });
   return app;
 }

@@ -15,6 +15,7 @@ export const STATUS_OF: Record<ErrorKind, number> = {
   Conflict: 409,
   Gone: 410,
   PayloadTooLarge: 413,
+  MethodNotAllowed: 405,
   RequestTimeout: 408,
   UriTooLong: 414,
   HeadersTooLarge: 431,

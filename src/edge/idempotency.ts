@@ -57,12 +57,32 @@ export async function idempotent<T>(
   body: unknown,
   call: (idempotencyKey: string | undefined) => Promise<T>,
 ): Promise<T> {
-  const key = req.headers['idempotency-key'];
+  const claim = { tenantId: req.tenantId, key: req.headers['idempotency-key'], target, body };
+  return idempotentCall(deps, claim, call, () => reply.header('idempotent-replayed', 'true'));
+}
+
+/** One call's claim: the tenant, the key as the caller sent it (absent: no claim), what and with what body. */
+export interface IdempotencyClaim {
+  tenantId: string;
+  key: unknown;
+  target: string;
+  body: unknown;
+}
+
+/**
+ * `idempotent` for any caller of the tenant API (the routes above, the MCP tool
+ * `act_on_node`, INTERFACE §10.3): `replayed` is told when the answer is the first call's.
+ */
+export async function idempotentCall<T>(
+  deps: IdempotencyDeps,
+  { tenantId, key, target, body }: IdempotencyClaim,
+  call: (idempotencyKey: string | undefined) => Promise<T>,
+  replayed: () => void = () => undefined,
+): Promise<T> {
   if (key === undefined) return call(undefined);
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
     throw new BadRequest('Idempotency-Key must be 1-255 visible ASCII characters');
   }
-  const tenantId = req.tenantId;
   const fingerprint = createHash('sha256')
     .update(stringify({ target, body }) ?? '')
     .digest();
@@ -75,7 +95,7 @@ export async function idempotent<T>(
       });
     }
     if (claim.state === 'done') {
-      reply.header('idempotent-replayed', 'true');
+      replayed();
       return claim.receipt as T;
     }
     if (claim.state === 'claimed') {
@@ -84,7 +104,7 @@ export async function idempotent<T>(
         // The abandoned first call wrote upstream and recorded it, then died before storing
         // its receipt: that write is the answer, not a second one.
         await completeIdempotencyKey(deps.db, tenantId, key, found);
-        reply.header('idempotent-replayed', 'true');
+        replayed();
         return found as T;
       }
       return runClaimed(deps, tenantId, key, () => call(key));

@@ -31,6 +31,7 @@ const REASONS: Record<number, string> = {
   400: 'Bad request',
   401: 'Unauthorized',
   404: 'Not found',
+  405: 'Method not allowed',
   409: 'Conflict',
   413: 'Payload too large',
   429: 'Too many requests',

@@ -23,7 +23,7 @@
  * only its own. Per-route metadata beyond the document (scopes, INTERFACE §10.4) belongs
  * in the spec too, next to `auth`.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ErrorCode, ErrorKind } from '../errors.js';
 import { STATUS_OF } from './error-map.js';
 
@@ -45,13 +45,15 @@ export const TAGS = {
   codehost: 'The GitHub App connector: admin install and the webhook receiver',
   operations: 'Liveness, readiness and metrics for the platform running the service',
   documentation: 'This document and the page rendering it',
+  agents: 'Tools for agents: a Model Context Protocol server on the same tenant API (INTERFACE §10.3)',
 } as const;
 export type Tag = keyof typeof TAGS;
 
 /** One success answer: its description and the zod schema its body is serialized through. */
 export interface Answer<S extends z.ZodType = z.ZodType> {
   description: string;
-  schema: S;
+  /** Absent: an answer with no body (MCP's 202 to a notification). */
+  schema?: S;
   /** Default `application/json`. */
   contentType?: string;
   /**
@@ -113,15 +115,22 @@ export function operation<const S extends OperationSpec>(spec: S): OperationSche
     const status = statusOf(e);
     if (status in spec.responses) throw new Error(`${spec.operationId}: ${status} is both an answer and an error`);
   }
-  const response = {} as Record<number, { description: string; content: Record<string, { schema: z.ZodType }> }>;
+  const response = {} as Record<
+    number,
+    { description: string; content: Record<string, { schema: z.ZodType }> } | z.ZodType
+  >;
   for (const [status, answer] of Object.entries(spec.responses) as Array<[string, Answer]>) {
-    response[Number(status)] = {
-      description: answer.description,
-      content: {
-        [answer.contentType ?? 'application/json']: { schema: answer.schema },
-        ...Object.fromEntries(Object.entries(answer.also ?? {}).map(([type, schema]) => [type, { schema }])),
-      },
-    };
+    // No body: a `null` schema, which @fastify/swagger documents as an answer without content.
+    response[Number(status)] =
+      answer.schema === undefined
+        ? z.null().describe(answer.description)
+        : {
+            description: answer.description,
+            content: {
+              [answer.contentType ?? 'application/json']: { schema: answer.schema },
+              ...Object.fromEntries(Object.entries(answer.also ?? {}).map(([type, schema]) => [type, { schema }])),
+            },
+          };
   }
   const schema = {
     operationId: spec.operationId,
@@ -182,6 +191,7 @@ export const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
   conflict: 'Conflict',
   cursor_expired: 'Gone',
   payload_too_large: 'PayloadTooLarge',
+  method_not_allowed: 'MethodNotAllowed',
   request_timeout: 'RequestTimeout',
   uri_too_long: 'UriTooLong',
   headers_too_large: 'HeadersTooLarge',

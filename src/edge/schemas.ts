@@ -97,6 +97,9 @@ const EffectsSummary = z
   })
   .describe("Side effects of the install's events (PR summary comment, slash replies, index syncs)");
 
+/** `GET /api/v1/connectors/installs` and MCP `list_installs` (INTERFACE §10.3). */
+export const InstallList = z.object({ installs: z.array(Install) });
+
 export const InstallDetail = Install.extend({ effects: EffectsSummary }).meta({ id: 'InstallDetail' });
 
 const coordinates = { install_id: uuid };

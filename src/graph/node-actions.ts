@@ -23,11 +23,12 @@ import { z } from 'zod';
 import { BadRequest } from '../errors.js';
 import type { GraphNode } from './queries.js';
 
-export const NodeAction = z.discriminatedUnion('action', [
-  z.object({ action: z.literal('reply'), text: z.string().min(1).max(100_000) }).strict(),
-  z.object({ action: z.literal('react'), name: z.string().min(1).max(100) }).strict(),
-  z.object({ action: z.literal('label'), labels: z.array(z.string().max(100)).min(1).max(100) }).strict(),
-]);
+export const ReplyAction = z.object({ action: z.literal('reply'), text: z.string().min(1).max(100_000) }).strict();
+export const ReactAction = z.object({ action: z.literal('react'), name: z.string().min(1).max(100) }).strict();
+export const LabelAction = z
+  .object({ action: z.literal('label'), labels: z.array(z.string().max(100)).min(1).max(100) })
+  .strict();
+export const NodeAction = z.discriminatedUnion('action', [ReplyAction, ReactAction, LabelAction]);
 export type NodeAction = z.infer<typeof NodeAction>;
 
 export interface EmitRequest {

@@ -28,6 +28,7 @@ import {
   type Ctx,
   type Row,
 } from '../support/openapi-calls.js';
+import { AGENT_ROWS } from '../support/openapi-rows-agents.js';
 import { PLATFORM_ROWS } from '../support/openapi-rows-platform.js';
 import { READ_ROWS } from '../support/openapi-rows-reads.js';
 import { AFTER_UNINSTALL, WRITE_ROWS } from '../support/openapi-rows-writes.js';
@@ -124,8 +125,9 @@ async function check(row: Row): Promise<void> {
 }
 
 describe('every operation, through a strict validating proxy', () => {
-  it.each([...READ_ROWS, ...WRITE_ROWS, ...PLATFORM_ROWS].map((r) => [r.name, r] as const))('%s', (_name, row) =>
-    check(row),
+  it.each([...READ_ROWS, ...WRITE_ROWS, ...PLATFORM_ROWS, ...AGENT_ROWS].map((r) => [r.name, r] as const))(
+    '%s',
+    (_name, row) => check(row),
   );
 
   it('a throttled channel: 429 rate_limited with Retry-After, as documented', async () => {

@@ -23,10 +23,10 @@ import {
   type ActorAnswer,
   EmitReceipt,
   IdempotencyHeaders,
-  Install,
   InstallDetail,
   InstallHealth,
   InstallIdParams,
+  InstallList,
 } from '../schemas.js';
 
 const ListQuery = z.object({ connector_id: z.enum(CONNECTOR_IDS).optional() }).strict();
@@ -38,7 +38,7 @@ const LIST = operation({
   summary: "List the tenant's installs, newest first",
   auth: 'bearer',
   querystring: ListQuery,
-  responses: { 200: { description: "The tenant's installs", schema: z.object({ installs: z.array(Install) }) } },
+  responses: { 200: { description: "The tenant's installs", schema: InstallList } },
   errors: ['bad_request'],
 });
 const GET = operation({
