@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conflict } from '../../src/errors.js';
+import { recordChanges } from '../../src/graph/change-log.js';
 import { projectEvent } from '../../src/graph/project.js';
 import { withTx } from '../../src/store/db.js';
 import { setBackfill, type Install } from '../../src/store/installs.js';
@@ -36,17 +37,12 @@ const clients: Client[] = [];
 const TEAM = 'T0MCPTOOLS';
 
 async function project(inst: Install, id: string, kind: string, payload: Record<string, unknown>) {
-  await withTx(f.pool, (tx) =>
-    projectEvent(tx, inst, {
-      id,
-      kind,
-      payload,
-      installId: inst.install_id,
-      tenantId: inst.tenant_id,
-      connectorId: inst.connector_id,
-      occurredAt: null,
-    }),
-  );
+  // As the ingest transaction does: the projection, then its changes into the tenant's feed.
+  await withTx(f.pool, async (tx) => {
+    const ids = { installId: inst.install_id, tenantId: inst.tenant_id, connectorId: inst.connector_id };
+    const changes = await projectEvent(tx, inst, { id, kind, payload, ...ids, occurredAt: null });
+    await recordChanges(tx, [{ ...ids, changes }]);
+  });
 }
 
 async function connect(t: Tenant | null): Promise<Client> {
@@ -115,7 +111,13 @@ async function nodeOf(t: Tenant, text: string): Promise<ApiNode> {
 describe('MCP tools (INTERFACE §10.3)', () => {
   it('lists the tools of the contract with JSON input and output schemas', async () => {
     const { tools } = await (await connect(a)).listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['act_on_node', 'get_node', 'list_installs', 'search_nodes']);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'act_on_node',
+      'get_node',
+      'list_changes',
+      'list_installs',
+      'search_nodes',
+    ]);
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName.get('search_nodes')!.inputSchema.properties!).sort()).toEqual([
       'cursor',
@@ -133,6 +135,8 @@ describe('MCP tools (INTERFACE §10.3)', () => {
       'text',
     ]);
     expect(byName.get('get_node')!.inputSchema.required).toEqual(['id']);
+    expect(Object.keys(byName.get('list_changes')!.inputSchema.properties!).sort()).toEqual(['cursor', 'limit']);
+    expect(Object.keys(byName.get('list_installs')!.inputSchema.properties ?? {})).toEqual([]);
     for (const t of tools) expect(t.outputSchema?.type, t.name).toBe('object');
     expect(byName.get('act_on_node')!.description).toContain('graph:write');
   });
@@ -159,6 +163,19 @@ describe('MCP tools (INTERFACE §10.3)', () => {
     expect(installs.structuredContent).toEqual(
       (await f.app.inject({ url: '/api/v1/connectors/installs', headers: a.auth })).json(),
     );
+
+    const changes = await call(c, 'list_changes', { limit: 2 });
+    const changesRoute = (await f.app.inject({ url: '/api/v1/graph/changes?limit=2', headers: a.auth })).json();
+    expect(changes.structuredContent).toEqual(changesRoute);
+    expect(changesRoute.changes).toHaveLength(2);
+    const next = await call(c, 'list_changes', { cursor: changesRoute.next_cursor });
+    const rest = await f.app.inject({
+      url: `/api/v1/graph/changes?cursor=${changesRoute.next_cursor}`,
+      headers: a.auth,
+    });
+    expect(next.structuredContent).toEqual(rest.json());
+    const head = (await call(c, 'list_changes', { cursor: 'latest' })).structuredContent as { changes: unknown[] };
+    expect(head.changes).toEqual([]);
   });
 
   it("never shows another tenant's nodes or installs", async () => {
@@ -171,6 +188,9 @@ describe('MCP tools (INTERFACE §10.3)', () => {
     expect(failure(await call(c, 'search_nodes', { install_id: chat.install_id })).code).toBe('not_found');
     const installs = (await call(c, 'list_installs')).structuredContent as { installs: Array<{ tenant_id: string }> };
     expect(installs.installs.map((i) => i.tenant_id)).toEqual([b.tenant_id]);
+    const changes = (await call(c, 'list_changes', {})).structuredContent as { changes: Array<{ node_id: string }> };
+    expect(changes.changes.length).toBeGreaterThan(0);
+    expect(changes.changes.map((ch) => ch.node_id)).not.toContain(mine.id);
     expect(failure(await call(c, 'act_on_node', { id: mine.id, action: 'react', name: 'eyes' })).code).toBe(
       'not_found',
     );
@@ -186,6 +206,10 @@ describe('MCP tools (INTERFACE §10.3)', () => {
       ['search_nodes', { kind: 'chat.file' }],
       ['search_nodes', { colour: 'red' }],
       ['get_node', {}],
+      ['list_changes', { cursor: 'yesterday' }],
+      ['list_changes', { limit: 1001 }],
+      ['list_changes', { wait: 5 }],
+      ['list_installs', { connector_id: 'chatapp' }],
       ['act_on_node', { id: reply.id, action: 'reply' }],
       ['act_on_node', { id: reply.id, action: 'shout', text: 'hi' }],
       ['act_on_node', { id: reply.id, action: 'reply', text: 'hi', name: 'eyes' }],
@@ -271,7 +295,7 @@ describe('POST /mcp over HTTP', () => {
     expect(res.headers.get('mcp-session-id')).toBeNull();
     const body = (await res.json()) as { id: number; result: { tools: unknown[] } };
     expect(body).toMatchObject({ jsonrpc: '2.0', id: 1 });
-    expect(body.result.tools).toHaveLength(4);
+    expect(body.result.tools).toHaveLength(5);
 
     const note = await post(a.auth, { jsonrpc: '2.0', method: 'notifications/initialized' });
     expect(note.status).toBe(202);

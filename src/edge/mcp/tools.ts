@@ -8,10 +8,13 @@
 import { z } from 'zod';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { LabelAction, NodeAction, ReactAction, ReplyAction } from '../../graph/node-actions.js';
+import { readChanges } from '../../graph/change-read.js';
 import { listInstalls } from '../../store/installs.js';
 import type { EdgeContext } from '../context.js';
 import { actOnNode, NodePageAnswer, NodesQuery, ownNode, readNode, searchNodes } from '../graph-calls.js';
 import { parseOrBadRequest } from '../params.js';
+import { ChangesPage } from '../feed-schemas.js';
+import { answer as changesAnswer, ChangesQuery } from '../routes/changes.js';
 import { EmitReceipt, IDEMPOTENCY_KEY, InstallList, NodeWithEdges } from '../schemas.js';
 
 /** The scopes of INTERFACE §10.4 that the tools need. */
@@ -78,6 +81,22 @@ export const TOOLS: readonly Tool[] = [
     output: NodeWithEdges,
     annotations: READ,
     run: ({ ctx, tenantId }, { id }) => readNode(ctx.db, tenantId, id),
+  }),
+  tool({
+    name: 'list_changes',
+    title: 'Read the graph changes',
+    description:
+      "The tenant's graph changes after a cursor, oldest first (as GET /api/v1/graph/changes): pass `next_cursor` " +
+      'as `cursor` to read what committed after, with no gap; no cursor reads from the oldest kept change, ' +
+      '`latest` answers none and the head as `next_cursor`. An expired cursor fails with `cursor_expired`.',
+    scope: 'graph:read',
+    input: ChangesQuery.pick({ cursor: true, limit: true }),
+    output: ChangesPage,
+    annotations: READ,
+    run: async ({ ctx, tenantId }, { cursor, limit }) =>
+      changesAnswer(
+        await readChanges(ctx.db, tenantId, { cursor, limit, retentionDays: ctx.config.follow.changesRetentionDays }),
+      ),
   }),
   tool({
     name: 'list_installs',

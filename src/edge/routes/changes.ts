@@ -25,7 +25,7 @@ import { ownInstall, validInput } from '../params.js';
 import { installIdFilter, limitParam } from '../schemas.js';
 import { FeedStreams, SAFETY_POLL_MS, wantsEventStream } from './sse-stream.js';
 
-const ChangesQuery = z
+export const ChangesQuery = z
   .object({
     cursor: z
       .string()
@@ -120,7 +120,7 @@ async function readOptions(ctx: EdgeContext, req: FastifyRequest, q: Query): Pro
   };
 }
 
-/** The page as the document says it (the graph layer names connectors as plain strings). */
-function answer(page: Page): z.input<typeof ChangesPage> {
+/** The page as the document says it (the graph layer names connectors as plain strings); MCP `list_changes` too. */
+export function answer(page: Page): z.input<typeof ChangesPage> {
   return { changes: page.changes as z.input<typeof ChangesPage>['changes'], next_cursor: page.next_cursor };
 }
