@@ -8,7 +8,7 @@
  */
 import { BadConfig, Conflict, ErrorCodes, NotConfigured, NotFound } from '../errors.js';
 import type { ConnectorDriver, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../runtime/actor-definition.js';
 import type { InstallWritesProtocol } from './install-protocol.js';
 import { completeIdempotencyKey } from '../store/idempotency-keys.js';
 import { getInstallById, type Install } from '../store/installs.js';

@@ -9,7 +9,7 @@
  */
 import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
-import type { ActorContext, ActorDefinition } from '../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../runtime/actor-definition.js';
 import { withTx } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';

@@ -35,15 +35,6 @@ import type { Clock, Protocol } from './ports.js';
 import { Activation, Crash } from './activation.js';
 import { systemClock } from './clock.js';
 
-export type {
-  ActorContext,
-  ActorDefinition,
-  ActorKind,
-  Handlers,
-  KernelOptions,
-  KernelStats,
-} from './actor-definition.js';
-
 type AnyDefinition = ActorKind;
 
 export class Kernel {

@@ -13,7 +13,7 @@ import { DEFAULT_INDEXER_TIMINGS, type IndexerTimings } from '../actors/codehost
 import { indexerSessionKey } from '../actors/codehost/indexer-protocol.js';
 import { indexerSessionActor } from '../actors/codehost/indexer-session.js';
 import type { IngestEvent } from '../runtime/ports.js';
-import type { ActorKind } from '../runtime/kernel.js';
+import type { ActorKind } from '../runtime/actor-definition.js';
 import type { ActorKey } from '../runtime/names.js';
 import { listUnfinishedCodehostBackfills } from '../store/backfill-repos.js';
 import type { Install } from '../store/installs.js';

@@ -14,7 +14,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { EdgeContext } from '../edge/context.js';
 import type { Logger } from '../log.js';
-import type { ActorKind } from '../runtime/kernel.js';
+import type { ActorKind } from '../runtime/actor-definition.js';
 import type { ActorKey } from '../runtime/names.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../runtime/ports.js';
 import type { CredentialCipher } from '../store/credential-cipher.js';

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, NotFound } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { Kernel, type ActorDefinition, type KernelOptions } from '../../src/runtime/kernel.js';
+import type { ActorDefinition, KernelOptions } from '../../src/runtime/actor-definition.js';
+import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorKey } from '../../src/runtime/names.js';
 import { ManualClock } from '../support/clock.js';
 import { until } from '../support/until.js';

@@ -28,7 +28,7 @@ import {
 import { beginCatchUp, endCatchUpWalk, missingOf, saveCatchUpProgress } from './chat-catch-up.js';
 import { applyOutcome, nextCall, pacingFor, type Ending } from '../../connectors/chatapp/backfill-walk.js';
 import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
-import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import { getBotIdentity } from '../../store/chat-claims.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';

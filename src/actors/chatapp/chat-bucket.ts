@@ -13,7 +13,7 @@
 import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
 import type { Permit } from '../../connectors/chatapp/emit.js';
 import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';

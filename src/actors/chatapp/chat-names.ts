@@ -19,7 +19,7 @@ import { chatIds } from '../../graph/project-chat.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
 import type { ActorAsk, IngestEvent, KeyOf } from '../../runtime/ports.js';
-import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 import { getInstallById } from '../../store/installs.js';
 

@@ -9,7 +9,7 @@
  */
 import type { KeyOf, KvPort } from '../../runtime/ports.js';
 import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
-import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';

@@ -4,7 +4,7 @@
  */
 import type pg from 'pg';
 import type { KvPort } from '../../runtime/ports.js';
-import type { ActorContext } from '../../runtime/kernel.js';
+import type { ActorContext } from '../../runtime/actor-definition.js';
 import {
   finishedCursor,
   queueAddedRepos,

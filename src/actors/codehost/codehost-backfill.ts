@@ -29,7 +29,7 @@ import { backfillDiffEvent, backfillPullEvent } from '../../connectors/codehost/
 import { stepBackfill, type StepResult } from '../../connectors/codehost/backfill/backfill-step.js';
 import type { CodehostApi, ListedRepo } from '../../connectors/codehost/backfill/codehost-api.js';
 import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/cursor-codec.js';
-import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate.js';

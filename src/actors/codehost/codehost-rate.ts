@@ -18,7 +18,7 @@ import {
   type RateGateState,
   type Take,
 } from '../../connectors/codehost/backfill/rate-gate.js';
-import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
 

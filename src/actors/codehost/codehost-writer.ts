@@ -13,7 +13,7 @@ import { parseWrite, type CodehostWrite } from '../../connectors/codehost/emit-s
 import type { InstallRef } from '../../connectors/codehost/github-client.js';
 import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
 import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../../connectors/codehost/write-pacer.js';
-import type { ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorDefinition } from '../../runtime/actor-definition.js';
 
 export const CODEHOST_WRITER_KIND = 'codehost-writes';
 

@@ -25,7 +25,7 @@
 import { callTool, indexStatus, syncIndex, type ToolName } from '../../connectors/codehost/indexer/daemon-client.js';
 import { failedPatch, readyPatch, UNFOLLOWED_PATCH } from '../../connectors/codehost/indexer/index-outcome.js';
 import { describeUpstream } from '../../connectors/codehost/upstream-error.js';
-import type { ActorContext, ActorDefinition } from '../../runtime/kernel.js';
+import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 import {
   getIndexState,
