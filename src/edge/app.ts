@@ -138,7 +138,8 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
     { prefix: '/api/v1' },
   );
   // INTERFACE §10.3: the MCP server for agents, outside /api/v1; its POST is keyed, so guard.marked guards it.
-  await app.register(mcpRoutes, tenantCtx);
+  // Handed both pools: its tools run on the tenant's, its audit entries on the service's.
+  await app.register(mcpRoutes, ctx);
   for (const p of deps.plugins ?? []) await app.register(p.plugin, { ...ctx, prefix: p.prefix });
   return app;
 }

@@ -26,7 +26,7 @@ declare module 'fastify' {
 }
 
 /** The API key that authenticated the request, once the edge knows it (INTERFACE §10.4 scoped keys). */
-function keyIdOf(req: FastifyRequest): string | null {
+export function keyIdOf(req: FastifyRequest): string | null {
   const key = (req as { apiKey?: { keyId?: unknown } }).apiKey;
   return typeof key?.keyId === 'string' ? key.keyId : null;
 }

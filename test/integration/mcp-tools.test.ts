@@ -254,6 +254,18 @@ describe('MCP tools (INTERFACE §10.3)', () => {
       idempotency_key: 'k-1',
     });
     expect(failure(reused).code).toBe('idempotency_key_reused');
+
+    // Audited as the node-action route is (INTERFACE §10.5), refusals too (the bad input above was).
+    const audit = await f.app.inject({ url: '/api/v1/audit?limit=500', headers: a.auth });
+    const entries = (audit.json().entries as Array<{ action: string; target: string; outcome: string }>).filter(
+      (e) => e.target === `node/${reply.id}`,
+    );
+    expect(entries.map((e) => e.outcome)).toContain('bad_request');
+    expect(entries.slice(0, 3).map((e) => [e.action, e.outcome])).toEqual([
+      ['node_action', 'idempotency_key_reused'],
+      ['node_action', 'ok'],
+      ['node_action', 'ok'],
+    ]);
   });
 
   it("answers the emit's errors as tool errors with their code", async () => {

@@ -21,6 +21,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
+import type { AppError } from '../../errors.js';
 import { toAppError } from '../../errors-wire.js';
 import { errorBody, STATUS_OF } from '../error-map.js';
 import { parseOrBadRequest } from '../params.js';
@@ -57,6 +58,8 @@ const VALIDATOR = new AjvJsonSchemaValidator();
 export interface McpCall extends ToolCall {
   /** INTERFACE §9.3: error bodies carry the request's id. */
   requestId: string;
+  /** Records an audited tool's call (INTERFACE §10.5); never fails the call. */
+  audit(entry: { action: string; target: string | null; outcome: string }): Promise<void>;
 }
 
 export function mcpServer(call: McpCall, version: string): Server {
@@ -81,18 +84,24 @@ export function mcpServer(call: McpCall, version: string): Server {
 }
 
 async function callTool(tool: Tool, call: McpCall, args: unknown): Promise<CallToolResult> {
+  let result: CallToolResult;
+  let outcome = 'ok';
   try {
     const input = parseOrBadRequest(tool.input, args, 'arguments');
     // The answer leaves through the route's response schema, as the route's does (openapi.ts).
     const out = tool.output.parse(await tool.run(call, input)) as Record<string, unknown>;
-    return { structuredContent: out, content: [{ type: 'text', text: JSON.stringify(out) }] };
+    result = { structuredContent: out, content: [{ type: 'text', text: JSON.stringify(out) }] };
   } catch (thrown) {
-    return toolError(thrown, call, tool.name);
+    const err = toAppError(thrown);
+    outcome = err.code;
+    result = toolError(err, thrown, call, tool.name);
   }
+  // Written before the answer leaves, as the routes' entries are (audit.ts).
+  if (tool.audit) await call.audit({ action: tool.audit.action, target: tool.audit.target(args), outcome });
+  return result;
 }
 
-function toolError(thrown: unknown, call: McpCall, name: string): CallToolResult {
-  const err = toAppError(thrown);
+function toolError(err: AppError, thrown: unknown, call: McpCall, name: string): CallToolResult {
   if (STATUS_OF[err.kind] >= 500) {
     // As the edge's error handler: a 5xx's cause is logged (the line carries the request's id), never told.
     call.ctx.log.error({ err: thrown, tool: name }, 'MCP tool call failed');

@@ -10,6 +10,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { LabelAction, NodeAction, ReactAction, ReplyAction } from '../../graph/node-actions.js';
 import { readChanges } from '../../graph/change-read.js';
 import { listInstalls } from '../../store/installs.js';
+import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { actOnNode, NodePageAnswer, NodesQuery, ownNode, readNode, searchNodes } from '../graph-calls.js';
 import { parseOrBadRequest } from '../params.js';
@@ -20,10 +21,16 @@ import { EmitReceipt, IDEMPOTENCY_KEY, InstallList, NodeWithEdges } from '../sch
 /** The scopes of INTERFACE §10.4 that the tools need. */
 export type ToolScope = 'graph:read' | 'graph:write' | 'installs:read';
 
-/** One call of a tool: the tenant the key authenticated, and the edge it runs on. */
+/** One call of a tool: the tenant the key authenticated, the edge it runs on (its tenant pool). */
 export interface ToolCall {
   ctx: EdgeContext;
   tenantId: string;
+}
+
+/** An audited tool (INTERFACE §10.5): the route's action, and what a call acts on from its arguments. */
+export interface ToolAudit {
+  action: string;
+  target(args: unknown): string | null;
 }
 
 export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
@@ -34,6 +41,8 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
   input: I;
   output: O;
   annotations: ToolAnnotations;
+  /** Absent: a read, not audited (as its route). */
+  audit?: ToolAudit;
   run(call: ToolCall, input: z.output<I>): Promise<z.input<O>>;
 }
 
@@ -118,6 +127,14 @@ export const TOOLS: readonly Tool[] = [
     input: ActInput,
     output: EmitReceipt,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    // As POST /api/v1/graph/nodes/{id}/actions: a node action, whatever its outcome.
+    audit: {
+      action: AUDITED.nodeAction.action,
+      target: (args) => {
+        const id = (args as { id?: unknown } | null)?.id;
+        return typeof id === 'string' ? `node/${id.toLowerCase()}` : null;
+      },
+    },
     run: async ({ ctx, tenantId }, { id, idempotency_key, ...body }) => {
       const node = await ownNode(ctx.db, tenantId, id);
       const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));

@@ -2,7 +2,8 @@
  * `POST /mcp` (INTERFACE §10.3): the Model Context Protocol over the Streamable HTTP
  * transport, stateless, for agents. The tenant's API key authenticates it like every tenant
  * route (tenant-guard.ts: 401 before the body is read, the tenant's rate, the tenant's
- * database scope); the tools run on the tenant context's pool (mcp/tools.ts).
+ * database scope); the tools run on the tenant pool (mcp/tools.ts), and `act_on_node` is
+ * audited like the node-action route (INTERFACE §10.5).
  *
  * Answers are JSON, never an event stream (the SDK's `enableJsonResponse`): a call's
  * answer is ready when its tool returns. A JSON-RPC request answers 200 with its JSON-RPC
@@ -18,6 +19,8 @@ import { z } from 'zod';
 import { BadRequest, Internal, MethodNotAllowed } from '../../errors.js';
 import { packageVersion } from '../../version.js';
 import type { EdgeContext } from '../context.js';
+import { recordAudit } from '../../store/audit-log.js';
+import { keyIdOf } from '../audit.js';
 import { sendError } from '../error-map.js';
 import { mcpServer } from '../mcp/server.js';
 import { operation } from '../operation.js';
@@ -78,7 +81,13 @@ export const mcpRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) =>
   const version = packageVersion();
 
   app.post(MCP_PATH, { schema: MCP }, async (req, reply) => {
-    const server = mcpServer({ ctx, tenantId: req.tenantId, requestId: req.id }, version);
+    const audit = (e: { action: string; target: string | null; outcome: string }) =>
+      recordAudit(ctx.db, { ...e, tenantId: req.tenantId, keyId: keyIdOf(req), requestId: req.id }).catch(
+        (err: unknown) => req.log.error({ err, action: e.action }, 'audit entry not written'),
+      );
+    // The tools run on the tenant pool, as the tenant routes do; audit entries on the service's own (audit.ts).
+    const tools = { ...ctx, db: ctx.tenantDb ?? ctx.db };
+    const server = mcpServer({ ctx: tools, tenantId: req.tenantId, requestId: req.id, audit }, version);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
