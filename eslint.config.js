@@ -14,13 +14,15 @@ const ENTRY = [{ regex: '(^|/)(cli|dev|node)(/|\\.js$)' }];
 /** The published fakes (`connector-service/testing`): only `connectors dev` runs them. */
 const TESTING = layer('testing');
 /** The layers below the entry points, top down. */
-const LAYERS = ['wiring', 'edge', 'actors', 'ingest', 'connectors', 'graph', 'store', 'runtime'];
+const LAYERS = ['wiring', 'edge', 'actors', 'ingest', 'effects', 'connectors', 'graph', 'store', 'runtime'];
+/** Every layer above `name` in LAYERS. */
+const above = (name) => LAYERS.slice(0, LAYERS.indexOf(name)).map((l) => layer(l));
 /** nact is reached only through its adapter, the kernel (runtime/kernel.ts, runtime/activation.ts). */
 const NACT_ADAPTER = ['src/runtime/kernel.ts', 'src/runtime/activation.ts'];
 const NACT = { name: 'nact', message: 'nact is used only behind the actor kernel (runtime/kernel.ts)' };
 
 /**
- * ARCHITECTURE.md "Layout": (cli → dev →) node → wiring → edge | actors → ingest → connectors →
+ * ARCHITECTURE.md "Layout": (cli → dev →) node → wiring → edge | actors → ingest | effects → connectors →
  * graph → store → runtime, every one of them over the root files (config, errors, log) and
  * telemetry. Contracts (`runtime/ports.ts`) may be imported from every layer; the rest of
  * `runtime/` (NATS) only from actors, edge, ingest, wiring and the entry points. Every file of
@@ -60,7 +62,12 @@ const direction = [
   {
     files: ['src/ingest/**/*.ts'],
     message: 'the ingest path imports connectors, graph, store and runtime only: actors are reached through the kernel',
-    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), layer('actors')],
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), layer('actors'), layer('effects')],
+  },
+  {
+    files: ['src/effects/**/*.ts'],
+    message: "the effect runner imports connectors, store and runtime only: it runs the drivers' effects",
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), layer('actors'), layer('ingest')],
   },
   {
     files: ['src/connectors/**/*.ts'],
@@ -72,30 +79,31 @@ const direction = [
       layer('edge'),
       layer('actors'),
       layer('ingest'),
+      layer('effects'),
       layer('runtime', 'ports.js'),
     ],
   },
   {
     files: ['src/graph/**/*.ts'],
     message: 'the graph imports store and runtime only',
-    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 5).map((l) => layer(l))],
+    patterns: [...ENTRY, TESTING, ...above('graph')],
   },
   {
     files: ['src/store/**/*.ts'],
     message: 'the store imports runtime contracts only',
-    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 6).map((l) => layer(l)), layer('runtime', 'ports.js')],
+    patterns: [...ENTRY, TESTING, ...above('store'), layer('runtime', 'ports.js')],
   },
   {
     files: ['src/runtime/**/*.ts'],
     ignores: NACT_ADAPTER,
     message: 'runtime knows NATS and nothing of Slack, GitHub, SQL, routes or the ingest path',
-    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 7).map((l) => layer(l))],
+    patterns: [...ENTRY, TESTING, ...above('runtime')],
   },
   {
     files: NACT_ADAPTER,
     nact: true,
     message: 'runtime knows NATS and nothing of Slack, GitHub, SQL, routes or the ingest path',
-    patterns: [...ENTRY, TESTING, ...LAYERS.slice(0, 7).map((l) => layer(l))],
+    patterns: [...ENTRY, TESTING, ...above('runtime')],
   },
   {
     files: ['src/telemetry/**/*.ts'],

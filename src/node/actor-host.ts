@@ -6,7 +6,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
-import type { EffectRunner } from '../actors/effect-runner.js';
+import type { EffectRunner } from '../effects/effect-runner.js';
 import type { IngestCommitter } from '../ingest/commit.js';
 import { ingestAttempts } from '../ingest/attempts.js';
 import { deliverToInstallActor } from '../ingest/deliver.js';

@@ -6,7 +6,7 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import type { Config } from '../config.js';
-import { EffectRunner, type EffectTimings } from '../actors/effect-runner.js';
+import { EffectRunner, type EffectTimings } from '../effects/effect-runner.js';
 import type { ConnectorId } from '../store/installs.js';
 import type { ConnectorDriver } from '../connectors/driver.js';
 import { createChangeFeed } from '../graph/change-feed.js';

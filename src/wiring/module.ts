@@ -21,7 +21,7 @@ import type { CredentialCipher } from '../store/credential-cipher.js';
 import type { ConnectorId } from '../store/installs.js';
 import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { EffectRunner } from '../actors/effect-runner.js';
+import type { EffectRunner } from '../effects/effect-runner.js';
 import type { ChangeFeed } from '../graph/change-feed.js';
 import type { IngestCommitter } from '../ingest/commit.js';
 import type { RuntimeMetrics } from '../runtime/metrics.js';

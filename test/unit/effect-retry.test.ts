@@ -4,7 +4,7 @@
  * up at 24 hours. Time and jitter are arguments, so nothing here waits.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_EFFECT_TIMINGS, effectRetryPlan } from '../../src/actors/effect-retry.js';
+import { DEFAULT_EFFECT_TIMINGS, effectRetryPlan } from '../../src/effects/effect-retry.js';
 
 const created = 1_700_000_000_000;
 const top = () => 0.999_999;
