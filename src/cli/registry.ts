@@ -7,12 +7,14 @@ import { keysRotateCommand } from './keys.js';
 import { migrateCommand } from './migrate.js';
 import { serveCommand } from './serve.js';
 import { tenantsCreateCommand } from './tenants-create.js';
+import { tenantsDeleteCommand } from './tenants-delete.js';
 import { usersCreateCommand } from './users-create.js';
 
 export const COMMANDS: Command[] = [
   serveCommand,
   migrateCommand,
   tenantsCreateCommand,
+  tenantsDeleteCommand,
   usersCreateCommand,
   apiKeysCreateCommand,
   apiKeysRevokeCommand,

@@ -34,7 +34,7 @@ describe('connectors CLI', () => {
 
   it.each([
     [['tenants', 'create'], '--name'],
-    [['tenants', 'delete'], 'tenants'],
+    [['tenants', 'rename'], 'tenants'],
     [['users', 'create', '--tenant', 'nope', '--email', 'a@b.c'], '--tenant'],
     [['users', 'create', '--tenant', '00000000-0000-4000-8000-000000000000'], '--email'],
     [['frobnicate'], 'frobnicate'],
