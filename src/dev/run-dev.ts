@@ -132,6 +132,9 @@ async function serveDev(
     const appUrl = await ensureAppRole(pg.url, 'connectors_dev_app', appPassword);
     const config = loadConfig(
       {
+        // INTERFACE §10.2: `dev` takes webhooks to http and local URLs (a receiver on this machine).
+        SERVICE_WEBHOOKS_ALLOW_HTTP: '1',
+        SERVICE_WEBHOOKS_ALLOW_PRIVATE: '1',
         ...env,
         ...sandbox?.env,
         DATABASE_URL: appUrl,

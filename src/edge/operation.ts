@@ -41,6 +41,7 @@ export const TAGS = {
   graph: "The tenant's knowledge graph: nodes, their edges, and actions on them",
   'dead-letters': 'Events that could not be stored, and their replay',
   audit: "Who did what with the tenant's keys",
+  webhooks: "Signed deliveries of the tenant's graph changes to its own endpoints (Standard Webhooks)",
   chatapp: 'The Slack connector: OAuth install and the Events API receiver',
   codehost: 'The GitHub App connector: admin install and the webhook receiver',
   operations: 'Liveness, readiness and metrics for the platform running the service',

@@ -38,6 +38,8 @@ export interface ReadOptions {
   cursor?: string;
   limit?: number;
   kind?: string;
+  /** Any of these kinds (a webhook's `kinds`); empty or absent: every kind. */
+  kinds?: readonly string[];
   installId?: string;
   /** SERVICE_CHANGES_RETENTION_DAYS: a cursor before changes older than this is expired (410). */
   retentionDays: number;
@@ -94,11 +96,11 @@ export async function readChanges(
          SELECT g.seq, g.node_id, g.kind, g.op, g.install_id, g.connector_id, g.changed_at
            FROM graph_changes g
           WHERE g.tenant_id = $1 AND g.seq > start.c AND g.seq <= start.c + $4
-            AND ($5::text IS NULL OR g.kind = $5) AND ($6::uuid IS NULL OR g.install_id = $6)
+            AND ($5::text[] IS NULL OR g.kind = ANY($5)) AND ($6::uuid IS NULL OR g.install_id = $6)
           ORDER BY g.seq LIMIT $7
        ) r ON NOT $8
       ORDER BY r.seq`,
-    [tenantId, from, opts.retentionDays, SCAN, opts.kind ?? null, opts.installId ?? null, limit, latest],
+    [tenantId, from, opts.retentionDays, SCAN, kindsOf(opts), opts.installId ?? null, limit, latest],
   );
   const first = rows[0]!;
   const head = Number(first.head);
@@ -113,6 +115,11 @@ export async function readChanges(
   const changes = rows.filter((r) => r.seq !== null).map(toChange);
   const next = changes.length === limit ? Number(changes.at(-1)!.cursor) : Math.min(head, start + SCAN);
   return { changes, next_cursor: String(next), head };
+}
+
+function kindsOf(opts: ReadOptions): string[] | null {
+  const kinds = [...(opts.kinds ?? []), ...(opts.kind === undefined ? [] : [opts.kind])];
+  return kinds.length === 0 ? null : kinds;
 }
 
 function toChange(r: Row): FeedChange {

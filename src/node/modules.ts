@@ -111,7 +111,7 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
   feedNotices.start();
   const ingest = { js: nats.js, names: n, seal };
   const services = serviceModules.map((make) =>
-    make({ ...deps, drivers, committer, feed, effects, runtimeMetrics: metrics, ingest }),
+    make({ ...deps, drivers, committer, feed, feedNotices, effects, runtimeMetrics: metrics, ingest }),
   );
   return { modules: [...connectors, ...services], deps, committer, effects, feedNotices };
 }

@@ -23,6 +23,7 @@ import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { EffectRunner } from '../effects/effect-runner.js';
 import type { ChangeFeed } from '../graph/change-feed.js';
+import type { FeedWaker } from '../runtime/feed-notices.js';
 import type { IngestCommitter } from '../ingest/commit.js';
 import type { RuntimeMetrics } from '../runtime/metrics.js';
 import type { Names } from '../runtime/names.js';
@@ -87,6 +88,8 @@ export interface ServiceDeps extends ModuleDeps {
   /** The node's one ingest committer (install actors share its transactions). */
   committer: IngestCommitter;
   feed: ChangeFeed;
+  /** INTERFACE §10.1: wakes feed readers (webhook actors) when their tenant's feed advanced. */
+  feedNotices: FeedWaker;
   /** Runs the side effects of committed events; null on a node without the actors role. */
   effects: EffectRunner | null;
   runtimeMetrics: RuntimeMetrics;

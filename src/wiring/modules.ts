@@ -10,8 +10,14 @@ import { codehostModule } from './codehost.js';
 import { deadLettersModule } from './dead-letters.js';
 import { housekeepingModule } from './housekeeping.js';
 import { installModule } from './install.js';
+import { webhooksModule } from './webhooks.js';
 import type { ModuleFactory, ServiceModuleFactory } from './module.js';
 
 export const connectorModules: ModuleFactory[] = [chatappModule, codehostModule];
 
-export const serviceModules: ServiceModuleFactory[] = [installModule, deadLettersModule, housekeepingModule];
+export const serviceModules: ServiceModuleFactory[] = [
+  installModule,
+  deadLettersModule,
+  housekeepingModule,
+  webhooksModule,
+];

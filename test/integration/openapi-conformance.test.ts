@@ -32,13 +32,20 @@ import { AGENT_ROWS } from '../support/openapi-rows-agents.js';
 import { PLATFORM_ROWS } from '../support/openapi-rows-platform.js';
 import { READ_ROWS } from '../support/openapi-rows-reads.js';
 import { AFTER_UNINSTALL, WRITE_ROWS } from '../support/openapi-rows-writes.js';
+import { WEBHOOK_ROWS } from '../support/openapi-rows-webhooks.js';
 
 const c = {} as Ctx;
 let operationIds: string[];
 
 beforeAll(async () => {
   const slack = (c.slack = await new FakeSlack().start());
-  const h = (c.h = await startCodehostHarness({ ...chatEnv(slack), SERVICE_GITHUB_RECONCILE_S: '0' }));
+  const h = (c.h = await startCodehostHarness({
+    ...chatEnv(slack),
+    SERVICE_GITHUB_RECONCILE_S: '0',
+    // Webhooks to a loopback URL (INTERFACE §10.2), as `dev` allows them.
+    SERVICE_WEBHOOKS_ALLOW_HTTP: '1',
+    SERVICE_WEBHOOKS_ALLOW_PRIVATE: '1',
+  }));
   const spec = (await (await fetch(`${h.node.url}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { operationId: string }>>;
   };
@@ -125,10 +132,9 @@ async function check(row: Row): Promise<void> {
 }
 
 describe('every operation, through a strict validating proxy', () => {
-  it.each([...READ_ROWS, ...WRITE_ROWS, ...PLATFORM_ROWS, ...AGENT_ROWS].map((r) => [r.name, r] as const))(
-    '%s',
-    (_name, row) => check(row),
-  );
+  it.each(
+    [...READ_ROWS, ...WRITE_ROWS, ...WEBHOOK_ROWS, ...PLATFORM_ROWS, ...AGENT_ROWS].map((r) => [r.name, r] as const),
+  )('%s', (_name, row) => check(row));
 
   it('a throttled channel: 429 rate_limited with Retry-After, as documented', async () => {
     // One write a second per channel (INTERFACE §3): of five at once, at most one or two pass.

@@ -395,6 +395,7 @@ async function edgeRoutes(): Promise<{ method: string; url: string }[]> {
         drivers,
         committer: nodeIngestCommitter(config, pool, drivers, log, metrics),
         feed: { publish: () => undefined },
+        feedNotices: { wait: async () => undefined },
         effects: null,
         runtimeMetrics: metrics,
         ingest: { js: {} as JetStreamClient, names: makeNames(config.namespace), seal: createSeal([masterKey]) },
