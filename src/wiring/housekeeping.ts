@@ -8,6 +8,7 @@ import { housekeepingActor, housekeepingKey } from '../actors/housekeeping.js';
 import { housekeepingPass, oldestAges } from '../actors/housekeeping-pass.js';
 import { pruneChanges } from '../graph/change-log.js';
 import { pruneAudit } from '../store/audit-log.js';
+import { pruneDeliveries } from '../store/webhook-deliveries.js';
 import type { Clock } from '../runtime/ports.js';
 import { systemClock } from '../runtime/clock.js';
 import type { ServiceModuleFactory } from './module.js';
@@ -56,6 +57,16 @@ export function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number;
               table: 'graph_changes',
               prune: (now, limit) =>
                 pruneChanges(
+                  deps.pool,
+                  new Date(now.getTime() - deps.config.follow.changesRetentionDays * DAY_MS),
+                  limit,
+                ),
+            },
+            {
+              // A webhook's attempts are kept as long as the changes they carried.
+              table: 'webhook_deliveries',
+              prune: (now, limit) =>
+                pruneDeliveries(
                   deps.pool,
                   new Date(now.getTime() - deps.config.follow.changesRetentionDays * DAY_MS),
                   limit,
