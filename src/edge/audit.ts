@@ -90,6 +90,14 @@ export const AUDITED = {
   },
   nodeAction: { action: 'node_action', target: param('nodeId', 'node') },
   deadLetterReplay: { action: 'dead_letter_replay', target: param('id', 'dead-letter') },
+  /** INTERFACE §10.2: a webhook created, changed, deleted or given a new secret. */
+  webhookChange: {
+    action: 'webhook_change',
+    target: (req, answer) => {
+      const id = (answer as { id?: unknown } | null)?.id;
+      return param('webhookId', 'webhook')(req) ?? (typeof id === 'string' ? `webhook/${id}` : null);
+    },
+  },
   install: {
     action: 'install',
     target: (_req, answer) => {

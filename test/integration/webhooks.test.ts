@@ -162,6 +162,17 @@ describe('webhooks to tenants', () => {
     expect(await del.text()).toBe('');
     expect((await call(t.auth, 'GET', `/${id}`)).status).toBe(404);
     expect((await call(t.auth, 'DELETE', `/${id}`)).status).toBe(404);
+
+    // Each change is in the tenant's audit log (INTERFACE §10.5), the refused delete with its code.
+    const audit = await fetch(`${node.url}/api/v1/audit?limit=10`, { headers: t.auth });
+    const entries = ((await audit.json()) as { entries: Array<{ action: string; target: string; outcome: string }> })
+      .entries;
+    expect(entries.filter((e) => e.action === 'webhook_change').map((e) => [e.target, e.outcome])).toEqual([
+      [`webhook/${id}`, 'not_found'],
+      [`webhook/${id}`, 'ok'],
+      [`webhook/${id}`, 'ok'],
+      [`webhook/${id}`, 'ok'],
+    ]);
   });
 
   it('refuses a URL that is not http(s) and bodies the contract does not name', async () => {

@@ -15,6 +15,7 @@ import type { Queryable } from '../../store/db.js';
 import { listDeliveries } from '../../store/webhook-deliveries.js';
 import * as store from '../../store/webhooks.js';
 import { checkWebhookUrl, type Resolver, type WebhookUrlPolicy } from '../../webhook-url.js';
+import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -114,6 +115,9 @@ const DELIVERIES = operation({
 /** A row as the document says it (the store names kinds as plain strings). */
 const shown = (w: store.Webhook) => w as z.input<typeof WebhookSchema>;
 
+/** INTERFACE §10.5: every webhook change is in the audit log. */
+const audited = { audit: AUDITED.webhookChange };
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function webhookRoutes(ports: WebhookRoutePorts): FastifyPluginAsync<EdgeContext> {
@@ -128,7 +132,7 @@ export function webhookRoutes(ports: WebhookRoutePorts): FastifyPluginAsync<Edge
     const checked = async (url: string) => (await checkWebhookUrl(url, ports.policy, ports.resolve)).url.href;
     const wake = (id: string) => resume(ports, id, ctx.log);
 
-    app.post('/api/v1/webhooks', { schema: CREATE, attachValidation: true }, async (req, reply) => {
+    app.post('/api/v1/webhooks', { schema: CREATE, attachValidation: true, config: audited }, async (req, reply) => {
       const body = validInput<z.output<typeof CreateWebhookBody>>(req, 'body');
       const id = randomUUID();
       const secret = store.newWebhookSecret();
@@ -152,26 +156,30 @@ export function webhookRoutes(ports: WebhookRoutePorts): FastifyPluginAsync<Edge
       shown(await own(req.tenantId, req.params.webhookId)),
     );
 
-    app.patch('/api/v1/webhooks/:webhookId', { schema: PATCH, attachValidation: true }, async (req) => {
-      const w = await own(req.tenantId, req.params.webhookId);
-      const body = validInput<z.output<typeof PatchWebhookBody>>(req, 'body');
-      const patch: store.WebhookPatch = {
-        ...body,
-        ...(body.url === undefined ? {} : { url: await checked(body.url) }),
-      };
-      const updated = await store.updateWebhook(db(), req.tenantId, w.id, patch);
-      if (!updated) throw new NotFound('webhook not found');
-      if (updated.status !== 'disabled') await wake(updated.id);
-      return shown(updated);
-    });
+    app.patch(
+      '/api/v1/webhooks/:webhookId',
+      { schema: PATCH, attachValidation: true, config: audited },
+      async (req) => {
+        const w = await own(req.tenantId, req.params.webhookId);
+        const body = validInput<z.output<typeof PatchWebhookBody>>(req, 'body');
+        const patch: store.WebhookPatch = {
+          ...body,
+          ...(body.url === undefined ? {} : { url: await checked(body.url) }),
+        };
+        const updated = await store.updateWebhook(db(), req.tenantId, w.id, patch);
+        if (!updated) throw new NotFound('webhook not found');
+        if (updated.status !== 'disabled') await wake(updated.id);
+        return shown(updated);
+      },
+    );
 
-    app.delete('/api/v1/webhooks/:webhookId', { schema: DELETE }, async (req, reply) => {
+    app.delete('/api/v1/webhooks/:webhookId', { schema: DELETE, config: audited }, async (req, reply) => {
       const w = await own(req.tenantId, req.params.webhookId);
       if (!(await store.deleteWebhook(db(), req.tenantId, w.id))) throw new NotFound('webhook not found');
       return reply.code(204).send();
     });
 
-    app.post('/api/v1/webhooks/:webhookId/rotate-secret', { schema: ROTATE }, async (req) => {
+    app.post('/api/v1/webhooks/:webhookId/rotate-secret', { schema: ROTATE, config: audited }, async (req) => {
       const w = await own(req.tenantId, req.params.webhookId);
       const secret = store.newWebhookSecret();
       const sealed = store.sealSecret(ports.cipher, req.tenantId, w.id, secret);
