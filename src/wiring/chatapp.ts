@@ -6,9 +6,12 @@
  * the module ports (wiring/module.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { chatBackfillActor, chatBackfillKey } from '../actors/chatapp/chat-backfill.js';
-import { chatBucketActor, chatBucketKey } from '../actors/chatapp/chat-bucket.js';
-import { chatNamesActor, chatNamesKey } from '../actors/chatapp/chat-names.js';
+import { chatBackfillActor } from '../actors/chatapp/chat-backfill.js';
+import { chatBackfillKey } from '../actors/chatapp/chat-backfill-protocol.js';
+import { chatBucketActor } from '../actors/chatapp/chat-bucket.js';
+import { chatBucketKey } from '../actors/chatapp/chat-bucket-protocol.js';
+import { chatNamesActor } from '../actors/chatapp/chat-names.js';
+import { chatNamesKey } from '../actors/chatapp/chat-names-protocol.js';
 import { chatWorkspaceBucketActor } from '../actors/chatapp/chat-workspace-bucket.js';
 import type { EdgeContext } from '../edge/context.js';
 import { installKey } from '../actors/install-protocol.js';

@@ -5,7 +5,8 @@
  * `SERVICE_GITHUB_RECONCILE_S=0`.
  */
 import { Counter } from 'prom-client';
-import { codehostReconcileKey, codehostReconcilerActor } from '../actors/codehost/delivery-reconciler.js';
+import { codehostReconcilerActor } from '../actors/codehost/delivery-reconciler.js';
+import { codehostReconcileKey } from '../actors/codehost/delivery-reconciler-protocol.js';
 import type { GithubClients } from '../connectors/codehost/github-client.js';
 import { listHookDeliveries, requestRedelivery } from '../connectors/codehost/hook-deliveries.js';
 import { reconcileDeliveries } from '../connectors/codehost/reconcile-deliveries.js';

@@ -10,7 +10,8 @@
  * write actor is registered on every node, so a shard that lands here can serve it.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { codehostWriterActor, codehostWriterKey } from '../actors/codehost/codehost-writer.js';
+import { codehostWriterActor } from '../actors/codehost/codehost-writer.js';
+import { codehostWriterKey } from '../actors/codehost/codehost-writer-protocol.js';
 import type { EdgeContext } from '../edge/context.js';
 import { NotConfigured } from '../errors.js';
 import type { ConnectorDriver } from '../connectors/driver.js';

@@ -6,7 +6,8 @@
  * throttle means a write really took the channel's token within the second.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { chatBucketActor, chatBucketKey } from '../../src/actors/chatapp/chat-bucket.js';
+import { chatBucketActor } from '../../src/actors/chatapp/chat-bucket.js';
+import { chatBucketKey } from '../../src/actors/chatapp/chat-bucket-protocol.js';
 import { chatWorkspaceBucketActor } from '../../src/actors/chatapp/chat-workspace-bucket.js';
 import type { Permit } from '../../src/connectors/chatapp/emit.js';
 import type { KvPort } from '../../src/runtime/ports.js';

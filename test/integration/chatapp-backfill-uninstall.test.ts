@@ -9,7 +9,7 @@
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill.js';
+import { CHAT_BACKFILL_KIND } from '../../src/actors/chatapp/chat-backfill-protocol.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';

@@ -1,7 +1,7 @@
 /** Chat write-back and health (spec §4.1; INTERFACE §3 emit, §8.4–§8.6, §8.26). */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_WORKSPACE_KIND } from '../../src/actors/chatapp/chat-workspace-bucket.js';
+import { CHAT_WORKSPACE_KIND } from '../../src/actors/chatapp/chat-workspace-bucket-protocol.js';
 import { WORKSPACE_BUCKET } from '../../src/connectors/chatapp/rate-buckets.js';
 import { kvKey } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';

@@ -12,7 +12,7 @@
  */
 import type pg from 'pg';
 import type { Config } from '../../config.js';
-import type { ActorAsk, IngestEvent, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
 import { AppError, Internal } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { BotCredentials } from '../../connectors/chatapp/bot-token.js';
@@ -32,18 +32,7 @@ import type { ActorContext, ActorDefinition } from '../../runtime/actor-definiti
 import { kvKey } from '../../runtime/kv-port.js';
 import { getBotIdentity } from '../../store/chat-claims.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
-
-export const CHAT_BACKFILL_KIND = 'chat-backfill';
-
-/** `resume` starts or continues the walk; `tick` (its own ticker) makes one step. */
-export type ChatBackfillProtocol = {
-  resume: { msg: object; answer: { ok: true } };
-  tick: { msg: object; answer: Record<string, unknown> };
-};
-
-export function chatBackfillKey(installId: string): KeyOf<ChatBackfillProtocol> {
-  return { kind: CHAT_BACKFILL_KIND, id: [installId] };
-}
+import { CHAT_BACKFILL_KIND, type ChatBackfillProtocol } from './chat-backfill-protocol.js';
 
 export interface ChatBackfillPorts {
   config: Readonly<Config>;

@@ -10,29 +10,15 @@
  * One activation per key in the cluster makes the limit hold across nodes; state is
  * written through to KV so a shard move keeps holds and the last write time.
  */
-import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
+import type { ActorAsk, KvPort } from '../../runtime/ports.js';
 import type { Permit } from '../../connectors/chatapp/emit.js';
 import { CHANNEL_BUCKET, reserve, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
 import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
-import { chatWorkspaceKey } from './chat-workspace-bucket.js';
-
-export const CHAT_BUCKET_KIND = 'chat-bucket';
-
-/** The channel bucket's messages and answers (INTERFACE §8.4, §8.26). */
-export type ChatBucketProtocol = {
-  /** `takeId`: a resent take (INTERFACE §8.24) answers its first permit instead of charging again. */
-  take: { msg: { maxWaitMs?: number; takeId?: string }; answer: Permit };
-  /** The write of `takeId` never went out: the channel gets its token back. */
-  refund: { msg: { takeId?: string }; answer: { refunded: boolean } };
-  hold: { msg: { retryAfterMs: number }; answer: { ok: true } };
-};
-
-export function chatBucketKey(teamId: string, channelId: string): KeyOf<ChatBucketProtocol> {
-  return { kind: CHAT_BUCKET_KIND, id: [teamId, channelId] };
-}
+import { chatWorkspaceKey } from './chat-workspace-bucket-protocol.js';
+import { CHAT_BUCKET_KIND, type ChatBucketProtocol } from './chat-bucket-protocol.js';
 
 interface State {
   tat: number;

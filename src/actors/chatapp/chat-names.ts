@@ -18,22 +18,11 @@ import { LOOKUP_INTERVAL_MS, lookupName, type NameTarget } from '../../connector
 import { chatIds } from '../../graph/project-chat.js';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../log.js';
-import type { ActorAsk, IngestEvent, KeyOf } from '../../runtime/ports.js';
+import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
 import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 import { getInstallById } from '../../store/installs.js';
-
-export const CHAT_NAMES_KIND = 'chat-names';
-
-/** `want` queues the ids an event named; `tick` (its own ticker) makes one lookup. */
-export type ChatNamesProtocol = {
-  want: { msg: { users?: unknown; channels?: unknown }; answer: { queued: number } };
-  tick: { msg: object; answer: Record<string, unknown> };
-};
-
-export function chatNamesKey(installId: string): KeyOf<ChatNamesProtocol> {
-  return { kind: CHAT_NAMES_KIND, id: [installId] };
-}
+import { CHAT_NAMES_KIND, type ChatNamesProtocol } from './chat-names-protocol.js';
 
 export interface ChatNamesPorts {
   config: Readonly<Config>;

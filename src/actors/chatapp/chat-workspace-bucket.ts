@@ -7,26 +7,17 @@
  * never blocks. One activation per key in the cluster makes the budget hold across nodes;
  * its state is written through to KV so a shard move keeps it.
  */
-import type { KeyOf, KvPort } from '../../runtime/ports.js';
+import type { KvPort } from '../../runtime/ports.js';
 import { reserve, WORKSPACE_BUCKET, WORKSPACE_MAX_WAIT_MS } from '../../connectors/chatapp/rate-buckets.js';
 import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
 import { readJson, writeJson } from './chat-bucket-store.js';
-
-export const CHAT_WORKSPACE_KIND = 'chat-workspace';
-
-export type WorkspaceReservation = { ok: true; waitMs: number } | { ok: false; retryAfterMs: number };
-
-/** The workspace bucket's one message (spec §8: charged only after the channel bucket allowed). */
-export type ChatWorkspaceProtocol = {
-  /** `reserveId`: a resent reservation is answered again, not charged twice. */
-  reserve: { msg: { maxWaitMs?: number; reserveId?: string }; answer: WorkspaceReservation };
-};
-
-export function chatWorkspaceKey(teamId: string): KeyOf<ChatWorkspaceProtocol> {
-  return { kind: CHAT_WORKSPACE_KIND, id: [teamId] };
-}
+import {
+  CHAT_WORKSPACE_KIND,
+  type WorkspaceReservation,
+  type ChatWorkspaceProtocol,
+} from './chat-workspace-bucket-protocol.js';
 
 interface State {
   tat: number;

@@ -32,7 +32,7 @@ import { decodeCursor, encodeCursor } from '../../connectors/codehost/backfill/c
 import type { ActorContext, ActorDefinition } from '../../runtime/actor-definition.js';
 import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
-import { codehostRateKey, type RateReport } from './codehost-rate.js';
+import { codehostRateKey, type RateReport } from './codehost-rate-protocol.js';
 import { addReposHandler } from './codehost-backfill-add.js';
 import { walkEnd } from './codehost-backfill-end.js';
 import {

@@ -9,36 +9,12 @@
  * headers, or a secondary limit's retry-after), folded in before charging.
  */
 import { z } from 'zod';
-import type { KeyOf, KvPort } from '../../runtime/ports.js';
-import {
-  newGate,
-  observe,
-  pause,
-  take,
-  type RateGateState,
-  type Take,
-} from '../../connectors/codehost/backfill/rate-gate.js';
+import type { KvPort } from '../../runtime/ports.js';
+import { newGate, observe, pause, take, type RateGateState } from '../../connectors/codehost/backfill/rate-gate.js';
 import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorKey } from '../../runtime/names.js';
-
-export const CODEHOST_RATE_KIND = 'codehost-rate';
-
-export interface RateReport {
-  observed?: { limit: number; remaining: number; resetAtMs: number } | null;
-  /** A 403/429 rate limit answered: seconds from its retry-after (null: none given). */
-  limitedForS?: number | null;
-}
-
-/** `take` charges one page; `report` folds in what GitHub said without charging. */
-export type CodehostRateProtocol = {
-  take: { msg: { report?: RateReport }; answer: Take };
-  report: { msg: { report?: RateReport }; answer: { pausedUntilMs: number } };
-};
-
-export function codehostRateKey(githubInstallationId: string | number): KeyOf<CodehostRateProtocol> {
-  return { kind: CODEHOST_RATE_KIND, id: [String(githubInstallationId)] };
-}
+import { CODEHOST_RATE_KIND, type RateReport, type CodehostRateProtocol } from './codehost-rate-protocol.js';
 
 export interface CodehostRatePorts {
   /** The cursor bucket (no TTL): the gate state outlives any pause. */

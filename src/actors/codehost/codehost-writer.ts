@@ -8,23 +8,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimited } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { KeyOf, KvPort } from '../../runtime/ports.js';
+import type { KvPort } from '../../runtime/ports.js';
 import { parseWrite, type CodehostWrite } from '../../connectors/codehost/emit-schema.js';
 import type { InstallRef } from '../../connectors/codehost/github-client.js';
 import type { WriteOutcome } from '../../connectors/codehost/perform-write.js';
 import { GITHUB_WRITE_BURST, GITHUB_WRITES_PER_MINUTE, WritePacer } from '../../connectors/codehost/write-pacer.js';
 import type { ActorDefinition } from '../../runtime/actor-definition.js';
-
-export const CODEHOST_WRITER_KIND = 'codehost-writes';
-
-/** One paced, recorded GitHub write of the installation (spec §4.2). */
-export type CodehostWriterProtocol = {
-  write: { msg: { install: InstallRef; write: CodehostWrite; idempotencyKey?: string }; answer: WriteOutcome };
-};
-
-export function codehostWriterKey(githubInstallationId: number): KeyOf<CodehostWriterProtocol> {
-  return { kind: CODEHOST_WRITER_KIND, id: [String(githubInstallationId)] };
-}
+import { CODEHOST_WRITER_KIND, type CodehostWriterProtocol } from './codehost-writer-protocol.js';
 
 export interface CodehostWriterPorts {
   /** Performs one write and records it; throws classified errors (RateLimited, UpstreamError). */

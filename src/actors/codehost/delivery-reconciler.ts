@@ -14,18 +14,7 @@ import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
 import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
-
-export const CODEHOST_RECONCILE_KIND = 'codehost-reconcile';
-
-/** `resume` arms the next pass when none is pending; `tick` runs one pass and arms the next. */
-export type CodehostReconcileProtocol = {
-  resume: { msg: object; answer: { ok: true } };
-  tick: { msg: object; answer: { ok: boolean } & Partial<ReconcileOutcome> };
-};
-
-export function codehostReconcileKey(appId: number): KeyOf<CodehostReconcileProtocol> {
-  return { kind: CODEHOST_RECONCILE_KIND, id: [String(appId)] };
-}
+import { CODEHOST_RECONCILE_KIND, type CodehostReconcileProtocol } from './delivery-reconciler-protocol.js';
 
 export function reconcileCheckpointKey(appId: number | string): string {
   return kvKey([CODEHOST_RECONCILE_KIND, String(appId)]);
