@@ -21,7 +21,8 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { IngestBuffer, PullReservation } from './buffer.js';
 
-const PULL_MIN = 8;
+/** What a shard's first request asks for. */
+export const PULL_MIN = 8;
 const PULL_MAX = 256;
 /**
  * A shard that holds events already waits until this much room is free (or its usual

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { IngestBuffer } from '../../src/ingest/buffer.js';
 import { ShardIngestConsumer } from '../../src/ingest/consumer.js';
-import { PULL_LEAST } from '../../src/ingest/pull.js';
+import { PULL_LEAST, PULL_MIN } from '../../src/ingest/pull.js';
 import { ensureIngestStream } from '../../src/ingest/stream.js';
 import { IngestPublisher } from '../../src/ingest/publish.js';
 import { installKey, names as makeNames, shardOf, type Names } from '../../src/runtime/names.js';
@@ -211,8 +211,10 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     const { committed, peak } = await drainShards(installs, 150, buffer, (b) => b.bytes());
     for (const ids of committed.values()) expect(ids).toEqual(Array.from({ length: 150 }, (_, n) => n));
     // Requests are sized at the mean size of the events held, exact here from the first one
-    // on (before it, 4 KB each is expected): a few events over at most.
-    expect(peak).toBeLessThanOrEqual(bound + 4 * (pad + 1024));
+    // on. Before it, 4 KB each is expected: the shards' first requests (PULL_MIN events each)
+    // may bring more than they reserved, and on a busy machine they may still be open when
+    // the others have filled the buffer. Nothing else goes over.
+    expect(peak).toBeLessThanOrEqual(bound + SHARDS * PULL_MIN * (pad + 1024));
     expect(peak).toBeGreaterThan(bound / 2);
     await until('nothing held', () => buffer.bytes() === 0 && buffer.size() === 0, { timeoutMs: 5_000 });
   });
