@@ -7,6 +7,7 @@
  */
 import { chatappModule } from './chatapp.js';
 import { codehostModule } from './codehost.js';
+import { dataModule } from './data.js';
 import { deadLettersModule } from './dead-letters.js';
 import { housekeepingModule } from './housekeeping.js';
 import { installModule } from './install.js';
@@ -20,4 +21,5 @@ export const serviceModules: ServiceModuleFactory[] = [
   deadLettersModule,
   housekeepingModule,
   webhooksModule,
+  dataModule,
 ];

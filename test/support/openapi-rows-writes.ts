@@ -134,6 +134,36 @@ export const WRITE_ROWS: Row[] = [
     valid: false,
     code: 'bad_request',
   },
+
+  // INTERFACE §10.5: a user no row writes as, so the erase changes nothing the others read.
+  {
+    name: 'erase a chat user',
+    call: (x) => ({
+      method: 'POST',
+      path: '/api/v1/graph/erase',
+      headers: bearer(x.a),
+      body: { install_id: x.chat, user_external_id: `${x.team}:U0ERASED` },
+    }),
+    status: 200,
+  },
+  {
+    name: "erase a user of another tenant's install",
+    call: (x) => ({
+      method: 'POST',
+      path: '/api/v1/graph/erase',
+      headers: bearer(x.b),
+      body: { install_id: x.chat, user_external_id: `${x.team}:U0ERASED` },
+    }),
+    status: 404,
+    code: 'not_found',
+  },
+  {
+    name: 'erase without a user',
+    call: (x) => ({ method: 'POST', path: '/api/v1/graph/erase', headers: bearer(x.a), body: { install_id: x.chat } }),
+    status: 400,
+    valid: false,
+    code: 'bad_request',
+  },
 ];
 
 export const AFTER_UNINSTALL: Row[] = [

@@ -13,6 +13,7 @@
  *
  * The deletion's own event carries no content (normalize-event.ts keeps no `previous_message`).
  */
+import { NAME_PROPS } from '../../graph/erase-user.js';
 import type { IngestEvent } from '../../runtime/ports.js';
 import type { Queryable } from '../../store/db.js';
 import {
@@ -57,10 +58,25 @@ function keysOf(install: Install, m: { channelId: string; ts: string; user: stri
   return keys;
 }
 
+/** An erased user's name lookups (`user_info`, INTERFACE §9.5) keep their ids only. */
+function userInfoOf(install: Install, payload: unknown): ForgottenKey | null {
+  const userId = str((payload as Record<string, unknown> | null)?.user_id);
+  return userId === null
+    ? null
+    : { tenantId: install.tenant_id, kind: 'chat.user', externalId: `${install.external_id}:${userId}` };
+}
+
+function without(payload: unknown, keys: readonly string[]): unknown {
+  if (typeof payload !== 'object' || payload === null) return payload;
+  return Object.fromEntries(Object.entries(payload).filter(([k]) => !keys.includes(k)));
+}
+
 /** Each batch's events as they may be stored: content removed where a tombstone says so. One lookup for all. */
 export async function withoutForgotten(tx: Queryable, batches: readonly Batch[]): Promise<IngestEvent[][]> {
   const asked = batches.map(({ install, events }) =>
     events.map((e) => {
+      const named = e.kind === 'user_info' ? userInfoOf(install, e.payload) : null;
+      if (named !== null) return [named];
       const m = CONTENT_KINDS.has(e.kind) ? messageOf(e.kind, e.payload) : null;
       return m === null ? [] : keysOf(install, m);
     }),
@@ -72,7 +88,7 @@ export async function withoutForgotten(tx: Queryable, batches: readonly Batch[])
     events.map((e, i) => {
       if (!asked[b]![i]!.some((k) => found.has(forgottenKey(k)))) return e;
       const { payloadJson: _asReceived, ...rest } = e;
-      return { ...rest, payload: withoutContent(e.payload) };
+      return { ...rest, payload: e.kind === 'user_info' ? without(e.payload, NAME_PROPS) : withoutContent(e.payload) };
     }),
   );
 }
