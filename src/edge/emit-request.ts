@@ -68,3 +68,10 @@ export const EMIT_ERRORS = [
   'upstream_error',
   'credentials_unreadable',
 ] as const satisfies readonly ErrorCase[];
+
+/**
+ * INTERFACE §8.24: an ask from a tenant's request to an actor whose shard no node holds (its
+ * owner just died, the lease not yet expired) answers 503 with `Retry-After` after this long,
+ * rather than holding the request until its timeout: the client retries within its own budget.
+ */
+export const UNOWNED_MS = 5_000;

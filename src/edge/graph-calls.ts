@@ -12,6 +12,7 @@ import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode, type No
 import type { Queryable } from '../store/db.js';
 import { findActiveInstalls, getInstall } from '../store/installs.js';
 import type { EdgeContext } from './context.js';
+import { UNOWNED_MS } from './emit-request.js';
 import { idempotentCall } from './idempotency.js';
 import { countEmit } from './metrics.js';
 import { ownInstall } from './params.js';
@@ -99,7 +100,7 @@ export async function actOnNode(
         ctx.actors.ask(
           installWritesKey(await actingInstall(ctx.db, tenantId, node)),
           { type: 'emit', tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
-          { timeoutMs: ACTION_TIMEOUT_MS },
+          { timeoutMs: ACTION_TIMEOUT_MS, unownedMs: UNOWNED_MS },
         ),
       ) as Promise<ActorAnswer<typeof EmitReceipt>>,
     replayed,

@@ -40,17 +40,26 @@ export type MessageOf<P extends Protocol, T extends keyof P & string = keyof P &
   : never;
 
 /** Request/reply to any actor in the cluster (routes to its shard's owner). */
+export interface AskOptions {
+  timeoutMs?: number;
+  idempotent?: boolean;
+  unownedMs?: number;
+}
+
 export interface ActorAsk {
   /**
    * The answer's type is the one `P` names for the message's `type`, never the caller's
    * choice. `idempotent: true` only where running the message twice is harmless (reads,
    * `health`, `refresh`, `resume`): a request its node never answered (it died) is resent
    * to the shard's next owner (runtime/router.ts, INTERFACE §8.24). Never on emit or uninstall.
+   * `unownedMs`: when no node has held the actor's shard for this long (every attempt met no
+   * responders), give up with `ActorUnavailable` (503, `Retry-After`) instead of waiting out
+   * `timeoutMs`: a client's request is answered while its own timeout still lets it retry.
    */
   ask<P extends Protocol, T extends keyof P & string>(
     key: KeyOf<P>,
     msg: { type: T } & P[T]['msg'],
-    opts?: { timeoutMs?: number; idempotent?: boolean },
+    opts?: AskOptions,
   ): Promise<P[T]['answer']>;
 }
 

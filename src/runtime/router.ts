@@ -32,7 +32,7 @@ import { currentRequestId, logContext, type Logger } from '../log.js';
 import { contextOfHeaders, withTraceHeaders } from '../telemetry/nats-trace.js';
 import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
-import type { KeyOf, Protocol } from './ports.js';
+import type { AskOptions, KeyOf, Protocol } from './ports.js';
 import { SEAL_HEADER, type Seal } from './seal.js';
 
 export interface ActorRequest {
@@ -101,7 +101,7 @@ export class Router {
   async ask<P extends Protocol, T extends keyof P & string>(
     key: KeyOf<P>,
     msg: { type: T } & P[T]['msg'],
-    opts: { timeoutMs?: number; idempotent?: boolean } = {},
+    opts: AskOptions = {},
   ): Promise<P[T]['answer']> {
     if (!tracingOn()) return this.send<P, T>(key, msg, opts);
     // INTERFACE §10.7: the request carries the trace (traceparent in its headers).
@@ -112,9 +112,11 @@ export class Router {
   private async send<P extends Protocol, T extends keyof P & string>(
     key: KeyOf<P>,
     msg: { type: T } & P[T]['msg'],
-    opts: { timeoutMs?: number; idempotent?: boolean },
+    opts: AskOptions,
   ): Promise<P[T]['answer']> {
     const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+    // INTERFACE §8.24: nobody holding the shard this long answers 503 now, the client retries.
+    const unownedUntil = opts.unownedMs === undefined ? Infinity : Date.now() + opts.unownedMs;
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
     const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
@@ -140,6 +142,11 @@ export class Router {
         });
       } catch (err) {
         if (isNoResponders(err)) {
+          if (untouched && Date.now() >= unownedUntil)
+            throw new ActorUnavailable(`no node holds ${keyString(key)} yet; retry`, {
+              details: { attempts: attempt + 1 },
+              retryAfterS: 1,
+            });
           // Full jitter keeps callers from stampeding the new owner the moment it subscribes.
           const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** attempt);
           await sleep(Math.min(deadline - Date.now(), ceiling / 2 + Math.random() * (ceiling / 2)));

@@ -122,6 +122,17 @@ describe('integration: router', () => {
     expect(took).toBeLessThan(1_200 + 5_000);
   });
 
+  it('with unownedMs, nobody holding the shard answers ActorUnavailable with Retry-After before the deadline', async () => {
+    const started = Date.now();
+    const err = await router
+      .ask({ kind: 'install', id: ['nobody'] }, { type: 'ping' }, { timeoutMs: 60_000, unownedMs: 500 })
+      .catch((e) => e);
+    // The give-up says when to come back; the deadline's ActorUnavailable does not.
+    expect(err).toMatchObject({ kind: 'ActorUnavailable', code: 'unavailable', retryAfterS: 1 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
   it('a received but unanswered request is DeadlineExceeded, not retried', async () => {
     const key: ActorKey = { kind: 'install', id: ['slow'] };
     let calls = 0;

@@ -14,7 +14,7 @@ import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
 import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
-import { EMIT_ERRORS, EmitRequest } from '../emit-request.js';
+import { EMIT_ERRORS, EmitRequest, UNOWNED_MS } from '../emit-request.js';
 import { idempotent } from '../idempotency.js';
 import { countEmit, countRefusedEmit } from '../metrics.js';
 import { operation } from '../operation.js';
@@ -117,7 +117,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
       return ctx.actors.ask(
         installKey(install.install_id),
         { type: 'uninstall', tenantId: req.tenantId },
-        { timeoutMs: 20_000 },
+        { timeoutMs: 20_000, unownedMs: UNOWNED_MS },
       );
     },
   );
@@ -142,7 +142,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
           ctx.actors.ask(
             installWritesKey(install.install_id),
             { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body, idempotencyKey },
-            { timeoutMs: EMIT_TIMEOUT_MS },
+            { timeoutMs: EMIT_TIMEOUT_MS, unownedMs: UNOWNED_MS },
           ),
         ),
       ) as Promise<ActorAnswer<typeof EmitReceipt>>;
@@ -159,7 +159,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
     return ctx.actors.ask(
       installWritesKey(install.install_id),
       { type: 'health', tenantId: req.tenantId },
-      { timeoutMs: 15_000, idempotent: true },
+      { timeoutMs: 15_000, idempotent: true, unownedMs: UNOWNED_MS },
     ) as Promise<ActorAnswer<typeof InstallHealth>>;
   });
 };
