@@ -61,11 +61,28 @@ export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
     feed: p.feedNotices,
     plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
   });
-  undo.push({ name: 'edge', fn: () => edge.close() });
+  undo.push({ name: 'edge', fn: () => closeEdge(edge) });
   const url = await edge.listen({ host: config.host, port: config.port });
   for (const m of modules) {
     await m.startEdge?.();
     undo.push({ name: `${m.id} edge`, fn: async () => m.stopEdge?.() });
   }
   return { edge, url };
+}
+
+/**
+ * INTERFACE §8.24: a graceful stop ends within 5 s. Closing stops new requests at once (503
+ * on a kept-alive socket) and waits for those in flight; what still runs after this long (an
+ * emit waiting for its bucket, a held change feed or event stream) has its socket closed, so
+ * its client retries on another node instead of holding this one.
+ */
+const EDGE_DRAIN_MS = 2_000;
+
+async function closeEdge(edge: { close(): Promise<unknown>; server: { closeAllConnections(): void } }) {
+  const timer = setTimeout(() => edge.server.closeAllConnections(), EDGE_DRAIN_MS);
+  try {
+    await edge.close();
+  } finally {
+    clearTimeout(timer);
+  }
 }
