@@ -14,7 +14,18 @@ import { chatEnv, installOk, type ChatStack } from '../support/slack-harness.js'
 import { FakeSlack } from 'connector-service/testing';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl, testNatsUrl } from '../support/env.js';
 import { cleanNamespace } from '../support/node.js';
-import { assertBuilt, kill9, killAll, startServeReady, type ServeProcess } from '../support/failover-cluster.js';
+import {
+  assertBuilt,
+  kill9,
+  killAll,
+  startServeReady,
+  terminate,
+  type ServeProcess,
+} from '../support/failover-cluster.js';
+import { installWritesKey } from '../../src/runtime/names.js';
+import { scrapeSample } from '../support/metrics.js';
+import { until } from '../support/until.js';
+import { callWithRetries, deliveryLoad, leaseHolderOf, type CallOutcome } from '../support/churn-client.js';
 
 const RUNS = 5;
 const RETRY_FOR_MS = 15_000;
@@ -128,4 +139,145 @@ describe('emits through node churn', () => {
       expect(failures).toEqual([]);
     },
   );
+});
+
+/**
+ * Issue 33's row, INTERFACE §8.24: three nodes under 100 signed deliveries a second; a client
+ * calling once a second (every third call an emit, over 6 channels: each channel every 18 s,
+ * the others a health round trip), each call retried round-robin over the nodes with 10 s per
+ * attempt and 15 s per call. At 6 s the node holding the install's writes is killed with
+ * SIGKILL; at 11 s a second node gets SIGTERM and is started again. Every call succeeds, no
+ * `channel throttled` answer without a post in the second before, the SIGTERM ends within 5 s.
+ */
+describe('the churn row: owner killed under load, a second node restarted', () => {
+  const ROW_RUNS = Number(process.env.CHURN_ROW_RUNS ?? 5);
+  const SHARDS = 12;
+  let slack: FakeSlack;
+  let namespace: string;
+  let pool: ReturnType<typeof createPool>;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    assertBuilt();
+    slack = await new FakeSlack().start();
+    namespace = freshNamespace('churnrow');
+    pool = createPool(testDatabaseUrl(), { max: 2 });
+    env = {
+      DATABASE_URL: testDatabaseUrl(),
+      NATS_URL: testNatsUrl(),
+      SERVICE_NAMESPACE: namespace,
+      SERVICE_MASTER_KEY: TEST_MASTER_KEY,
+      SERVICE_SHARDS: String(SHARDS),
+      SERVICE_LEASE_TTL_S: '3',
+      LOG_LEVEL: 'warn',
+      ...chatEnv(slack),
+    };
+  });
+  afterAll(async () => {
+    await killAll();
+    await slack?.close();
+    await pool?.end();
+    if (namespace) await cleanNamespace(namespace);
+  });
+
+  it('every call succeeds within 15 s, no spurious throttle, SIGTERM within 5 s', { timeout: 600_000 }, async () => {
+    let seq = 0;
+    const start = () => startServeReady(`row-${++seq}`, env, 30_000);
+    const nodes: ServeProcess[] = [];
+    for (let i = 0; i < 3; i++) nodes.push(await start());
+    const team = slack.addTeam();
+    const channels = Array.from({ length: 6 }, () => slack.addChannel(team.id, { type: 'channel' }));
+    const busy = slack.addChannel(team.id, { type: 'channel' });
+    const tenant = await createTenant(pool, TEST_MASTER_KEY, 'churn-row');
+    const auth = { authorization: `Bearer ${tenant.api_key}` };
+    const stack = { slack, node: { url: nodes[0]!.url } } as unknown as ChatStack;
+    const { install_id: installId } = await installOk(stack, { ...tenant, auth }, team.id);
+    const urls = () => nodes.map((n) => n.url);
+
+    const outcomes: CallOutcome[] = [];
+    const spurious: string[] = [];
+    const stops: number[] = [];
+    let emits = 0;
+    // The row starts from three running nodes with their fair share each (not from a rebalance).
+    const settled = () =>
+      until(
+        'three nodes with 4 shards each',
+        async () => {
+          const owned = await Promise.all(
+            nodes.map((n) => scrapeSample(n.url, 'connector_service_shards_owned', {}).catch(() => -1)),
+          );
+          return owned.every((o) => o === SHARDS / 3);
+        },
+        { timeoutMs: 60_000, everyMs: 250 },
+      );
+    for (let run = 0; run < ROW_RUNS; run++) {
+      await settled();
+      const load = deliveryLoad(slack, team.id, busy.id, urls, 100);
+      const began = Date.now();
+      const calls: Array<Promise<CallOutcome>> = [];
+      let restart: Promise<void> | null = null;
+      let victim: ServeProcess | null = null;
+      for (let k = 0; k < 20; k++) {
+        const due = began + k * 1000;
+        if (due > Date.now()) await sleep(due - Date.now());
+        if (k === 6) {
+          const owner = await leaseHolderOf(namespace, installWritesKey(installId), SHARDS);
+          victim = nodes.find((n) => n.nodeId === owner) ?? nodes[0]!;
+          void kill9(victim);
+        }
+        if (k === 11) {
+          const second = nodes.find((n) => n !== victim)!;
+          restart = (async () => {
+            const stopped = await terminate(second, 30_000);
+            stops.push(stopped.forced ? Infinity : stopped.ms);
+            nodes[nodes.indexOf(second)] = await start();
+          })();
+        }
+        if (k % 3 === 0) {
+          const ch = channels[emits++ % channels.length]!.id;
+          const text = `run ${run} call ${k}`;
+          calls.push(
+            callWithRetries(
+              `emit ${ch} ${text}`,
+              urls,
+              k,
+              (url, signal) =>
+                fetch(`${url}/api/v1/connectors/installs/${installId}/emit`, {
+                  method: 'POST',
+                  headers: { ...auth, 'content-type': 'application/json' },
+                  body: JSON.stringify({ kind: 'chatapp.message', body: { channel_id: ch, text } }),
+                  signal,
+                }),
+              async (res, at) => {
+                const recent = slack.posted.some((p) => p.channel === ch && p.at >= at - 1_500 && p.at <= at);
+                if (!recent) spurious.push(`${text}: ${await res.text()}`);
+                else await res.arrayBuffer();
+              },
+            ),
+          );
+        } else {
+          calls.push(
+            callWithRetries(`health ${run} ${k}`, urls, k, (url, signal) =>
+              fetch(`${url}/api/v1/connectors/installs/${installId}/health`, { headers: auth, signal }),
+            ),
+          );
+        }
+      }
+      outcomes.push(...(await Promise.all(calls)));
+      await restart;
+      await load.stop();
+      nodes[nodes.indexOf(victim!)] = await start();
+    }
+    const failed = outcomes.filter((o) => !o.ok);
+    const slowest = Math.max(...outcomes.map((o) => o.endedAt - o.startedAt));
+    console.log(
+      `figures: churn row, ${ROW_RUNS} runs: ${outcomes.length} calls, ${failed.length} failed, ` +
+        `${spurious.length} spurious throttles, slowest call ${slowest} ms, SIGTERM ${stops.map((m) => m.toFixed(0)).join('/')} ms`,
+    );
+    for (const f of outcomes.filter((o) => !o.ok || o.endedAt - o.startedAt > 5_000))
+      console.log(`slow or failed: ${f.what} (${f.endedAt - f.startedAt} ms): ${f.attempts.join(' | ')}`);
+    expect(failed.map((f) => f.what)).toEqual([]);
+    expect(spurious).toEqual([]);
+    for (const ms of stops) expect(ms).toBeLessThan(5_000);
+  });
 });
