@@ -80,7 +80,7 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
       },
       async (req, reply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        if (!verifySignature(config.codehost.webhookSecret ?? '', raw, req.headers['x-hub-signature-256'])) {
+        if (!(await verifySignature(config.codehost.webhookSecret ?? '', raw, req.headers['x-hub-signature-256']))) {
           throw new Unauthorized('X-Hub-Signature-256 is missing or does not match the body');
         }
         const event = header(req.headers['x-github-event']);
