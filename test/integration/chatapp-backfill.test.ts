@@ -159,8 +159,17 @@ describe('chatapp backfill', () => {
       },
       { timeoutMs: 10_000 },
     );
-    await new Promise((r) => setTimeout(r, 300));
-    const ids = (await allEvents(b.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
+    // The walk published everything before it said complete, and an install's events are stored in the
+    // order they were published: once a live event sent now is in, nothing of the walk is still to come.
+    const later: FakeMessage = { ts: nextTs(), user: 'U0LATE', text: 'after the walk' };
+    expect((await slack.deliver(team.id, messageEvent(team, pub, later))).status).toBe(200);
+    const laterId = `message:${pub.id}:${later.ts}`;
+    await until('a live event after the walk', async () =>
+      (await allEvents(b.url, tenant, install_id)).some((e) => e.id === laterId),
+    );
+    const ids = (await allEvents(b.url, tenant, install_id))
+      .filter((e) => e.kind === 'message' && e.id !== laterId)
+      .map((e) => e.id);
     expect(ids.length).toBe(expected.length);
     expect(new Set(ids)).toEqual(new Set(expected));
     expect(events.find((e) => e.id === `message:${gdm.id}:${gdm.messages[0]!.ts}`)!.payload.channel_type).toBe('mpim');

@@ -56,7 +56,10 @@ describe('chatapp Socket Mode', () => {
       });
       expect(again.acked).toBe(true);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    // An install's events are stored in the order they were acknowledged: once a later one is in, the retries were handled.
+    const later = message('after the retries');
+    expect((await s.slack.socket.push(team.id, messageEvent(team, chan, later))).acked).toBe(true);
+    await until('a later event ingested', () => ingested(idOf(later)), { timeoutMs: 10_000 });
     expect((await allEvents(s.node.url, tenant, installId)).filter((e) => e.id === idOf(m))).toHaveLength(1);
   });
 

@@ -140,11 +140,11 @@ describe('integration: ingest stream and shard consumer', () => {
       active--;
     });
     await c.start();
-    await until('condition', () => c.stats().delivered === 60, { timeoutMs: 15_000 });
+    await until('60 events delivered', () => c.stats().delivered === 60, { timeoutMs: 15_000 });
     for (const inst of installs) expect(got.get(inst)).toEqual(Array.from({ length: 20 }, (_, i) => `e${i}`));
     expect(maxActive).toBeGreaterThan(1);
     expect(maxActive).toBeLessThanOrEqual(installs.length);
-    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
+    await until('the work queue empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
     expect(c.stats()).toMatchObject({ inFlight: 0, redeliveries: 0, deadLettered: 0 });
   });
 
@@ -161,9 +161,10 @@ describe('integration: ingest stream and shard consumer', () => {
     const seen: string[] = [];
     const c = consumer(0, async (ev) => void seen.push(ev.id));
     await c.start();
-    await until('condition', () => seen.length === 2, { timeoutMs: 15_000 });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(seen).toEqual(['same', longId]);
+    // One shard's events arrive in stream order: once a later one is seen, no second copy is still to come.
+    await publisher.publish(event('i1', 'later'));
+    await until("'later' seen", () => seen.includes('later'), { timeoutMs: 15_000 });
+    expect(seen).toEqual(['same', longId, 'later']);
   });
 
   it('a payload larger than max_payload travels by blob ref, arrives intact, and the blob is deleted', async () => {
@@ -175,11 +176,11 @@ describe('integration: ingest stream and shard consumer', () => {
     const got: IngestEvent[] = [];
     const c = consumer(0, async (ev) => void got.push(ev));
     await c.start();
-    await until('condition', () => got.length === 2, { timeoutMs: 15_000 });
+    await until('both events received', () => got.length === 2, { timeoutMs: 15_000 });
     expect(got[0]).toEqual(event('i1', 'big', big));
     expect(got[1]?.id).toBe('small');
-    await until('condition', () => blobs.size() === 0, { timeoutMs: 15_000 });
-    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
+    await until('the blob deleted', () => blobs.size() === 0, { timeoutMs: 15_000 });
+    await until('the work queue empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
   });
 
   it('a payload given as received JSON text arrives parsed, inline and (over max_payload) by blob ref', async () => {
@@ -196,9 +197,9 @@ describe('integration: ingest stream and shard consumer', () => {
     const got: IngestEvent[] = [];
     const c = consumer(0, async (ev) => void got.push(ev));
     await c.start();
-    await until('condition', () => got.length === 2, { timeoutMs: 15_000 });
+    await until('both events received', () => got.length === 2, { timeoutMs: 15_000 });
     expect(got).toEqual([event('i1', 'raw-small', JSON.parse(small)), event('i1', 'raw-big', JSON.parse(big))]);
-    await until('condition', () => blobs.size() === 0, { timeoutMs: 15_000 });
+    await until('the blobs deleted', () => blobs.size() === 0, { timeoutMs: 15_000 });
   });
 
   it('retries a failing delivery with backoff, keeping the install order', async () => {
@@ -216,7 +217,7 @@ describe('integration: ingest stream and shard consumer', () => {
       { nakBaseMs: 100 },
     );
     await c.start();
-    await until('condition', () => order.length === 3, { timeoutMs: 15_000 });
+    await until('three events in order', () => order.length === 3, { timeoutMs: 15_000 });
     const i1 = order.filter(([id]) => id !== 'other');
     expect(i1).toEqual([
       ['flaky', 3],
@@ -242,13 +243,15 @@ describe('integration: ingest stream and shard consumer', () => {
       { nakBaseMs: 600, maxBatch: 1 },
     );
     await first.start();
-    await until('condition', () => attempts === 1 && first.stats().inFlight === 1, { timeoutMs: 15_000 });
+    await until('the first attempt in flight', () => attempts === 1 && first.stats().inFlight === 1, {
+      timeoutMs: 15_000,
+    });
     await first.stop();
     expect(attempts).toBe(1);
     const order: string[] = [];
     const second = consumer(0, async (ev) => void order.push(ev.id));
     await second.start();
-    await until('condition', () => order.length === 2, { timeoutMs: 15_000 });
+    await until('two events in order', () => order.length === 2, { timeoutMs: 15_000 });
     expect(order).toEqual(['head', 'behind']);
   });
 
@@ -266,9 +269,9 @@ describe('integration: ingest stream and shard consumer', () => {
       { maxDeliver: 3, nakBaseMs: 50 },
     );
     await c.start();
-    await until('condition', () => seen.includes('after'), { timeoutMs: 15_000 });
+    await until("'after' seen", () => seen.includes('after'), { timeoutMs: 15_000 });
     await publisher.publish(event('i1', 'later'));
-    await until('condition', () => seen.includes('later'), { timeoutMs: 15_000 });
+    await until("'later' seen", () => seen.includes('later'), { timeoutMs: 15_000 });
     expect(seen).toEqual(['after', 'later']);
     expect(deadLetters.records).toHaveLength(1);
     expect(deadLetters.records[0]).toMatchObject({
@@ -279,7 +282,7 @@ describe('integration: ingest stream and shard consumer', () => {
       error: 'Error: constraint violated',
     });
     expect(c.stats().deadLettered).toBe(1);
-    await until('condition', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
+    await until('the work queue empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
   });
 
   it('dead-letters an undecodable message at once', async () => {
@@ -290,7 +293,9 @@ describe('integration: ingest stream and shard consumer', () => {
     const seen: string[] = [];
     const c = consumer(0, async (ev) => void seen.push(ev.id));
     await c.start();
-    await until('condition', () => seen.length === 1 && deadLetters.records.length === 1, { timeoutMs: 15_000 });
+    await until('one event seen and one dead-lettered', () => seen.length === 1 && deadLetters.records.length === 1, {
+      timeoutMs: 15_000,
+    });
     expect(deadLetters.records[0]).toMatchObject({ subject, installId: 'i.9', deliveries: 1, msgId: 'garbage' });
     expect(new TextDecoder().decode(deadLetters.records[0]!.payload)).toBe('{not json');
   });
@@ -429,7 +434,7 @@ describe('integration: ingest stream and shard consumer', () => {
       finished = Date.now();
     });
     await c.start();
-    await until('condition', () => c.stats().inFlight === 1, { timeoutMs: 15_000 });
+    await until('one delivery in flight', () => c.stats().inFlight === 1, { timeoutMs: 15_000 });
     await c.stop();
     const stoppedAt = Date.now();
     expect(finished).toBeGreaterThan(0);
@@ -439,7 +444,7 @@ describe('integration: ingest stream and shard consumer', () => {
   });
 
   it("two shards' consumers never see each other's events", async () => {
-    const { publisher, consumer } = await setup(2);
+    const { publisher, consumer, streamMessages } = await setup(2);
     const on0 = installOn(0, 2, 's0-');
     const on1 = installOn(1, 2, 's1-');
     for (let i = 0; i < 5; i++) {
@@ -451,8 +456,8 @@ describe('integration: ingest stream and shard consumer', () => {
     const c0 = consumer(0, async (ev) => void seen0.push(ev.installId));
     const c1 = consumer(1, async (ev) => void seen1.push(ev.installId));
     await Promise.all([c0.start(), c1.start()]);
-    await until('condition', () => seen0.length === 5 && seen1.length === 5, { timeoutMs: 15_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    // An event leaves the work queue once its handler is done: with the queue empty, every delivery has been seen.
+    await until('the work queue empty', async () => (await streamMessages()) === 0, { timeoutMs: 15_000 });
     expect(new Set(seen0)).toEqual(new Set([on0]));
     expect(new Set(seen1)).toEqual(new Set([on1]));
   });
