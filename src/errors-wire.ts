@@ -12,6 +12,7 @@ import {
   ErrorCodes,
   type ErrorKind,
   Unauthorized,
+  Forbidden,
   NotFound,
   BadRequest,
   BadConfig,
@@ -35,6 +36,7 @@ import {
 
 const CONSTRUCTORS: Record<ErrorKind, (message: string, opts: AppErrorOptions) => AppError> = {
   Unauthorized: (m, o) => new Unauthorized(m, o),
+  Forbidden: (m, o) => new Forbidden(m, o),
   NotFound: (m, o) => new NotFound(m, o),
   BadRequest: (m, o) => new BadRequest(m, o),
   BadConfig: (m, o) => new BadConfig(m, o),

@@ -17,6 +17,8 @@
  */
 export const ErrorCodes = {
   unauthorized: 'unauthorized',
+  /** INTERFACE §10.4: the API key is valid but lacks the scope the route needs. */
+  forbidden: 'forbidden',
   notFound: 'not_found',
   badRequest: 'bad_request',
   badConfig: 'bad_config',
@@ -74,6 +76,7 @@ export interface AppErrorOptions {
 
 export type ErrorKind =
   | 'Unauthorized'
+  | 'Forbidden'
   | 'NotFound'
   | 'BadRequest'
   | 'BadConfig'
@@ -149,6 +152,13 @@ export class Unauthorized extends AppError {
   readonly kind = 'Unauthorized';
   constructor(message = 'missing or invalid credentials', opts?: AppErrorOptions) {
     super(ErrorCodes.unauthorized, message, opts);
+  }
+}
+/** 403: a valid key outside its scopes (INTERFACE §10.4); `details.scope` names the scope it lacks. */
+export class Forbidden extends AppError {
+  readonly kind = 'Forbidden';
+  constructor(message: string, opts?: AppErrorOptions) {
+    super(ErrorCodes.forbidden, message, opts);
   }
 }
 export class NotFound extends AppError {

@@ -1,6 +1,6 @@
 /** Every `connectors` command (a registry: the one place that lists them). */
 import type { Command } from './command.js';
-import { apiKeysCreateCommand, apiKeysRevokeCommand } from './api-keys.js';
+import { apiKeysCreateCommand, apiKeysListCommand, apiKeysRevokeCommand } from './api-keys.js';
 import { deadLettersListCommand, deadLettersReplayCommand } from './dead-letters.js';
 import { devCommand } from './dev.js';
 import { keysRotateCommand } from './keys.js';
@@ -17,6 +17,7 @@ export const COMMANDS: Command[] = [
   tenantsDeleteCommand,
   usersCreateCommand,
   apiKeysCreateCommand,
+  apiKeysListCommand,
   apiKeysRevokeCommand,
   keysRotateCommand,
   deadLettersListCommand,

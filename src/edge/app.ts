@@ -10,7 +10,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { BadRequest, RateLimited } from '../errors.js';
-import { createTenantAuth, type TenantAuth } from './auth.js';
+import { createTenantAuth, type KeyGrant, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
 import { answerInContractShape, FRAMEWORK_ERROR_OPTIONS } from './framework-errors.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './json-depth.js';
@@ -77,14 +77,14 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const rate = createTenantRate(deps.config.security.tenantRatePerS);
   // Every tenant route authenticates through here, so the per-tenant limit (INTERFACE §9.2)
   // covers them all, connector plugins included.
-  const authenticate = async (req: Parameters<TenantAuth['authenticate']>[0]): Promise<string> => {
-    const tenantId = await auth.authenticate(req);
-    const taken = rate.take(tenantId);
+  const authenticate = async (req: Parameters<TenantAuth['authenticate']>[0]): Promise<KeyGrant> => {
+    const grant = await auth.authenticate(req);
+    const taken = rate.take(grant.tenantId);
     if (!taken.ok) {
       deps.metrics.tenantRateLimited.inc();
       throw new RateLimited('too many requests for this tenant', taken.retryAfterMs / 1000);
     }
-    return tenantId;
+    return grant;
   };
   const unverifiedBytes = new ByteBudget(UNVERIFIED_BYTES_BUDGET, (n) => deps.metrics.unverifiedBodyBytes.set(n));
   const ctx: EdgeContext = { ...deps, unverifiedBytes, feed: deps.feed ?? pollingWaker };

@@ -11,13 +11,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import type { ApiScope } from '../api-scopes.js';
 import { Unauthorized } from '../errors.js';
+import type { KeyGrant } from '../store/api-keys.js';
 
-export type TenantResolver = (rawKey: string) => Promise<{ tenantId: string } | null>;
+export type { KeyGrant };
+
+/** The grant of a live key (not revoked, not expired), or null. */
+export type TenantResolver = (rawKey: string) => Promise<KeyGrant | null>;
 
 declare module 'fastify' {
   interface FastifyRequest {
     tenantId: string;
+    /** The caller's key on a tenant route: its id and scopes (MCP tools check theirs against these). */
+    apiKey: { keyId: string; scopes: readonly ApiScope[] };
   }
 }
 
@@ -28,36 +35,46 @@ const MAX_ENTRIES = 10_000;
 
 export type TenantAuth = ReturnType<typeof createTenantAuth>;
 
-export function createTenantAuth(resolve: TenantResolver, now: () => number = Date.now) {
-  const cache = new Map<string, { tenantId: string | null; expires: number }>();
+export interface TenantAuthOptions {
+  now?: () => number;
+  /** Told of every authenticated request's key (`last_used_at`, which throttles its own writes). */
+  used?: (keyId: string) => void;
+}
+
+export function createTenantAuth(resolve: TenantResolver, opts: TenantAuthOptions = {}) {
+  const now = opts.now ?? Date.now;
+  const cache = new Map<string, { grant: KeyGrant | null; expires: number }>();
   let live = false;
   // Bumped by every invalidation: a lookup that started before one must not cache its answer.
   let generation = 0;
 
-  async function lookup(rawKey: string): Promise<string | null> {
+  async function lookup(rawKey: string): Promise<KeyGrant | null> {
     const k = createHash('sha256').update(rawKey).digest('base64url');
     const hit = cache.get(k);
-    if (hit && hit.expires > now()) return hit.tenantId;
+    // An expiring key's hit ends when the key does (§10.4: expired answers 401 like revoked).
+    if (hit && hit.expires > now() && (hit.grant?.expiresAt ?? Infinity) > now()) return hit.grant;
     const started = generation;
-    const found = await resolve(rawKey);
-    const tenantId = found?.tenantId ?? null;
-    if (started !== generation) return tenantId;
+    const grant = await resolve(rawKey);
+    if (started !== generation) return grant;
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-    cache.set(k, { tenantId, expires: now() + (tenantId ? (live ? HIT_TTL_MS : DEAF_HIT_TTL_MS) : MISS_TTL_MS) });
-    return tenantId;
+    cache.set(k, { grant, expires: now() + (grant ? (live ? HIT_TTL_MS : DEAF_HIT_TTL_MS) : MISS_TTL_MS) });
+    return grant;
   }
 
-  /** Resolves the caller's tenant or throws Unauthorized (401 for missing, malformed or unknown keys). */
-  async function authenticate(req: FastifyRequest): Promise<string> {
+  /** Resolves the caller's key or throws Unauthorized (401 for missing, malformed, unknown, revoked or expired keys). */
+  async function authenticate(req: FastifyRequest): Promise<KeyGrant> {
     const header = req.headers.authorization;
     if (typeof header !== 'string' || header.length === 0)
       throw new Unauthorized('missing Authorization: Bearer <API_KEY>');
     const m = /^Bearer\s+([A-Za-z0-9_\-.~+/=]{8,512})\s*$/i.exec(header);
     if (!m) throw new Unauthorized('malformed Authorization header: expected Bearer <API_KEY>');
-    const tenantId = await lookup(m[1]!);
-    if (!tenantId) throw new Unauthorized('unknown API key');
-    req.tenantId = tenantId;
-    return tenantId;
+    const grant = await lookup(m[1]!);
+    if (!grant || (grant.expiresAt !== null && grant.expiresAt <= now()))
+      throw new Unauthorized('unknown, revoked or expired API key');
+    req.tenantId = grant.tenantId;
+    req.apiKey = { keyId: grant.keyId, scopes: grant.scopes };
+    opts.used?.(grant.keyId);
+    return grant;
   }
 
   /** A key was revoked or changed somewhere in the cluster: forget every cached answer. */

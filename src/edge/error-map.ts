@@ -9,6 +9,7 @@ import { toAppError } from '../errors-wire.js';
 
 export const STATUS_OF: Record<ErrorKind, number> = {
   Unauthorized: 401,
+  Forbidden: 403,
   NotFound: 404,
   BadRequest: 400,
   BadConfig: 400,

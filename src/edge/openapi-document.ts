@@ -30,6 +30,7 @@ const ERROR_REF = '#/components/schemas/Error';
 const REASONS: Record<number, string> = {
   400: 'Bad request',
   401: 'Unauthorized',
+  403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
   409: 'Conflict',

@@ -20,10 +20,14 @@
  *
  * The type provider checks what the handler returns against the response schemas; the
  * errors every route of its kind can answer are added here (`errorsOf`), so a route lists
- * only its own. Per-route metadata beyond the document (scopes, INTERFACE §10.4) belongs
- * in the spec too, next to `auth`.
+ * only its own. A keyed route names the API-key scope it needs (INTERFACE §10.4), `scope:
+ * 'graph:read'` or `'any'` (any valid key): the document shows it as the Bearer requirement's
+ * scope and in the description, and the tenant guard (tenant-guard.ts) checks it, reading it
+ * from here, so the two cannot disagree. A keyed route without one does not compile, and one
+ * registered without one stops the node at start.
  */
 import { z } from 'zod';
+import { isApiScope, type ScopeNeed } from '../api-scopes.js';
 import type { ErrorCode, ErrorKind } from '../errors.js';
 import { STATUS_OF } from './error-map.js';
 
@@ -67,13 +71,12 @@ export interface Answer<S extends z.ZodType = z.ZodType> {
 /** An error the route answers: a §2 code (answered with its usual kind), or a kind and code. */
 export type ErrorCase = ErrorCode | { kind: ErrorKind; code: ErrorCode };
 
-export interface OperationSpec {
+interface OperationFields {
   /** Unique, camelCase: the method name a generated client gets. */
   operationId: string;
   tag: Tag;
   summary: string;
   description?: string;
-  auth: Auth;
   params?: z.ZodType;
   querystring?: z.ZodType;
   headers?: z.ZodType;
@@ -82,6 +85,10 @@ export interface OperationSpec {
   /** The errors particular to this route; errorsOf adds those every route of its kind answers. */
   errors: readonly ErrorCase[];
 }
+
+/** A route nobody's key opens, or a keyed one with the scope it needs (INTERFACE §10.4). */
+export type OperationSpec = OperationFields &
+  ({ auth: 'public'; scope?: never } | { auth: Exclude<Auth, 'public'>; scope: ScopeNeed });
 
 type ResponseSchemas<R extends Record<number, Answer>> = {
   [K in keyof R]: {
@@ -92,6 +99,8 @@ type ResponseSchemas<R extends Record<number, Answer>> = {
 
 /** Where a route's schema keeps its errors, for openapi.ts (fastify and the JSON Schema transform ignore it). */
 export const ERRORS = Symbol('operation errors');
+/** Where a keyed route's schema keeps the scope it needs, for the tenant guard. */
+export const SCOPE = Symbol('operation scope');
 
 /** What fastify and @fastify/swagger read from a route's `schema`. */
 export type OperationSchema<S extends OperationSpec> = Pick<S, 'params' | 'querystring' | 'headers' | 'body'> & {
@@ -102,15 +111,32 @@ export type OperationSchema<S extends OperationSpec> = Pick<S, 'params' | 'query
   security: Array<Record<string, string[]>>;
   response: ResponseSchemas<S['responses']>;
   [ERRORS]: readonly ErrorCase[];
+  [SCOPE]?: ScopeNeed;
 };
 
-const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
-  bearer: [{ bearerAuth: [] }],
-  admin: [{ adminToken: [], bearerAuth: [] }],
-  public: [],
-};
+/** The document's security requirement: the Bearer key's scope as its "role name" (OpenAPI 3.1 §4.8.30). */
+function securityOf(spec: OperationSpec): Array<Record<string, string[]>> {
+  if (spec.auth === 'public') return [];
+  const bearerAuth = spec.scope === 'any' ? [] : [spec.scope];
+  return spec.auth === 'admin' ? [{ adminToken: [], bearerAuth }] : [{ bearerAuth }];
+}
+
+function describeScope(spec: OperationSpec): string | undefined {
+  if (spec.auth === 'public') return spec.description;
+  const needs =
+    spec.scope === 'any'
+      ? 'Any valid API key (no scope needed).'
+      : `Needs an API key with the scope \`${spec.scope}\`.`;
+  return spec.description === undefined ? needs : `${spec.description}\n\n${needs}`;
+}
 
 export function operation<const S extends OperationSpec>(spec: S): OperationSchema<S> {
+  if (spec.auth !== 'public' && !(spec.scope === 'any' || isApiScope(spec.scope ?? ''))) {
+    throw new Error(`${spec.operationId}: a keyed route names the scope it needs (INTERFACE §10.4)`);
+  }
+  if (spec.auth === 'public' && (spec as { scope?: unknown }).scope !== undefined) {
+    throw new Error(`${spec.operationId}: a public route has no scope`);
+  }
   const errors = errorsOf(spec);
   for (const e of errors) {
     const status = statusOf(e);
@@ -136,15 +162,16 @@ export function operation<const S extends OperationSpec>(spec: S): OperationSche
   const schema = {
     operationId: spec.operationId,
     summary: spec.summary,
-    ...(spec.description === undefined ? {} : { description: spec.description }),
+    ...(describeScope(spec) === undefined ? {} : { description: describeScope(spec) }),
     tags: [spec.tag] as [Tag],
-    security: SECURITY[spec.auth],
+    security: securityOf(spec),
     ...(spec.params === undefined ? {} : { params: spec.params }),
     ...(spec.querystring === undefined ? {} : { querystring: spec.querystring }),
     ...(spec.headers === undefined ? {} : { headers: spec.headers }),
     ...(spec.body === undefined ? {} : { body: spec.body }),
     response,
     [ERRORS]: errors,
+    ...(spec.auth === 'public' ? {} : { [SCOPE]: spec.scope }),
   };
   return schema as unknown as OperationSchema<S>;
 }
@@ -153,11 +180,18 @@ export function operation<const S extends OperationSpec>(spec: S): OperationSche
  * The route's own errors and those of its kind: any route can fail unexpectedly (500
  * `internal`); a keyed route refuses a missing or wrong key (401), a tenant past its rate
  * (429) and answers 503 when Postgres does not (the key is looked up there, INTERFACE
- * §9.3); a route with a body refuses malformed JSON (400) and a body past its limit (413).
+ * §9.3), and one that needs a scope refuses a key without it (403, §10.4); a route with a
+ * body refuses malformed JSON (400) and a body past its limit (413).
  */
-export function errorsOf(spec: Pick<OperationSpec, 'auth' | 'body' | 'errors'>): ErrorCase[] {
+export function errorsOf(spec: {
+  auth: Auth;
+  scope?: ScopeNeed;
+  body?: z.ZodType;
+  errors: readonly ErrorCase[];
+}): ErrorCase[] {
   const common: ErrorCase[] = ['internal'];
   if (spec.auth !== 'public') common.push('unauthorized', 'rate_limited', 'unavailable');
+  if (spec.auth !== 'public' && spec.scope !== undefined && spec.scope !== 'any') common.push('forbidden');
   if (spec.body !== undefined) common.push('bad_request', 'payload_too_large');
   const seen = new Set<string>();
   return [...spec.errors, ...common].filter((e) => {
@@ -173,6 +207,11 @@ export function statusOf(e: ErrorCase): number {
   return STATUS_OF[typeof e === 'string' ? KIND_OF_CODE[e] : e.kind];
 }
 
+/** The scope a route's schema says it needs; undefined for a public route or one not made by operation(). */
+export function scopeOfSchema(schema: unknown): ScopeNeed | undefined {
+  return typeof schema === 'object' && schema !== null ? (schema as { [SCOPE]?: ScopeNeed })[SCOPE] : undefined;
+}
+
 export function errorsOfSchema(schema: unknown): readonly ErrorCase[] | undefined {
   return typeof schema === 'object' && schema !== null
     ? (schema as { [ERRORS]?: readonly ErrorCase[] })[ERRORS]
@@ -186,6 +225,7 @@ export function errorsOfSchema(schema: unknown): readonly ErrorCase[] | undefine
  */
 export const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
   unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
   not_found: 'NotFound',
   bad_request: 'BadRequest',
   bad_config: 'BadConfig',

@@ -8,9 +8,18 @@
  * says it takes a tenant's key (operation.ts `auth`: the document and the check cannot
  * disagree) or its config asks with `config: { tenant: true }`. A route whose document says
  * public but which is guarded, or asks to be, stops the node at start.
+ *
+ * Scopes (INTERFACE §10.4) are checked here too, and only here: a guarded route needs the
+ * scope its operation names (operation.ts `scope`, the one the document shows), and a key
+ * without it gets 403 `forbidden` with `error.scope` naming the missing scope, before the body
+ * is read. A guarded route whose definition names no scope stops the node at start, so a new
+ * route cannot forget one.
  */
 import type { FastifyRequest, onRequestHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify';
+import { requireScope, type ScopeNeed } from '../api-scopes.js';
 import { runInTenantScope } from '../store/tenant-scope.js';
+import type { KeyGrant } from './auth.js';
+import { scopeOfSchema } from './operation.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,18 +46,24 @@ function refusePublic(route: RouteOptions): void {
  * `guard(route)` (an `onRoute` hook) attaches authentication, and the tenant scope when
  * `scoped`, to `route`; once, however many contexts' hooks see it.
  */
-export function tenantGuard(authenticate: (req: FastifyRequest) => Promise<string>, scoped: boolean) {
+export function tenantGuard(authenticate: (req: FastifyRequest) => Promise<KeyGrant>, scoped: boolean) {
   const guarded = new WeakSet<RouteOptions>();
-  const authenticated: onRequestHookHandler = async (req) => {
-    await authenticate(req);
-  };
+  const authenticated = (need: ScopeNeed): onRequestHookHandler =>
+    async function authenticated(req) {
+      const grant = await authenticate(req);
+      requireScope(grant.scopes, need);
+    };
   // A preHandler: after the body is parsed (its stream callbacks run outside any async context).
   const inScope: preHandlerHookHandler = (req, _reply, done) => runInTenantScope(req.tenantId, done);
   const guard = (route: RouteOptions): void => {
     if (guarded.has(route)) return;
     guarded.add(route);
+    const need = scopeOfSchema(route.schema);
+    if (need === undefined) {
+      throw new Error(`${String(route.method)} ${route.url}: a tenant route names its scope (operation scope, §10.4)`);
+    }
     route.config = { ...route.config, tenant: true };
-    route.onRequest = [...asArray(route.onRequest), authenticated];
+    route.onRequest = [...asArray(route.onRequest), authenticated(need)];
     if (scoped) route.preHandler = [inScope, ...asArray(route.preHandler)];
   };
   return {

@@ -15,6 +15,7 @@ import type { Router } from '../runtime/router.js';
 import type { Registry } from 'prom-client';
 import type { MasterKeys } from '../store/credential-cipher.js';
 import { listenNotify } from '../store/listen-notify.js';
+import { keyUsageRecorder } from '../store/api-key-usage.js';
 import { findTenantByApiKey } from '../store/tenants.js';
 import type { NodeModule } from '../wiring/module.js';
 import { openTenantPool, type NodePools } from './postgres.js';
@@ -43,7 +44,9 @@ export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
   const { pool, requestPool, onIdleError } = p.pools;
   const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, p.masterKeys, raw);
   // INTERFACE §9.1: a key revoked on any node is refused here within 5 s.
-  const auth = createTenantAuth(resolveTenant);
+  // INTERFACE §10.4: last_used_at, written off the request path at most once a minute per key.
+  const usage = keyUsageRecorder(pool, { onError: (err) => log.warn({ err }, 'API key last_used_at not written') });
+  const auth = createTenantAuth(resolveTenant, { used: usage.used });
   const keysHeard = listenNotify(pool, 'api_keys_changed', log, { notified: auth.invalidate, live: auth.setLive });
   undo.push({ name: 'key announcements', fn: () => keysHeard.stop() });
   const tenantDb = await openTenantPool(config.databaseUrl!, pool, onIdleError, log);

@@ -3,7 +3,8 @@
  * only a keyed hash is stored).
  */
 import { BadRequest } from '../errors.js';
-import { findApiKey, keyRing, type KeyRing } from './api-keys.js';
+import { API_SCOPES } from '../api-scopes.js';
+import { findApiKey, keyRing, type KeyGrant, type KeyRing } from './api-keys.js';
 import { apiKeyDisplayPrefix, apiKeyHashers, generateApiKey, keyVersionOf } from './credential-cipher.js';
 import type { Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
@@ -21,23 +22,18 @@ export async function createTenant(q: Queryable, keys: KeyRing, name: string): P
   if (clean.length === 0 || clean.length > 200) throw new BadRequest('tenant name must be 1-200 characters');
   const ring = keyRing(keys);
   const apiKey = generateApiKey();
-  // One statement, so a tenant never exists without its first key.
+  // One statement, so a tenant never exists without its first key, which holds every scope (§10.4).
   const { rows } = await q.query<{ tenant_id: string; key_id: string }>(
     `WITH t AS (INSERT INTO tenants (name) VALUES ($1) RETURNING tenant_id)
-     INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version)
-     SELECT $2, tenant_id, $3, $4 FROM t
+     INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version, scopes)
+     SELECT $2, tenant_id, $3, $4, $5 FROM t
      RETURNING tenant_id, key_id`,
-    [clean, apiKeyHashers(ring)[0]!(apiKey), apiKeyDisplayPrefix(apiKey), keyVersionOf(ring.current)],
+    [clean, apiKeyHashers(ring)[0]!(apiKey), apiKeyDisplayPrefix(apiKey), keyVersionOf(ring.current), API_SCOPES],
   );
   return { tenant_id: rows[0]!.tenant_id, key_id: rows[0]!.key_id, api_key: apiKey };
 }
 
-/** The tenant a Bearer key belongs to, or null (unknown, revoked or malformed key). */
-export async function findTenantByApiKey(
-  q: Queryable,
-  keys: KeyRing,
-  rawKey: string,
-): Promise<{ tenantId: string } | null> {
-  const found = await findApiKey(q, keys, rawKey);
-  return found ? { tenantId: found.tenantId } : null;
+/** The grant of a Bearer key (its tenant, id, scopes, expiry), or null (unknown, revoked, expired or malformed key). */
+export function findTenantByApiKey(q: Queryable, keys: KeyRing, rawKey: string): Promise<KeyGrant | null> {
+  return findApiKey(q, keys, rawKey);
 }

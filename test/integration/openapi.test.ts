@@ -127,9 +127,13 @@ describe('GET /openapi.json', () => {
         'POST /api/v1/connectors/codehost/webhooks',
       ].sort(),
     );
-    expect(op('/api/v1/connectors/installs/{installId}/emit', 'post').security).toEqual([{ bearerAuth: [] }]);
+    // The Bearer requirement names the key's scope (INTERFACE §10.4); GET /api/v1/connectors takes any key.
+    expect(op('/api/v1/connectors/installs/{installId}/emit', 'post').security).toEqual([
+      { bearerAuth: ['installs:write'] },
+    ]);
+    expect(op('/api/v1/connectors', 'get').security).toEqual([{ bearerAuth: [] }]);
     expect(op('/api/v1/connectors/codehost/admin/install', 'post').security).toEqual([
-      { adminToken: [], bearerAuth: [] },
+      { adminToken: [], bearerAuth: ['installs:write'] },
     ]);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
@@ -150,7 +154,19 @@ describe('GET /openapi.json', () => {
       expect(o.responses['500'], name).toBeDefined();
     }
     const emit = op('/api/v1/connectors/installs/{installId}/emit', 'post');
-    expect(Object.keys(emit.responses)).toEqual(['200', '400', '401', '404', '409', '413', '429', '500', '502', '503']);
+    expect(Object.keys(emit.responses)).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '409',
+      '413',
+      '429',
+      '500',
+      '502',
+      '503',
+    ]);
     expect(
       emit.responses['409']!.content!['application/json']!.schema.allOf[1].properties.error.properties.code.enum,
     ).toEqual(['install_not_active', 'idempotency_key_reused']);

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
+import { API_SCOPES } from '../../src/api-scopes.js';
 import { createTenant, findTenantByApiKey } from '../../src/store/tenants.js';
 import { createUser, userBelongsToTenant } from '../../src/store/users.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
@@ -18,7 +19,12 @@ describe('tenants', () => {
   it('creates a tenant whose key finds it; only the keyed hash is stored', async () => {
     const t = await createTenant(pool, TEST_MASTER_KEY, 'Acme');
     expect(t.api_key).toMatch(/^csk_/);
-    expect(await findTenantByApiKey(pool, TEST_MASTER_KEY, t.api_key)).toEqual({ tenantId: t.tenant_id });
+    expect(await findTenantByApiKey(pool, TEST_MASTER_KEY, t.api_key)).toEqual({
+      tenantId: t.tenant_id,
+      keyId: t.key_id,
+      scopes: [...API_SCOPES],
+      expiresAt: null,
+    });
 
     const { rows } = await pool.query('SELECT key_hash, key_prefix FROM api_keys WHERE tenant_id = $1', [t.tenant_id]);
     expect(rows).toHaveLength(1);

@@ -15,6 +15,7 @@ import { createPool } from '../../src/store/db.js';
 import { tenantRoleUrl } from '../../src/store/tenant-role.js';
 import { readTenantFenceKey, tenantScopedPool } from '../../src/store/tenant-scope.js';
 import { createInstall, type Install } from '../../src/store/installs.js';
+import { createApiKey, type ApiKeyOptions } from '../../src/store/api-keys.js';
 import { createTenant, findTenantByApiKey } from '../../src/store/tenants.js';
 import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from './env.js';
 
@@ -58,6 +59,11 @@ export async function edgeFixture(
     const t = await createTenant(pool, TEST_MASTER_KEY, name);
     return { ...t, auth: { authorization: `Bearer ${t.api_key}` } };
   };
+  /** Another key of `tenantId` with these scopes, label or expiry (INTERFACE §10.4). */
+  const key = async (tenantId: string, opts: ApiKeyOptions = {}) => {
+    const k = await createApiKey(pool, TEST_MASTER_KEY, tenantId, opts);
+    return { ...k, auth: { authorization: `Bearer ${k.api_key}` } };
+  };
   const install = (
     tenantId: string,
     connectorId: 'chatapp' | 'codehost' = 'chatapp',
@@ -68,6 +74,7 @@ export async function edgeFixture(
     pool,
     asked,
     tenant,
+    key,
     install,
     setReady: (v: boolean) => (ready = v),
     close: async () => {

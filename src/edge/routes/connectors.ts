@@ -24,6 +24,7 @@ const LIST = operation({
   tag,
   summary: 'The connectors of this build and whether settings enable them',
   auth: 'bearer',
+  scope: 'any',
   responses: {
     200: { description: 'Every connector of this build', schema: z.object({ connectors: z.array(Connector) }) },
   },
@@ -38,6 +39,7 @@ const START = operation({
     'answer), or 501 `not_configured` where that connector is not enabled; `codehost` installs through its ' +
     'admin route and answers 400 `custom_install_path` with `error.install_path` naming it. Another id: 404.',
   auth: 'bearer',
+  scope: 'installs:write',
   params: z.object({ connectorId: z.string().meta({ enum: [...CONNECTOR_IDS] }) }).strict(),
   // Answered before the body matters; the connector's own route validates it.
   body: documentationOnly(OAuthStartBody.describe("As the connector's own start route takes it")),

@@ -42,6 +42,7 @@ const LIST = operation({
   tag,
   summary: "The caller's dead letters: events that could not be stored, newest first",
   auth: 'bearer',
+  scope: 'installs:read',
   querystring: ListQuery,
   responses: {
     200: {
@@ -56,6 +57,7 @@ const REPLAY = operation({
   tag,
   summary: 'Put one dead letter back on the durable ingest path (it is ingested once)',
   auth: 'bearer',
+  scope: 'installs:write',
   params: z.object({ id: z.string().regex(DEAD_LETTER_ID, { message: 'must be a dead letter id' }) }).strict(),
   responses: {
     200: { description: 'Replayed and removed from the dead letters', schema: z.object({ replayed: z.literal(1) }) },

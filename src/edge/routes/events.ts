@@ -21,6 +21,7 @@ const LIST = operation({
   tag: 'installs',
   summary: 'The ingest log of an install, newest stored first',
   auth: 'bearer',
+  scope: 'installs:read',
   params: InstallIdParams,
   querystring: EventsQuery,
   responses: {

@@ -23,6 +23,7 @@ const LIST = operation({
   summary: "List or search the tenant's graph nodes, newest first",
   description: "A listing leaves out `props.diff` (up to 1 MB per PR); the node's own route has it.",
   auth: 'bearer',
+  scope: 'graph:read',
   querystring: NodesQuery,
   responses: {
     200: {
@@ -37,6 +38,7 @@ const GET = operation({
   tag,
   summary: 'One node with the edges touching it',
   auth: 'bearer',
+  scope: 'graph:read',
   params: NodeIdParams,
   responses: { 200: { description: 'The node and its edges', schema: NodeWithEdges } },
   errors: ['not_found'],
@@ -50,6 +52,7 @@ const ACT = operation({
     "comments, label labels it. An action that does not fit the node's kind is 400 `bad_request`; the emit's " +
     'own errors follow. Takes an `Idempotency-Key` header, as the emit route does.',
   auth: 'bearer',
+  scope: 'graph:write',
   params: NodeIdParams,
   headers: IdempotencyHeaders,
   body: NodeAction,

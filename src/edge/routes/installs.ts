@@ -37,6 +37,7 @@ const LIST = operation({
   tag,
   summary: "List the tenant's installs, newest first",
   auth: 'bearer',
+  scope: 'installs:read',
   querystring: ListQuery,
   responses: { 200: { description: "The tenant's installs", schema: InstallList } },
   errors: ['bad_request'],
@@ -46,6 +47,7 @@ const GET = operation({
   tag,
   summary: 'One install with its backfill progress and side effects',
   auth: 'bearer',
+  scope: 'installs:read',
   params: InstallIdParams,
   responses: { 200: { description: 'The install', schema: InstallDetail } },
   errors: ['not_found'],
@@ -56,6 +58,7 @@ const DELETE = operation({
   summary: 'Uninstall (idempotent): revokes upstream, releases the workspace claim',
   description: 'An upstream refusal other than "token already dead" answers 502 and changes nothing locally.',
   auth: 'bearer',
+  scope: 'installs:write',
   params: InstallIdParams,
   responses: {
     200: {
@@ -74,6 +77,7 @@ const EMIT = operation({
     'header: the same key and body within 24 h answer the first receipt again; another body answers 409 ' +
     '`idempotency_key_reused`. A throttled channel, or a workspace budget still spent after 10 s, answers 429.',
   auth: 'bearer',
+  scope: 'installs:write',
   params: InstallIdParams,
   headers: IdempotencyHeaders,
   body: EmitRequest,
@@ -86,6 +90,7 @@ const HEALTH = operation({
   summary: "The install's upstream health (a round trip to the platform)",
   description: 'A non-active install answers 200 with its status; an unreachable platform 503.',
   auth: 'bearer',
+  scope: 'installs:read',
   params: InstallIdParams,
   responses: { 200: { description: "The install's health", schema: InstallHealth } },
   errors: ['not_found', 'credentials_unreadable'],

@@ -38,6 +38,7 @@ const START = operation({
   tag,
   summary: 'Start a Slack OAuth install: answers the authorize URL and its single-use state',
   auth: 'bearer',
+  scope: 'installs:write',
   body: OAuthStartBody,
   responses: { 200: { description: 'The authorize URL to send the installer to', schema: OAuthStartAnswer } },
   errors: [],

@@ -75,6 +75,7 @@ const ADMIN_INSTALL_SCHEMA = operation({
     'token for the installation 400 `installation_not_accessible` (GitHub down: 502); already installed for ' +
     'the tenant 409 `already_installed`. The PR-diff backfill starts.',
   auth: 'admin',
+  scope: 'installs:write',
   body: AdminInstallBody,
   responses: {
     201: {
