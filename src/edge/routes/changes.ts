@@ -60,6 +60,7 @@ const LIST = operation({
     'one `event: change` per change, `id:` its cursor, `data:` its JSON, a comment line at least every 15 s. ' +
     'A cursor older than `SERVICE_CHANGES_RETENTION_DAYS` answers 410 `cursor_expired`.',
   auth: 'bearer',
+  scope: 'graph:read',
   querystring: ChangesQuery,
   headers: ChangesHeaders,
   responses: {
