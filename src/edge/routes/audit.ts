@@ -35,6 +35,7 @@ const LIST = operation({
   tag: 'audit',
   summary: "The tenant's audit log: who did what with its keys, newest first (append-only)",
   auth: 'bearer',
+  scope: 'audit:read',
   querystring: AuditQuery,
   responses: {
     200: {
