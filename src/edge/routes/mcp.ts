@@ -56,6 +56,7 @@ const MCP = operation({
     '`get_node`, `list_changes`, `list_installs`, `act_on_node`; each answers the JSON of its route; a failure is a tool ' +
     'result with `isError: true` whose text is the §2 error body. `GET /mcp` answers 405: no server stream.',
   auth: 'bearer',
+  scope: 'any',
   body: JsonRpcMessage,
   responses: {
     200: { description: 'The JSON-RPC response to a request', schema: JsonRpcAnswer },
