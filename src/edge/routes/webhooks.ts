@@ -43,6 +43,8 @@ export const SECRET_OVERLAP_HOURS = 24;
 
 const tag = 'webhooks';
 const auth = 'bearer';
+// INTERFACE §10.4: every webhook route needs webhooks:write.
+const scope = 'webhooks:write';
 const params = WebhookIdParams;
 const CREATE = operation({
   operationId: 'createWebhook',
@@ -52,6 +54,7 @@ const CREATE = operation({
     'Deliveries start with the changes committed after this call: `POST` of `{"type": "graph.changed", ' +
     '"webhook_id", "changes", "next_cursor"}` with `webhook-id`, `webhook-timestamp` and `webhook-signature`.',
   auth,
+  scope,
   body: CreateWebhookBody,
   responses: { 201: { description: 'The webhook, with its secret (shown only now)', schema: WebhookWithSecret } },
   errors: ['bad_config'],
@@ -61,6 +64,7 @@ const LIST = operation({
   tag,
   summary: "The tenant's webhooks, newest first",
   auth,
+  scope,
   responses: { 200: { description: 'The webhooks', schema: WebhookList } },
   errors: [],
 });
@@ -69,6 +73,7 @@ const GET = operation({
   tag,
   summary: 'One webhook',
   auth,
+  scope,
   params,
   responses: { 200: { description: 'The webhook', schema: WebhookSchema } },
   errors: ['not_found'],
@@ -78,6 +83,7 @@ const PATCH = operation({
   tag,
   summary: 'Change a webhook: its URL, kinds, description, or enable or disable it',
   auth,
+  scope,
   params,
   body: PatchWebhookBody,
   responses: { 200: { description: 'The webhook as it is now', schema: WebhookSchema } },
@@ -88,6 +94,7 @@ const DELETE = operation({
   tag,
   summary: 'Delete a webhook and its deliveries log',
   auth,
+  scope,
   params,
   responses: { 204: { description: 'Deleted; no body' } },
   errors: ['not_found'],
@@ -97,6 +104,7 @@ const ROTATE = operation({
   tag,
   summary: 'A new secret; the previous one keeps signing (a second signature) for 24 hours',
   auth,
+  scope,
   params,
   responses: { 200: { description: 'The webhook with its new secret', schema: WebhookWithSecret } },
   errors: ['not_found'],
@@ -106,6 +114,7 @@ const DELIVERIES = operation({
   tag,
   summary: "A webhook's delivery attempts, newest first",
   auth,
+  scope,
   params,
   querystring: DeliveriesQuery,
   responses: { 200: { description: 'A page of attempts', schema: DeliveriesPage } },
