@@ -34,6 +34,7 @@ const ERASE = operation({
   tag: 'graph',
   summary: "Forget a platform user: its node's names and the text of everything it authored",
   auth: 'bearer',
+  scope: 'graph:write',
   body: EraseBody,
   responses: {
     200: {
