@@ -67,7 +67,10 @@ describe('runtime metrics', () => {
     });
     expect(await one('connector_service_shards_owned')).toBe(h.node.config.shards);
     expect(await one('connector_service_actors_active', 'kind="install"')).toBeGreaterThanOrEqual(1);
-    expect(await one('connector_service_actor_mailbox_depth')).toBeGreaterThanOrEqual(0);
+    // Exposed, one series, a count; what it reads at this moment is not fixed (a walker may be mid-step).
+    const depth = await samples('connector_service_actor_mailbox_depth');
+    expect(depth).toHaveLength(1);
+    expect(Number.isInteger(depth[0]![1])).toBe(true);
     // Consumer lag: one series per owned shard.
     expect((await samples('connector_service_ingest_consumer_pending')).length).toBe(h.node.config.shards);
     expect(await one('connector_service_ingest_publish_seconds_count', 'connector="codehost"')).toBeGreaterThanOrEqual(
@@ -90,7 +93,8 @@ describe('runtime metrics', () => {
       await one('connector_service_ingest_batch_events_sum'),
     );
     expect(await one('connector_service_ingest_delivered_total')).toBeGreaterThanOrEqual(5);
-    expect(await one('connector_service_ingest_redeliveries_total')).toBeGreaterThanOrEqual(0);
+    // Exposed before anything was redelivered (a busy machine may have redelivered some by now).
+    expect(await samples('connector_service_ingest_redeliveries_total')).toHaveLength(1);
     expect(await one('connector_service_ingest_dead_letters_total')).toBe(0);
     expect(
       await one('connector_service_http_requests_total', 'route="/api/v1/connectors/codehost/webhooks"'),
