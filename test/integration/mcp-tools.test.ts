@@ -45,7 +45,7 @@ async function project(inst: Install, id: string, kind: string, payload: Record<
   });
 }
 
-async function connect(t: Tenant | null): Promise<Client> {
+async function connect(t: { auth: Record<string, string> } | null): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
     requestInit: { headers: t ? t.auth : {} },
   });
@@ -279,6 +279,37 @@ describe('MCP tools (INTERFACE §10.3)', () => {
     } finally {
       refuse = false;
     }
+  });
+});
+
+describe('scopes (INTERFACE §10.4)', () => {
+  it("refuses a tool whose scope the key lacks with forbidden, naming the scope, before the tool's work", async () => {
+    const readOnly = await f.key(a.tenant_id, { scopes: ['graph:read'] });
+    const c = await connect(readOnly);
+    expect((await c.listTools()).tools).toHaveLength(5);
+    const root = await nodeOf(a, 'ship the mcp release');
+    expect((await call(c, 'search_nodes', { q: 'mcp release' })).isError).toBeFalsy();
+    expect((await call(c, 'get_node', { id: root.id })).isError).toBeFalsy();
+    expect((await call(c, 'list_changes', {})).isError).toBeFalsy();
+    const before = f.asked.length;
+    for (const [name, args, scope] of [
+      ['act_on_node', { id: root.id, action: 'react', name: 'eyes' }, 'graph:write'],
+      // The scope comes first: bad arguments from a key without it are refused the same way.
+      ['act_on_node', { id: root.id, action: 'shout' }, 'graph:write'],
+      ['list_installs', {}, 'installs:read'],
+    ] as const) {
+      const r = await call(c, name, args);
+      const text = (r.content[0] as { text: string }).text;
+      expect(r.isError, name).toBe(true);
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'forbidden', scope } });
+    }
+    expect(f.asked.length).toBe(before);
+
+    const installsOnly = await connect(await f.key(a.tenant_id, { scopes: ['installs:read'] }));
+    expect(failure(await call(installsOnly, 'get_node', { id: root.id })).code).toBe('forbidden');
+    expect((await call(installsOnly, 'list_installs', {})).isError).toBeFalsy();
+    const writer = await connect(await f.key(a.tenant_id, { scopes: ['graph:write'] }));
+    expect((await call(writer, 'act_on_node', { id: root.id, action: 'react', name: 'eyes' })).isError).toBeFalsy();
   });
 });
 

@@ -2,9 +2,11 @@
  * The MCP server of one request (INTERFACE §10.3), on the official SDK's low-level
  * `Server`: it lists the tools of tools.ts with JSON Schemas made from their zod schemas
  * (draft-07, what the SDK's own clients validate with), and calls one with its input
- * parsed by that same schema. Every failure of a call, bad input included, is a tool
- * result with `isError: true` whose text is the route's §2 error body, so an agent reads
- * the same `code` an HTTP client gets.
+ * parsed by that same schema, once the key is found to hold the tool's scope (INTERFACE
+ * §10.4; the route itself takes any valid key, and every tool is listed). Every failure of
+ * a call, a missing scope and bad input included, is a tool result with `isError: true`
+ * whose text is the route's §2 error body, so an agent reads the same `code` an HTTP
+ * client gets.
  *
  * The transport is stateless (no sessions): every POST builds a server for the caller's
  * tenant, answers it, and drops it, so any node answers any request and nothing of a
@@ -21,6 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
+import { requireScope } from '../../api-scopes.js';
 import type { AppError } from '../../errors.js';
 import { toAppError } from '../../errors-wire.js';
 import { errorBody, STATUS_OF } from '../error-map.js';
@@ -87,6 +90,7 @@ async function callTool(tool: Tool, call: McpCall, args: unknown): Promise<CallT
   let result: CallToolResult;
   let outcome = 'ok';
   try {
+    requireScope(call.scopes, tool.scope);
     const input = parseOrBadRequest(tool.input, args, 'arguments');
     // The answer leaves through the route's response schema, as the route's does (openapi.ts).
     const out = tool.output.parse(await tool.run(call, input)) as Record<string, unknown>;

@@ -6,6 +6,7 @@
  * into tool errors naming the §2 code).
  */
 import { z } from 'zod';
+import type { ApiScope } from '../../api-scopes.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { LabelAction, NodeAction, ReactAction, ReplyAction } from '../../graph/node-actions.js';
 import { readChanges } from '../../graph/change-read.js';
@@ -18,13 +19,11 @@ import { ChangesPage } from '../feed-schemas.js';
 import { answer as changesAnswer, ChangesQuery } from '../routes/changes.js';
 import { EmitReceipt, IDEMPOTENCY_KEY, InstallList, NodeWithEdges } from '../schemas.js';
 
-/** The scopes of INTERFACE §10.4 that the tools need. */
-export type ToolScope = 'graph:read' | 'graph:write' | 'installs:read';
-
-/** One call of a tool: the tenant the key authenticated, the edge it runs on (its tenant pool). */
+/** One call of a tool: the tenant the key authenticated and that key's scopes, the edge it runs on (its tenant pool). */
 export interface ToolCall {
   ctx: EdgeContext;
   tenantId: string;
+  scopes: readonly ApiScope[];
 }
 
 /** An audited tool (INTERFACE §10.5): the route's action, and what a call acts on from its arguments. */
@@ -37,7 +36,8 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
   name: string;
   title: string;
   description: string;
-  scope: ToolScope;
+  /** INTERFACE §10.4: a key without it gets the call refused with `forbidden`. */
+  scope: ApiScope;
   input: I;
   output: O;
   annotations: ToolAnnotations;

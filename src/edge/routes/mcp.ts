@@ -88,7 +88,8 @@ export const mcpRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) =>
       );
     // The tools run on the tenant pool, as the tenant routes do; audit entries on the service's own (audit.ts).
     const tools = { ...ctx, db: ctx.tenantDb ?? ctx.db };
-    const server = mcpServer({ ctx: tools, tenantId: req.tenantId, requestId: req.id, audit }, version);
+    const call = { ctx: tools, tenantId: req.tenantId, scopes: req.apiKey.scopes, requestId: req.id, audit };
+    const server = mcpServer(call, version);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
