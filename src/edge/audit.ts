@@ -58,14 +58,18 @@ export function recordAudited(app: FastifyInstance, deps: { db: Queryable; log: 
     } catch {
       target = null; // an odd body names nothing; the entry is still written
     }
-    await recordAudit(deps.db, {
+    const outcome = outcomeOf(reply, answer);
+    const writing = recordAudit(deps.db, {
       tenantId: req.tenantId,
       action: spec.action,
       keyId: keyIdOf(req),
       requestId: req.id,
       target,
-      outcome: outcomeOf(reply, answer),
+      outcome,
     }).catch((err: unknown) => deps.log.error({ err, action: spec.action }, 'audit entry not written'));
+    // INTERFACE §9.3: an `unavailable` answer (Postgres or NATS did not answer in 2 s) leaves
+    // at once; its entry is written when Postgres answers, not awaited for a second 2 s.
+    if (outcome !== 'unavailable') await writing;
     return payload;
   });
 }

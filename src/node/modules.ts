@@ -109,7 +109,8 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
   const feed = createChangeFeed(nats.nc, n, log);
   const feedNotices = new FeedNotices(nats.nc, n, log);
   feedNotices.start();
-  const ingest = { js: nats.js, names: n, seal };
+  // INTERFACE §9.3: the dead-letter replay route waits at most 2 s for JetStream, as publishes do.
+  const ingest = { js: jetstream(nats.nc, { timeout: REQUEST_WAIT_MS }), names: n, seal };
   const services = serviceModules.map((make) =>
     make({ ...deps, drivers, committer, feed, feedNotices, effects, runtimeMetrics: metrics, ingest }),
   );

@@ -9,5 +9,6 @@ import { replayDeadLetters } from './replay-dead-letters.js';
 export const deadLettersModule: ServiceModuleFactory = (deps) => ({
   id: 'dead-letters',
   actors: [],
-  routes: deadLetterRoutes((sel) => replayDeadLetters({ db: deps.pool, ...deps.ingest }, sel)),
+  // INTERFACE §9.3: a request waits at most 2 s for Postgres (the request pool), then 503.
+  routes: deadLetterRoutes((sel) => replayDeadLetters({ db: deps.requestPool, ...deps.ingest }, sel)),
 });

@@ -1,7 +1,7 @@
 /**
  * Integration, INTERFACE §9.3: with Postgres stalled (a TCP proxy in front of it stops
  * forwarding), the routes that write or ask an actor answer too: emit, a node action,
- * health, DELETE, OAuth start and the admin install each answer 503 `unavailable` within
+ * health, DELETE, OAuth start, the admin install and a dead-letter replay each answer 503 `unavailable` within
  * 3 s (a request waits at most 2 s for Postgres or NATS), and work again once it forwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,6 +74,8 @@ const calls = () => ({
   health: () => h.api(`/api/v1/connectors/installs/${installId}/health`, t),
   oauth: () => h.api('/api/v1/connectors/chatapp/oauth/start', t, { body: { redirect_uri: 'https://app.example/cb' } }),
   admin: () => h.adminInstall(t, P + 1),
+  // No such dead letter: 404 while Postgres answers, so its lookup is what is timed.
+  replay: () => h.api(`/api/v1/dead-letters/${P}/replay`, t, { method: 'POST' }),
   // Last: it would uninstall the install the others use if it got through.
   delete: () => h.api(`/api/v1/connectors/installs/${installId}`, t, { method: 'DELETE' }),
 });
@@ -87,7 +89,7 @@ describe('Postgres stalled: the write routes', () => {
       expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
     }
     proxy.pause();
-    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
+    let answers: Record<string, Awaited<ReturnType<typeof timed>>> = {};
     try {
       const c = calls();
       const names = Object.keys(c) as Array<keyof typeof c>;
