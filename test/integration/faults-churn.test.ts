@@ -193,6 +193,15 @@ describe('the churn row: owner killed under load, a second node restarted', () =
     const stack = { slack, node: { url: nodes[0]!.url } } as unknown as ChatStack;
     const { install_id: installId } = await installOk(stack, { ...tenant, auth }, team.id);
     const urls = () => nodes.map((n) => n.url);
+    const health = (url: string, signal?: AbortSignal) =>
+      fetch(`${url}/api/v1/connectors/installs/${installId}/health`, { headers: auth, signal });
+    const emit = (url: string, channelId: string, text: string, signal?: AbortSignal) =>
+      fetch(`${url}/api/v1/connectors/installs/${installId}/emit`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'chatapp.message', body: { channel_id: channelId, text } }),
+        signal,
+      });
 
     const outcomes: CallOutcome[] = [];
     const spurious: string[] = [];
@@ -213,6 +222,15 @@ describe('the churn row: owner killed under load, a second node restarted', () =
     for (let run = 0; run < ROW_RUNS; run++) {
       await settled();
       const load = deliveryLoad(slack, team.id, busy.id, urls, 100);
+      // The row is about churn, not a cold start: every node has answered a health and an emit
+      // (on a channel of its own) under the load before the client's first call.
+      for (const n of nodes) {
+        await until('a warm health', async () => (await health(n.url)).status === 200, { timeoutMs: 30_000 });
+        await until('a warm emit', async () => (await emit(n.url, busy.id, `warm ${run} ${n.nodeId}`)).ok, {
+          timeoutMs: 30_000,
+          everyMs: 1_100,
+        });
+      }
       const began = Date.now();
       const calls: Array<Promise<CallOutcome>> = [];
       let restart: Promise<void> | null = null;
@@ -241,13 +259,7 @@ describe('the churn row: owner killed under load, a second node restarted', () =
               `emit ${ch} ${text}`,
               urls,
               k,
-              (url, signal) =>
-                fetch(`${url}/api/v1/connectors/installs/${installId}/emit`, {
-                  method: 'POST',
-                  headers: { ...auth, 'content-type': 'application/json' },
-                  body: JSON.stringify({ kind: 'chatapp.message', body: { channel_id: ch, text } }),
-                  signal,
-                }),
+              (url, signal) => emit(url, ch, text, signal),
               async (res, at) => {
                 const recent = slack.posted.some((p) => p.channel === ch && p.at >= at - 1_500 && p.at <= at);
                 if (!recent) spurious.push(`${text}: ${await res.text()}`);
@@ -256,11 +268,7 @@ describe('the churn row: owner killed under load, a second node restarted', () =
             ),
           );
         } else {
-          calls.push(
-            callWithRetries(`health ${run} ${k}`, urls, k, (url, signal) =>
-              fetch(`${url}/api/v1/connectors/installs/${installId}/health`, { headers: auth, signal }),
-            ),
-          );
+          calls.push(callWithRetries(`health ${run} ${k}`, urls, k, health));
         }
       }
       outcomes.push(...(await Promise.all(calls)));
