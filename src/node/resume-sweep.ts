@@ -10,6 +10,8 @@
  * idempotent: an actor with a tick pending ignores them.
  */
 import type { Logger } from '../log.js';
+import { systemClock } from '../runtime/clock.js';
+import type { Clock } from '../runtime/ports.js';
 import type { ShardManager } from '../runtime/shard-manager.js';
 import type { NodeModule } from '../wiring/module.js';
 
@@ -20,13 +22,15 @@ export interface ResumeSweepOptions {
   resumers: ReadonlyArray<(shards: ReadonlySet<number>) => Promise<void>>;
   periodMs: number;
   log: Logger;
+  /** Default: real time (tests hand a manual clock). */
+  clock?: Clock;
 }
 
 /** Default period: a stalled walk or reconciliation is picked up within a minute. */
 export const RESUME_SWEEP_MS = 60_000;
 
 export class ResumeSweep {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private running: Promise<void> | null = null;
   private stopped = false;
 
@@ -34,11 +38,16 @@ export class ResumeSweep {
 
   start(): void {
     if (this.timer !== null || this.stopped) return;
-    this.timer = setInterval(() => {
-      // One sweep at a time: a slow one (Postgres stalled) is not stacked on.
-      this.running ??= this.sweep().finally(() => (this.running = null));
-    }, this.o.periodMs);
-    this.timer.unref();
+    const clock = this.o.clock ?? systemClock;
+    const arm = () => {
+      this.timer = clock.setTimeout(() => {
+        if (this.stopped) return;
+        // One sweep at a time: a slow one (Postgres stalled) is not stacked on.
+        this.running ??= this.sweep().finally(() => (this.running = null));
+        arm();
+      }, this.o.periodMs);
+    };
+    arm();
   }
 
   /** One pass over the shards held now; resolves when every resume settled. */
@@ -57,7 +66,7 @@ export class ResumeSweep {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    if (this.timer !== null) (this.o.clock ?? systemClock).clearTimeout(this.timer);
     this.timer = null;
     await this.running;
   }

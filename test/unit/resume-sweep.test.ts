@@ -6,8 +6,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ResumeSweep } from '../../src/node/resume-sweep.js';
+import { ManualClock } from '../support/clock.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
-import { until } from '../support/until.js';
 
 const logger = (logs: LogCapture) => pino({ level: 'warn' }, logs.stream);
 
@@ -48,6 +48,7 @@ describe('ResumeSweep', () => {
     let maxInFlight = 0;
     let release: () => void = () => undefined;
     let gate = new Promise<void>((r) => (release = r));
+    const clock = new ManualClock();
     const sweep = new ResumeSweep({
       owned: () => owned,
       resumers: [
@@ -61,22 +62,26 @@ describe('ResumeSweep', () => {
       ],
       periodMs: 10,
       log: logger(logs),
+      clock,
     });
     sweep.start();
-    await until('first sweep started', async () => seen.length === 1, { timeoutMs: 5_000 });
-    // Many periods pass while the first sweep hangs: none stacks on it.
-    await new Promise((r) => setTimeout(r, 100));
+    expect(seen).toHaveLength(0);
+    await clock.advance(10);
+    expect(seen).toEqual([[3]]);
+    // Ten periods pass while the first sweep hangs: none stacks on it.
+    await clock.advance(100);
     expect(seen).toHaveLength(1);
     owned = [4, 5];
     release();
     gate = Promise.resolve();
-    await until('a later sweep over the shards held now', async () => seen.some((s) => s.includes(5)), {
-      timeoutMs: 5_000,
-    });
+    await clock.advance(0); // the first sweep ends
+    // The next period sweeps the shards held now.
+    await clock.advance(10);
+    expect(seen).toEqual([[3], [4, 5]]);
     expect(maxInFlight).toBe(1);
     await sweep.stop();
-    const after = seen.length;
-    await new Promise((r) => setTimeout(r, 100));
-    expect(seen.length).toBe(after);
+    expect(clock.pending).toBe(0);
+    await clock.advance(100);
+    expect(seen).toHaveLength(2);
   });
 });
