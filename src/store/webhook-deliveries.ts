@@ -43,40 +43,44 @@ export async function advanceWebhookCursor(db: Queryable, id: string, from: stri
   );
 }
 
-/** The next message, stored before its first attempt so that every retry sends it again as it is. */
+/**
+ * The next message, stored before its first attempt so that every retry sends it again as it
+ * is; false when another message is pending already.
+ */
 export async function setPendingMessage(
   db: Queryable,
   id: string,
   m: { messageId: string; body: string; cursor: string },
-): Promise<void> {
-  await db.query(
+): Promise<boolean> {
+  const { rowCount } = await db.query(
     `UPDATE webhooks SET pending_message_id = $2, pending_body = $3, pending_cursor = $4, attempts = 0,
        next_attempt_at = NULL
      WHERE webhook_id = $1 AND pending_message_id IS NULL`,
     [id, m.messageId, m.body, m.cursor],
   );
+  return rowCount === 1;
 }
 
+/**
+ * One attempt in the deliveries log; when it was `delivered` (2xx), in the same statement the
+ * cursor moves past the message and the failure streak ends.
+ */
 export async function recordDelivery(
   db: Queryable,
   d: Omit<Delivery, 'id' | 'attempted_at'> & { webhookId: string; tenantId: string; attemptedAt: Date },
+  delivered: boolean,
 ): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_deliveries (webhook_id, tenant_id, message_id, attempted_at, status_code, error,
-       duration_ms, changes)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [d.webhookId, d.tenantId, d.message_id, d.attemptedAt, d.status_code, d.error, d.duration_ms, d.changes],
-  );
-}
-
-/** The endpoint took the message: the cursor moves past it and the failure streak ends. */
-export async function markDelivered(db: Queryable, id: string, messageId: string): Promise<void> {
-  await db.query(
-    `UPDATE webhooks SET cursor = pending_cursor, pending_message_id = NULL, pending_body = NULL,
+    `WITH logged AS (
+       INSERT INTO webhook_deliveries (webhook_id, tenant_id, message_id, attempted_at, status_code, error,
+         duration_ms, changes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     )
+     UPDATE webhooks SET cursor = pending_cursor, pending_message_id = NULL, pending_body = NULL,
        pending_cursor = NULL, attempts = 0, next_attempt_at = NULL, failing_since = NULL,
        status = CASE WHEN status = 'failing' THEN 'enabled' ELSE status END
-     WHERE webhook_id = $1 AND pending_message_id = $2`,
-    [id, messageId],
+     WHERE webhook_id = $1 AND pending_message_id = $3 AND $9`,
+    [d.webhookId, d.tenantId, d.message_id, d.attemptedAt, d.status_code, d.error, d.duration_ms, d.changes, delivered],
   );
 }
 
