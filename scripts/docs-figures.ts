@@ -6,6 +6,7 @@
  * - `names`: the NATS names table, from src/runtime/names.ts;
  * - `figures:ingest`: the bench's figures, from bench/results/ingest.jsonl (`npm run bench -- … --results`);
  * - `figures:tracing`: what tracing costs, from bench/results/tracing.jsonl (the same bench, per variant);
+ * - `figures:feed`: what the change feed costs and how fast it delivers, from bench/results/feed.jsonl;
  * - `figures:chaos` and `figures:chaos-history`: the chaos runs, from bench/results/chaos.jsonl.
  *
  * Running it twice changes nothing; test/unit/readme-names.test.ts fails while a block
@@ -20,6 +21,7 @@ import { describeNames } from '../src/runtime/names.js';
 import { renderChaosFigures, renderChaosHistory } from './chaos-figures.js';
 import { renderIngestFigures } from './ingest-figures.js';
 import { renderTracingFigures } from './tracing-figures.js';
+import { renderFeedFigures } from './feed-figures.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -53,6 +55,7 @@ export function renderBlocks(): Record<string, string> {
     names: namesTable(),
     'figures:ingest': renderIngestFigures(ingest),
     'figures:tracing': renderTracingFigures(readResults('bench/results/tracing.jsonl', IngestResult)),
+    'figures:feed': renderFeedFigures(readResults('bench/results/feed.jsonl', IngestResult)),
     'figures:chaos': renderChaosFigures(chaos),
     'figures:chaos-history': renderChaosHistory(chaos),
   };

@@ -16,7 +16,7 @@ function median(vs: number[]): number | null {
 }
 
 /** `median (min–max)` of the figure over the runs that have it. */
-function spread(values: Array<number | null | undefined>): string {
+export function spread(values: Array<number | null | undefined>): string {
   const vs = values.filter((v): v is number => typeof v === 'number');
   if (vs.length === 0) return '–';
   const m = median(vs);
@@ -30,8 +30,8 @@ function nodeCpu(r: IngestRow | undefined): number | null {
   return nodes.length === 0 ? null : nodes.reduce((n, [, v]) => n + v, 0);
 }
 
-export function renderTracingFigures(results: IngestResult[]): string {
-  if (results.length === 0) return 'No tracing runs recorded yet.';
+export function renderTracingFigures(results: IngestResult[], none = 'No tracing runs recorded yet.'): string {
+  if (results.length === 0) return none;
   const newest = [...results].sort((a, b) => a.started_at.localeCompare(b.started_at)).at(-1)!;
   const runs = results
     .filter((r) => r.session === newest.session)

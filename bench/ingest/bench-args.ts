@@ -32,6 +32,8 @@ export interface BenchArgs {
   nodeFlags: string[];
   /** `--tracing otlp`: every node exports its spans to a local receiver (otlp-receiver.ts); default none. */
   tracing: 'none' | 'otlp';
+  /** `--follow`: a webhook and an SSE client on the bench tenant during the paced runs (follow.ts). */
+  follow: boolean;
   /** `--results FILE`: append the run's line (bench/results/ingest-result.ts) to FILE. */
   results: { file: string; session: string | null; note: string | null } | null;
   /** The command as run, without the `--results` flags: what the docs show beside the figures. */
@@ -58,6 +60,7 @@ export const BENCH_OPTIONS = {
   'drain-stall': { type: 'string' },
   'drain-cut': { type: 'boolean', default: false },
   tracing: { type: 'string', default: 'none' },
+  follow: { type: 'boolean', default: false },
   results: { type: 'string' },
   session: { type: 'string' },
   note: { type: 'string' },
@@ -128,6 +131,7 @@ export function readBenchArgs(argv = process.argv.slice(2)): BenchArgs {
       ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(args['cpu-prof'])}`] : []),
     ],
     tracing: args.tracing,
+    follow: args.follow,
     results: args.results ? { file: args.results, session: args.session ?? null, note: args.note ?? null } : null,
     command: commandLine('npm run bench', argv, ['results', 'session', 'note']),
   };

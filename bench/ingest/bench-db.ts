@@ -49,9 +49,15 @@ export async function createBenchDb(adminUrl: string, keep: boolean): Promise<Be
  * done: the common shape in production (graph nodes are per tenant, so events of
  * different installs never wait on each other's rows).
  */
-export async function seedInstalls(pool: pg.Pool, masterKey: string, installationIds: number[]): Promise<void> {
+export async function seedInstalls(
+  pool: pg.Pool,
+  masterKey: string,
+  installationIds: number[],
+): Promise<Array<{ tenantId: string; apiKey: string }>> {
+  const tenants: Array<{ tenantId: string; apiKey: string }> = [];
   for (const id of installationIds) {
     const tenant = await createTenant(pool, masterKey, `bench-${id}`);
+    tenants.push({ tenantId: tenant.tenant_id, apiKey: tenant.api_key });
     const inst = await createInstall(pool, {
       tenantId: tenant.tenant_id,
       connectorId: 'codehost',
@@ -61,6 +67,7 @@ export async function seedInstalls(pool: pg.Pool, masterKey: string, installatio
     // The bench measures live webhooks only; a pending backfill would call the (absent) API.
     await setBackfill(pool, inst.install_id, 'complete');
   }
+  return tenants;
 }
 
 export interface CommitStats {

@@ -25,6 +25,8 @@ export interface LoadOptions {
   durationS: number;
   /** Requests per second across all connections; omit for a closed loop. */
   rate?: number;
+  /** Added to each request's index (GitHub: the issue number), so a run can make new graph nodes. */
+  firstIndex?: number;
 }
 
 export interface LoadResult {
@@ -80,7 +82,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   /** Sends one request; `then` runs when it is answered or failed (never after the run ended). */
   const send = (then: (failed: boolean) => void): void => {
     const n = sent++;
-    const d = o.traffic.request(n, o.prefix);
+    const d = o.traffic.request(n + (o.firstIndex ?? 0), o.prefix);
     const started = performance.now();
     let status = 0;
     inFlight++;

@@ -91,6 +91,12 @@ export function printFigures(b: BenchFigures): void {
     for (const p of e.paced) {
       const label = `${name}, ${p.pct === null ? '' : `${p.pct}% `}${p.rate}/s`;
       row(label, p, { committedPerS: p.committed / p.durationS, e2c50: p.e2cP50Ms, e2c99: p.e2cP99Ms, rss });
+      const fw = p.follow;
+      if (fw)
+        out(
+          `  ${label}: commit → delivered over ${fw.changes} changes (${fw.missing} missing): webhook p50/p99 ` +
+            `${f(fw.webhookP50Ms)}/${f(fw.webhookP99Ms)} ms, SSE p50/p99 ${f(fw.sseP50Ms)}/${f(fw.sseP99Ms)} ms`,
+        );
     }
     for (const r of [e.saturated, ...e.paced]) {
       const c = r.commits;

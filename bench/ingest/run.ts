@@ -38,6 +38,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { readBenchArgs } from './bench-args.js';
 import { analyzePeriodically, createBenchDb, seedChatInstalls, seedInstalls } from './bench-db.js';
 import { runDrain } from './drain.js';
+import { startFollow } from './follow.js';
 import { startStallingProxy } from '../chaos/tcp-proxy.js';
 import { runEdgeAlone } from './edge-alone.js';
 import { describeMachine } from './machine.js';
@@ -64,7 +65,15 @@ const installs = {
   slack: Array.from({ length: MAX_INSTALLS }, (_, i) => `TB${runId.toUpperCase()}N${i}`),
 };
 /** The run settings for `route`, its load spread over the first `n` installs. */
+/** The tenants of the GitHub installations, in order: `--follow` follows the first (every installs count has it). */
+let githubTenants: Array<{ tenantId: string; apiKey: string }> = [];
+const followFor = (route: Route): Pick<ScenarioSettings, 'follow'> => {
+  const first = githubTenants[0];
+  if (!args.follow || route !== 'github' || !first) return {};
+  return { follow: (edgeUrl) => startFollow(db.pool, edgeUrl, first.apiKey, first.tenantId) };
+};
 const settingsFor = (route: Route, n = MAX_INSTALLS): ScenarioSettings => ({
+  ...followFor(route),
   traffic: trafficFor(route, secrets, installs, n),
   pacedPercents: args.pacedPercents,
   connections,
@@ -115,6 +124,8 @@ function nodeEnv(namespace: string): Record<string, string> {
     // client id/secret: the chat driver stays off (no name lookups at Slack), as in `drain`.
     CHATAPP_SIGNING_SECRET: secrets.slack,
     CHATAPP_API_URL: 'http://127.0.0.1:9/api/',
+    // `--follow`: the bench's webhook receiver is on this machine, over http.
+    ...(args.follow ? { SERVICE_WEBHOOKS_ALLOW_HTTP: '1', SERVICE_WEBHOOKS_ALLOW_PRIVATE: '1' } : {}),
     ...(receiver ? { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
   };
 }
@@ -175,7 +186,7 @@ const figures: BenchFigures = {
 };
 const stopAnalyze = analyzePeriodically(db.pool);
 try {
-  if (routes.includes('github')) await seedInstalls(db.pool, masterKey, installs.github);
+  if (routes.includes('github')) githubTenants = await seedInstalls(db.pool, masterKey, installs.github);
   if (routes.includes('slack')) await seedChatInstalls(db.pool, masterKey, installs.slack);
   if (only.has('baseline')) {
     const namespace = `bench_${runId}_base`;

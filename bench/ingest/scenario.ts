@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { commitStats, type CommitStats } from './bench-db.js';
 import { commitFigures, commitTotals, type CommitFigures } from './commit-metrics.js';
+import type { Follow, FollowFigures } from './follow.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { cpuMs, peakRssMiB, type Child } from './processes.js';
 import type { RouteTraffic } from './route-traffic.js';
@@ -26,6 +27,8 @@ export interface ScenarioSettings {
   pacedPercents: number[];
   /** A further paced run at this fixed rate (`--rate N`), to compare versions at one load. */
   pacedRate?: number;
+  /** `--follow`: a webhook and an SSE client on the bench tenant during the paced runs (follow.ts). */
+  follow?: (edgeUrl: string) => Promise<Follow>;
 }
 
 export interface PacedFigures extends LoadResult {
@@ -37,6 +40,8 @@ export interface PacedFigures extends LoadResult {
   e2cP99Ms: number | null;
   /** The nodes' ingest transactions during the run and its drain (commit-metrics.ts). */
   commits: CommitFigures | null;
+  /** `--follow`: commit → delivered to the webhook and the SSE client. */
+  follow?: FollowFigures;
 }
 
 export interface EdgeFigures {
@@ -165,10 +170,14 @@ export async function runEdge(
   ]);
   if (s.pacedRate !== undefined) runs.push([s.pacedRate, null]);
   const paced: PacedFigures[] = [];
+  const follow = s.follow && runs.length > 0 ? await s.follow(urls[0]!) : null;
   for (const [rate, pct] of runs) {
     const p0 = `${tag}p${pct ?? 'r'}-`;
+    const headBefore = await follow?.head();
     const before = await commitTotals(all);
-    const r = await withServerCpu(edges, () => load(s, urls, p0, { rate }));
+    // Followed, each paced run opens issues of its own: new nodes, so every event is a change to deliver.
+    const firstIndex = follow ? 10_000_000 * (paced.length + 1) : 0;
+    const r = await withServerCpu(edges, () => load(s, urls, p0, { rate, firstIndex }));
     const p = await drain(pool, s.traffic, p0, r.accepted, s.drainTimeoutS);
     const commits = commitFigures(before, await commitTotals(all));
     paced.push({
@@ -179,8 +188,10 @@ export async function runEdge(
       e2cP50Ms: p.stats.e2cP50Ms,
       e2cP99Ms: p.stats.e2cP99Ms,
       commits,
+      ...(follow ? { follow: await follow.measure(headBefore!, await follow.head()) } : {}),
     });
   }
+  await follow?.stop();
   rss.stop();
   return {
     saturated: {

@@ -62,6 +62,18 @@ const IngestRow = z
     /** Saturated runs: CPU per committed event, per process (the nodes, nats-server, postgres, bench). */
     cpu_us_per_event: z.record(z.string(), z.number()).nullable(),
     commits: Commits,
+    /** `--follow`, paced runs: commit → delivered to one webhook and one SSE client (bench/ingest/follow.ts). */
+    follow: z
+      .object({
+        changes: z.number().int(),
+        missing: z.number().int(),
+        webhook_p50_ms: n,
+        webhook_p99_ms: n,
+        sse_p50_ms: n,
+        sse_p99_ms: n,
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type IngestRow = z.infer<typeof IngestRow>;
@@ -237,6 +249,18 @@ export function ingestResultOf(
         cpu_us_per_request: round(p.serverCpuUsPerAccepted, 0),
         cpu_us_per_event: null,
         commits: commitsOf(p.commits),
+        ...(p.follow
+          ? {
+              follow: {
+                changes: p.follow.changes,
+                missing: p.follow.missing,
+                webhook_p50_ms: round(p.follow.webhookP50Ms),
+                webhook_p99_ms: round(p.follow.webhookP99Ms),
+                sse_p50_ms: round(p.follow.sseP50Ms),
+                sse_p99_ms: round(p.follow.sseP99Ms),
+              },
+            }
+          : {}),
       });
   }
   const drains: IngestDrain[] = b.drains.map((d) => ({
