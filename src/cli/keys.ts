@@ -9,14 +9,18 @@ import { masterKeysOf, withOwnerPool } from './api-keys.js';
  * how many still wait (keep their previous key configured until it reaches 0).
  */
 export async function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
-  const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }] = await Promise.all([
-    import('../store/api-keys.js'),
-    import('../store/credential-cipher.js'),
-    import('../store/rotate-credentials.js'),
-  ]);
+  const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }, { rotateWebhookSecrets }] =
+    await Promise.all([
+      import('../store/api-keys.js'),
+      import('../store/credential-cipher.js'),
+      import('../store/rotate-credentials.js'),
+      import('../store/webhooks.js'),
+    ]);
   const keys = masterKeysOf(config);
   return withOwnerPool(config, async (pool) => {
-    const reencrypted = await rotateCredentials(pool, CredentialCipher.fromMasterKeys(keys));
+    const cipher = CredentialCipher.fromMasterKeys(keys);
+    // Webhook secrets (INTERFACE §10.2) are sealed like credentials, and counted with them.
+    const reencrypted = (await rotateCredentials(pool, cipher)) + (await rotateWebhookSecrets(pool, cipher));
     const stale = await countStaleApiKeys(pool, keys.current);
     const note =
       stale === 0

@@ -152,3 +152,29 @@ export async function rotateWebhookSecret(
   );
   return rows[0] ? toWebhook(rows[0]) : null;
 }
+
+/**
+ * `keys rotate` (INTERFACE §9.1): re-seals every webhook secret (and a previous one still
+ * signing) that was sealed under another master key than the current one; answers how many
+ * webhooks it rewrote. A secret rotated by its tenant meanwhile is left as it is (it was
+ * sealed under the current key already).
+ */
+export async function rotateWebhookSecrets(db: Queryable, cipher: CredentialCipher): Promise<number> {
+  const version = cipher.currentVersion;
+  const stale = (b: Buffer | null) => b !== null && b.readUInt32BE(0) !== version;
+  const { rows } = await db.query<{ id: string; tenant_id: string; secret: Buffer; previous_secret: Buffer | null }>(
+    'SELECT webhook_id AS id, tenant_id, secret, previous_secret FROM webhooks ORDER BY webhook_id',
+  );
+  let done = 0;
+  for (const r of rows) {
+    if (!stale(r.secret) && !stale(r.previous_secret)) continue;
+    const reseal = (b: Buffer | null) =>
+      b === null ? null : sealSecret(cipher, r.tenant_id, r.id, openSecret(cipher, r.tenant_id, r.id, b));
+    const { rowCount } = await db.query(
+      'UPDATE webhooks SET secret = $2, previous_secret = $3 WHERE webhook_id = $1 AND secret = $4',
+      [r.id, reseal(r.secret), reseal(r.previous_secret), r.secret],
+    );
+    done += rowCount ?? 0;
+  }
+  return done;
+}
