@@ -17,6 +17,7 @@
  *   the 30 s default stood still for 30 s on a 3-node 2.9.10 cluster) and the next request
  *   goes to the new leader. Requests last 10 s, so an idle shard costs one request per 10 s.
  */
+import { backoffMs as retryWaitMs } from '../backoff.js';
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { IngestBuffer, PullReservation } from './buffer.js';
@@ -33,8 +34,8 @@ const PULL_MAX = 256;
 export const PULL_LEAST = 32;
 const EXPIRES_MS = 10_000;
 const HEARTBEAT_MS = 1_000;
-const BACKOFF_MIN_MS = 250;
-const BACKOFF_MAX_MS = 5_000;
+/** Between failed pulls (backoff.ts). */
+const PULL_RETRY = { firstMs: 250, capMs: 5_000 };
 const DUE_RETRY_MIN_MS = 250;
 const DUE_RETRY_MAX_MS = 8_000;
 /** A failing pull is logged when it starts failing, then at most this often. */
@@ -109,7 +110,7 @@ export class ShardPuller {
           lastLogged = now;
           this.o.log.warn({ err, failures }, 'ingest pull failed; retrying');
         }
-        backoffMs = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (failures - 1));
+        backoffMs = retryWaitMs(PULL_RETRY, failures);
       } finally {
         this.current = null;
         if (reservation) this.o.buffer.cancel(reservation);

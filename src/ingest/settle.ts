@@ -5,6 +5,7 @@
  * on stop. Every path removes the message from `tracked`, whose members are kept alive
  * with +WPI meanwhile.
  */
+import { backoffMs } from '../backoff.js';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { BlobPort, DeadLetterPort, IngestEvent } from '../runtime/ports.js';
@@ -145,8 +146,8 @@ export class IngestSettler {
 
   retryLater(t: Tracked, err: unknown): void {
     const dc = t.msg.info.deliveryCount;
-    const ceiling = Math.min(NAK_MAX_MS, this.o.nakBaseMs * 2 ** (dc - 1));
-    const delay = Math.round(ceiling * (0.8 + Math.random() * 0.2));
+    // At least 80 % of the first wait, so a failing event never comes back at once.
+    const delay = backoffMs({ firstMs: this.o.nakBaseMs, capMs: NAK_MAX_MS, minMs: this.o.nakBaseMs * 0.8 }, dc);
     // Block the lane before the nak leaves, so the redelivery finds itself the head.
     this.lanes.block(t.lane, t.msg.seq, Date.now() + delay);
     this.tracked.delete(t.msg.seq);

@@ -12,11 +12,12 @@
  */
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
+import { retrying } from '../backoff.js';
+import { systemClock } from './clock.js';
 
 /** How long a start-up request is retried; a cluster elects its leaders within a few seconds. */
 export const JS_ADMIN_RETRY_MS = 10_000;
-const FIRST_PAUSE_MS = 250;
-const MAX_PAUSE_MS = 2_000;
+const PAUSES = { firstMs: 250, capMs: 2_000 };
 
 /** JetStream API codes of a cluster that is electing: 10008 cluster not available, 10005 no peers yet. */
 const SETTLING_CODES = new Set([10008, 10005]);
@@ -38,15 +39,12 @@ export async function retryJsAdmin<T>(
   log: Logger,
   budgetMs = JS_ADMIN_RETRY_MS,
 ): Promise<T> {
-  const end = Date.now() + budgetMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const pause = Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** (attempt - 1));
-      if (!isSettlingError(err) || Date.now() + pause > end) throw err;
-      log.warn({ err, attempt, what, retryInMs: pause }, 'JetStream not answering yet (cluster electing?); retrying');
-      await new Promise((r) => setTimeout(r, pause));
-    }
-  }
+  return retrying(() => fn(), {
+    policy: PAUSES,
+    retryable: isSettlingError,
+    deadlineMs: Date.now() + budgetMs,
+    clock: systemClock,
+    onRetry: (err, attempt, retryInMs) =>
+      log.warn({ err, attempt, what, retryInMs }, 'JetStream not answering yet (cluster electing?); retrying'),
+  });
 }

@@ -16,6 +16,7 @@
  * `keyString`) because ids may contain `/`; the owner checks that the subject it arrived
  * on is the one the key maps to, so a request can never reach another key's handler.
  */
+import { backoffMs } from '../backoff.js';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errors as natsErrors } from '@nats-io/transport-node';
 import {
@@ -53,8 +54,8 @@ interface WireRequest {
 }
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
-const BACKOFF_FIRST_MS = 50;
-const BACKOFF_CAP_MS = 1_000;
+/** Between resends while a key has no owner (backoff.ts: full jitter, so callers do not stampede the new owner). */
+const RESEND = { firstMs: 50, capMs: 1_000 };
 /** A request sent with less time than this could not tell "nobody there" from "no answer". */
 const LAST_ATTEMPT_MIN_MS = 100;
 /**
@@ -147,9 +148,7 @@ export class Router {
               details: { attempts: attempt + 1 },
               retryAfterS: 1,
             });
-          // Full jitter keeps callers from stampeding the new owner the moment it subscribes.
-          const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** attempt);
-          await sleep(Math.min(deadline - Date.now(), ceiling / 2 + Math.random() * (ceiling / 2)));
+          await sleep(Math.max(0, Math.min(deadline - Date.now(), backoffMs(RESEND, attempt + 1))));
           continue;
         }
         if (err instanceof natsErrors.TimeoutError) {
@@ -173,7 +172,7 @@ export class Router {
         // The owner was letting the shard go (or the actor crashed) before our message
         // started: nothing acted on it, so resend toward the next owner (INTERFACE §8.24).
         if (!isNotStarted(err)) throw err;
-        await sleep(Math.max(0, Math.min(deadline - Date.now(), BACKOFF_FIRST_MS * 2 ** Math.min(attempt, 4))));
+        await sleep(Math.max(0, Math.min(deadline - Date.now(), backoffMs(RESEND, attempt + 1))));
       }
     }
   }

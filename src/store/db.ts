@@ -6,8 +6,12 @@
  * actor writes an event and its graph projection in one transaction (ARCHITECTURE
  * "Inbound" step 2) with the same functions the edge calls on the pool.
  */
+import { backoffMs } from '../backoff.js';
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
+
+/** Between tries of a transaction that met a serialization failure or deadlock (backoff.ts). */
+const TX_RETRY = { firstMs: 20, capMs: 160 };
 
 export type Queryable = Pool | PoolClient;
 
@@ -98,7 +102,7 @@ export async function withTx<T>(pool: Pool, fn: (client: PoolClient) => Promise<
       client.release(broken);
     }
     // Jittered backoff so two retrying transactions do not collide again in lockstep.
-    await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    await new Promise((r) => setTimeout(r, backoffMs(TX_RETRY, attempt)));
   }
 }
 

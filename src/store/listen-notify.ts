@@ -6,6 +6,7 @@
  * connection is lost: a cache that trusts the announcements must stop trusting them for
  * exactly that gap.
  */
+import { backoffMs } from '../backoff.js';
 import type pg from 'pg';
 import type { Logger } from '../log.js';
 
@@ -14,8 +15,8 @@ export interface NotifyHandlers {
   live(listening: boolean): void;
 }
 
-const RETRY_MIN_MS = 500;
-const RETRY_MAX_MS = 15_000;
+/** Between reconnects of the listening client (backoff.ts). */
+const RECONNECT = { firstMs: 500, capMs: 15_000 };
 
 export function listenNotify(
   pool: pg.Pool,
@@ -30,7 +31,7 @@ export function listenNotify(
   let failures = 0;
 
   const retry = (err: unknown, message: string) => {
-    const delay = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
+    const delay = backoffMs(RECONNECT, ++failures);
     log.warn({ err, channel, retryInMs: delay }, message);
     timer = setTimeout(() => void connect(), delay);
   };

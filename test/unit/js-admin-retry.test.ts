@@ -74,7 +74,7 @@ describe('retryJsAdmin', () => {
         1_400,
       ),
     ).rejects.toBeInstanceOf(natsErrors.TimeoutError);
-    // Pauses of 250 and 500 ms fit in 1.4 s, the third (1 s, due at 1.75 s) does not.
-    expect(calls).toBe(3);
+    // Pauses of at most 250 and 500 ms (full jitter) fit in 1.4 s, so at least three tries ran.
+    expect(calls).toBeGreaterThanOrEqual(3);
   });
 });

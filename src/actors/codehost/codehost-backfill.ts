@@ -13,6 +13,7 @@
  * shard acquisition for unfinished walks. Repos added to the installation later join the
  * walk (`addRepos`); a finished walk reopens for them.
  */
+import { backoffMs } from '../../backoff.js';
 import type pg from 'pg';
 import { resumeWalk, walkerCursors, type WalkerSlot } from '../walker-slot.js';
 import { AppError, ErrorCodes, Internal, isRetryable, RateLimited } from '../../errors.js';
@@ -64,8 +65,9 @@ interface State extends WalkerSlot<BackfillCursor> {
 }
 
 const RATE_ASK_TIMEOUT_MS = 10_000;
-const BACKOFF_FIRST_MS = 1_000;
 const BACKOFF_CAP_MS = 5 * 60_000;
+/** After a retryable failure of a step (backoff.ts). */
+const STEP_RETRY = { firstMs: 1_000, capMs: BACKOFF_CAP_MS };
 
 export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefinition<State, CodehostBackfillProtocol> {
   const now = ports.now ?? Date.now;
@@ -89,11 +91,7 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
 
   const { finish, abandon } = walkEnd({ pool: ports.pool, cursors: ports.cursors, key: storeKey, progress });
 
-  const backoff = (ctx: ActorContext<State>) => {
-    const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_FIRST_MS * 2 ** Math.min(ctx.state.failures, 20));
-    ctx.state.failures++;
-    return ceiling / 2 + Math.random() * (ceiling / 2);
-  };
+  const backoff = (ctx: ActorContext<State>) => backoffMs(STEP_RETRY, ++ctx.state.failures);
 
   const tick = async (ctx: ActorContext<State>): Promise<Record<string, unknown>> => {
     const installId = ctx.key.id[0]!;

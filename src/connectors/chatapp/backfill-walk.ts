@@ -6,6 +6,7 @@
  * into the cursor and returns the events to publish. The cursor stays small (at most
  * one listing page of channels and one history page of threads are ever queued).
  */
+import { backoffMs } from '../../backoff.js';
 import type { BackfillCursor, PaceMethod } from './backfill-cursor.js';
 import type { ChatEventDraft } from './chat-event.js';
 import { messageEvent } from './normalize-event.js';
@@ -22,7 +23,8 @@ export interface Pacing {
 export type AppTier = 'non_marketplace' | 'marketplace';
 export const LIST_PAGE_LIMIT = 200;
 const MAX_TRANSIENT_FAILURES = 12;
-const BACKOFF_CAP_MS = 5 * 60_000;
+/** After a failed call of a method (backoff.ts). */
+const CALL_RETRY = { firstMs: 2_000, capMs: 5 * 60_000 };
 const SKIPPED_KEPT = 100;
 
 /**
@@ -152,7 +154,7 @@ export function applyOutcome(
     c.failures++;
     c.lastError = `${call.method}: ${outcome.error}`;
     if (c.failures > MAX_TRANSIENT_FAILURES) return { events, ending: { state: 'failed', reason: c.lastError } };
-    c.nextAt[call.method] = now + Math.min(BACKOFF_CAP_MS, 1_000 * 2 ** c.failures);
+    c.nextAt[call.method] = now + backoffMs(CALL_RETRY, c.failures);
     return { events, ending: null };
   }
 

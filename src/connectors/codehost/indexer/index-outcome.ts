@@ -9,6 +9,7 @@
  * all come back at once; at most `maxRetries` times in a row. A push, a slash command or a
  * repo added again still sync at any time; a `ready` index resets the count.
  */
+import { backoffMs } from '../../../backoff.js';
 import type { IndexStatePatch } from '../../../store/repo-index-state.js';
 
 export interface RetryPolicy {
@@ -25,8 +26,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ baseMs: 60_000,
  */
 export function retryDelayMs(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number | null {
   if (!Number.isInteger(attempt) || attempt < 1 || attempt > policy.maxRetries) return null;
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(attempt - 1, 30));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return backoffMs({ firstMs: policy.baseMs, capMs: policy.maxMs }, attempt, random);
 }
 
 /** Indexed at `sha`: the lock is released and the retry count starts over. */
