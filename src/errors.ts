@@ -124,7 +124,9 @@ export abstract class AppError extends Error {
  * The one retry-or-give-up rule (STYLE.md "Errors", restate's split); every retry and
  * terminal decision calls it. Terminal: the request itself was refused (our own 4xx kinds,
  * or an upstream's 4xx answer other than 408 and 429, which a connector's classifier
- * records as `details.upstream_status`) and defects we classified (`Internal`). Retryable:
+ * records as `details.upstream_status`; a platform's error code in an answer, such as Slack's
+ * `ok: false`, recorded as `details.upstream_error`, whose transient codes the connector
+ * records without it) and defects we classified (`Internal`). Retryable:
  * rate limits, upstream 5xx or unreachable, our own unavailability and deadlines, and a
  * throw nobody classified yet (a dropped connection, until a boundary says otherwise).
  * SDK errors go through their connector's classifier first (`toUpstreamError`,
@@ -133,6 +135,7 @@ export abstract class AppError extends Error {
 export function isRetryable(err: unknown): boolean {
   if (!(err instanceof AppError)) return true;
   if (err.kind === 'UpstreamError') {
+    if (typeof err.details?.upstream_error === 'string') return false;
     const status = err.details?.upstream_status;
     return typeof status !== 'number' || status >= 500 || status === 408 || status === 429;
   }

@@ -1,9 +1,12 @@
 /**
- * When a failed side effect runs again (INTERFACE §9.4): capped exponential backoff from
- * the first retry within 10 s to at most 5 minutes apart, never sooner than the upstream's
- * Retry-After, and given up once the effect is 24 hours old. Pure: the runner
- * (effect-runner.ts) passes its clock's time, so the schedule is tested without waiting.
+ * When a failed side effect runs again (INTERFACE §9.4): the one retry policy (backoff.ts:
+ * full jitter, the first retry within 10 s, at most 5 minutes apart), never sooner than the
+ * upstream's Retry-After, and given up once the effect is 24 hours old, or at once when the
+ * failure cannot be mended by retrying (`isRetryable`, errors.ts: a 404 or 422 upstream, a
+ * refused payload). Pure: the runner (effect-runner.ts) passes its clock's time, so the
+ * schedule is tested without waiting.
  */
+import { backoffMs, nextRetryMs } from '../backoff.js';
 
 export interface EffectTimings {
   /** First retry delay; doubles per attempt (INTERFACE §9.4: first retry within 10 s). */
@@ -26,14 +29,13 @@ export const DEFAULT_EFFECT_TIMINGS: EffectTimings = {
   attemptTimeoutMs: 90_000,
 };
 
-/** Delay before retry number `attempts` (1-based), jittered down by up to 20 %. */
+/** Delay before retry number `attempts` (1-based): the effects' policy, without a Retry-After. */
 export function effectRetryDelayMs(
   attempts: number,
   t: Pick<EffectTimings, 'retryBaseMs' | 'retryCapMs'>,
   random: () => number = Math.random,
 ): number {
-  const ceiling = Math.min(t.retryCapMs, t.retryBaseMs * 2 ** Math.max(0, attempts - 1));
-  return Math.round(ceiling * (0.8 + random() * 0.2));
+  return backoffMs({ firstMs: t.retryBaseMs, capMs: t.retryCapMs }, attempts, random);
 }
 
 export interface FailedAttempt {
@@ -42,6 +44,8 @@ export interface FailedAttempt {
   createdAtMs: number;
   /** The upstream's Retry-After, when the error carried one. */
   retryAfterS?: number;
+  /** False when a retry cannot succeed (`isRetryable`): the effect fails at once. */
+  retryable?: boolean;
 }
 
 export function effectRetryPlan(
@@ -50,8 +54,8 @@ export function effectRetryPlan(
   t: Pick<EffectTimings, 'retryBaseMs' | 'retryCapMs' | 'giveUpAfterMs'>,
   random: () => number = Math.random,
 ): { giveUp: boolean; retryInMs: number } {
-  const giveUp = nowMs - f.createdAtMs >= t.giveUpAfterMs;
-  const retryAfterMs = f.retryAfterS !== undefined ? f.retryAfterS * 1000 : 0;
-  const retryInMs = Math.min(t.retryCapMs, Math.max(effectRetryDelayMs(f.attempts, t, random), retryAfterMs));
-  return { giveUp, retryInMs };
+  const giveUp = f.retryable === false || nowMs - f.createdAtMs >= t.giveUpAfterMs;
+  const policy = { firstMs: t.retryBaseMs, capMs: t.retryCapMs };
+  const wait = nextRetryMs(policy, { attempt: f.attempts, retryAfterS: f.retryAfterS }, nowMs, random) ?? 0;
+  return { giveUp, retryInMs: Math.min(t.retryCapMs, wait) };
 }

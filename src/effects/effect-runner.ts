@@ -10,7 +10,7 @@
  */
 import type pg from 'pg';
 import type { DriverRegistry } from '../connectors/driver.js';
-import { AppError } from '../errors.js';
+import { AppError, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
 import { claimDueEffects, completeEffect, failEffect, releaseEffect, type ClaimedEffect } from '../store/effects.js';
 import { getInstallById } from '../store/installs.js';
@@ -154,6 +154,7 @@ export class EffectRunner {
           attempts: e.attempts,
           createdAtMs: e.created_at.getTime(),
           retryAfterS: err instanceof AppError ? err.retryAfterS : undefined,
+          retryable: isRetryable(err),
         },
         (this.o.clock ?? systemClock).now(),
         this.t,
@@ -161,9 +162,10 @@ export class EffectRunner {
       const message = describe(err);
       this.o.onOutcome?.(e.connector_id, e.kind, 'failed');
       if (giveUp) this.o.onOutcome?.(e.connector_id, e.kind, 'given_up');
+      const why = isRetryable(err) ? 'side effect failed for 24 hours; given up' : 'side effect cannot succeed; failed';
       log[giveUp ? 'error' : 'warn'](
         { error: message, attempts: e.attempts, retryInMs: giveUp ? null : retryInMs },
-        giveUp ? 'side effect failed for 24 hours; given up' : 'side effect failed; retrying later',
+        giveUp ? why : 'side effect failed; retrying later',
       );
       await failEffect(this.o.pool, e.id, message, { retryInMs, giveUp }).catch((err2: unknown) =>
         // The claim lapses and the effect runs again: nothing is lost.

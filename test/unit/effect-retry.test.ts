@@ -11,14 +11,14 @@ const top = () => 0.999_999;
 const bottom = () => 0;
 
 describe('effect retry schedule (INTERFACE §9.4)', () => {
-  it('doubles from 5 s to the 5-minute cap, jittered down by at most 20 %', () => {
+  it('doubles its ceiling from 5 s to the 5-minute cap, with full jitter below it', () => {
     const plan = (attempts: number, random: () => number) =>
       effectRetryPlan({ attempts, createdAtMs: created }, created + 1_000, DEFAULT_EFFECT_TIMINGS, random).retryInMs;
     const ceilings = [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000, 300_000];
-    expect(ceilings.map((_, i) => plan(i + 1, top))).toEqual(ceilings);
-    expect(ceilings.map((_, i) => plan(i + 1, bottom))).toEqual(ceilings.map((c) => c * 0.8));
+    expect(ceilings.map((_, i) => plan(i + 1, top))).toEqual(ceilings.map((c) => c - 1));
+    expect(ceilings.map((_, i) => plan(i + 1, bottom))).toEqual(ceilings.map(() => 0));
     expect(plan(1, top)).toBeLessThanOrEqual(10_000); // first retry within 10 s
-    expect(plan(60, top)).toBe(300_000); // no overflow after many attempts
+    expect(plan(60, top)).toBe(299_999); // no overflow after many attempts
   });
 
   it('never retries sooner than the upstream Retry-After, and never later than the cap', () => {
@@ -30,8 +30,14 @@ describe('effect retry schedule (INTERFACE §9.4)', () => {
       300_000,
     );
     expect(effectRetryPlan({ attempts: 4, createdAtMs: created, retryAfterS: 1 }, created, t, top).retryInMs).toBe(
-      40_000,
+      39_999,
     );
+  });
+
+  it('fails at once when a retry cannot mend the failure (an upstream 404 or 422)', () => {
+    const t = DEFAULT_EFFECT_TIMINGS;
+    expect(effectRetryPlan({ attempts: 1, createdAtMs: created, retryable: false }, created, t, top).giveUp).toBe(true);
+    expect(effectRetryPlan({ attempts: 1, createdAtMs: created, retryable: true }, created, t, top).giveUp).toBe(false);
   });
 
   it('gives up once the effect is 24 hours old, not a millisecond before', () => {

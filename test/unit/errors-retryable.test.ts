@@ -15,6 +15,14 @@ import {
   UpstreamError,
 } from '../../src/errors.js';
 import { fromWire, saysNothingAboutInput, toWire } from '../../src/errors-wire.js';
+import { toSlackAppError } from '../../src/connectors/chatapp/slack-errors.js';
+
+/** What @slack/web-api throws for an `ok: false` answer. */
+const platformFailure = (error: string) =>
+  Object.assign(new Error(`An API error occurred: ${error}`), {
+    code: 'slack_webapi_platform_error',
+    data: { ok: false, error },
+  });
 
 const upstream = (status: number | null) =>
   new UpstreamError('upstream said no', { details: { upstream_status: status } });
@@ -29,6 +37,15 @@ describe('isRetryable', () => {
     for (const s of [500, 502, 503, 504]) expect(isRetryable(upstream(s))).toBe(true);
     expect(isRetryable(upstream(null))).toBe(true);
     expect(isRetryable(new UpstreamError('Slack refused chat.postMessage: fatal_error'))).toBe(true);
+  });
+
+  it("a platform's refusal in an answer (Slack's ok:false) is terminal, its own failures are not", () => {
+    const slack = (code: string) => toSlackAppError(platformFailure(code), 'chat.postMessage');
+    for (const code of ['channel_not_found', 'invalid_arguments', 'not_in_channel', 'invalid_auth'])
+      expect(isRetryable(slack(code)), code).toBe(false);
+    for (const code of ['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout'])
+      expect(isRetryable(slack(code)), code).toBe(true);
+    expect(isRetryable(new UpstreamError('x', { details: { upstream_error: 'channel_not_found' } }))).toBe(false);
   });
 
   it('our own refusals and classified defects are terminal; waits and unavailability are not', () => {

@@ -16,6 +16,14 @@ export const DEAD_TOKEN_ERRORS = new Set([
   'not_authed',
 ]);
 
+/**
+ * Platform error codes that say Slack itself failed, not that it refused the call: retried
+ * (an UpstreamError without `upstream_error`). Every other code is a refusal that a retry
+ * cannot mend (`isRetryable`, errors.ts): `channel_not_found`, `invalid_arguments`, a dead
+ * token.
+ */
+const TRANSIENT_PLATFORM_ERRORS = new Set(['internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
 const codeOf = (err: unknown): unknown => (err && typeof err === 'object' && 'code' in err ? err.code : undefined);
 
 /** The `error` field of an `ok:false` answer (HTTP 200), or null for any other failure. */
@@ -40,7 +48,8 @@ export function isDeadToken(err: unknown): boolean {
 /**
  * Any throw of a Web API call as an AppError: 429 → RateLimited with Slack's
  * Retry-After (INTERFACE §8.4), an abort at our deadline → DeadlineExceeded, everything
- * else → UpstreamError (502) carrying Slack's error code, never the token.
+ * else → UpstreamError (502) carrying Slack's error code (terminal, unless it is one of
+ * Slack's own failures), never the token.
  */
 export function toSlackAppError(err: unknown, method: string, signal?: AbortSignal): AppError {
   if (err instanceof AppError) return err;
@@ -49,6 +58,8 @@ export function toSlackAppError(err: unknown, method: string, signal?: AbortSign
     return new RateLimited(`Slack rate-limited ${method}; retry after ${retryAfter} s`, retryAfter, { cause: err });
   if (signal?.aborted) return new DeadlineExceeded(`${method} did not finish before the deadline`, { cause: err });
   const upstream = platformError(err);
+  if (upstream !== null && TRANSIENT_PLATFORM_ERRORS.has(upstream))
+    return new UpstreamError(`Slack failed ${method}: ${upstream}`, { cause: err });
   if (upstream !== null) {
     return new UpstreamError(`Slack refused ${method}: ${upstream}`, {
       cause: err,
