@@ -176,7 +176,7 @@ describe('Kernel', () => {
     const held = hold(1);
     const boom = kernel.dispatch(key('a'), { type: 'boom', hold: 1 }, soon());
     const queued = [1, 2].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
-    await until('condition', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
+    await until('two messages queued', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
     held.resolve();
 
     const err = await rejection(boom);
@@ -236,9 +236,13 @@ describe('Kernel', () => {
     ports.hydrateError = new NotFound('install gone');
     const first = kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
     const queued = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
-    await until('condition', () => ports.hydrations.length === 1 && kernel.stats().mailboxDepth === 1, {
-      timeoutMs: 2000,
-    });
+    await until(
+      'one hydration and one message queued',
+      () => ports.hydrations.length === 1 && kernel.stats().mailboxDepth === 1,
+      {
+        timeoutMs: 2000,
+      },
+    );
     gate.resolve();
     expect(await rejection(first)).toBeInstanceOf(NotFound);
     expect(await rejection(queued)).toBeInstanceOf(NotFound);
@@ -293,7 +297,7 @@ describe('Kernel', () => {
     kernel.register(def);
     const held = hold(1);
     const running = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
-    await until('condition', () => kernel.stats().mailboxDepth === 0, { timeoutMs: 2000 }); // taken off the mailbox
+    await until('the mailbox empty', () => kernel.stats().mailboxDepth === 0, { timeoutMs: 2000 }); // taken off the mailbox
     const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
     const over = await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 4 }, soon()));
     expect(over).toBeInstanceOf(ActorOverloaded);
@@ -309,9 +313,9 @@ describe('Kernel', () => {
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 7 }, soon());
     expect(kernel.stats().active).toBe(1);
-    await until('condition', () => ports.passivated.length === 1, { timeoutMs: 2000 });
+    await until('one activation passivated', () => ports.passivated.length === 1, { timeoutMs: 2000 });
     expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [7] } }]);
-    await until('condition', () => kernel.stats().active === 0, { timeoutMs: 2000 });
+    await until('no activation left', () => kernel.stats().active === 0, { timeoutMs: 2000 });
     await expect(kernel.dispatch(key('a'), { type: 'inc', n: 8 }, soon())).resolves.toBe(1);
     expect(ports.hydrations).toEqual(['a', 'a']);
   });
@@ -347,16 +351,19 @@ describe('Kernel', () => {
         events.push('passivate:end');
       },
     });
-    const kernel = makeKernel();
+    const clock = new ManualClock();
+    const kernel = makeKernel({ clock });
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
-    await until('condition', () => events.length === 1, { timeoutMs: 2000 });
+    await clock.advance(10);
+    expect(events).toEqual(['passivate:start']);
     const next = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, soon());
-    await sleep(20);
-    expect(ports.hydrations).toEqual(['a']);
+    // A message to another key, sent later, is answered: the kernel moved on, and still did not hydrate 'a'.
+    await kernel.dispatch(key('b'), { type: 'inc', n: 1 }, soon());
+    expect(ports.hydrations).toEqual(['a', 'b']);
     flushed.resolve();
     await expect(next).resolves.toBe(1);
-    expect(ports.hydrations).toEqual(['a', 'a']);
+    expect(ports.hydrations).toEqual(['a', 'b', 'a']);
     expect(events).toEqual(['passivate:start', 'passivate:end']);
   });
 
@@ -368,14 +375,15 @@ describe('Kernel', () => {
     const held = hold(1);
     const inflight = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
     const queued = [2, 3].map((n) => kernel.dispatch(key('a'), { type: 'inc', n }, soon()));
-    await until('condition', () => ports.running === 1, { timeoutMs: 2000 });
+    await until('one message running', () => ports.running === 1, { timeoutMs: 2000 });
 
     let done = false;
     const passivated = kernel.passivate((k) => k.id[0] === 'a').then(() => (done = true));
     for (const q of queued) expect(await rejection(q)).toBeInstanceOf(ActorUnavailable);
     expect(ports.signals[1]?.aborted).toBe(true);
     expect(ports.signals[1]?.reason).toBeInstanceOf(ActorUnavailable);
-    await sleep(10);
+    // A message to another key, sent later, is answered: the passivation still waits for the held one.
+    await expect(kernel.dispatch(key('b'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
     expect(done).toBe(false);
 
     held.resolve();
@@ -383,7 +391,7 @@ describe('Kernel', () => {
     await expect(inflight).resolves.toBe(1); // it finished; its result still goes back
     expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [1] } }]);
     expect(kernel.stats()).toEqual({ active: 1, mailboxDepth: 0, activeByKind: { counter: 1 } });
-    await expect(kernel.dispatch(key('b'), { type: 'inc', n: 2 }, soon())).resolves.toBe(2);
+    await expect(kernel.dispatch(key('b'), { type: 'inc', n: 3 }, soon())).resolves.toBe(3);
   });
 
   it('stop() passivates everything; afterwards dispatch rejects with ActorUnavailable', async () => {
@@ -412,7 +420,7 @@ describe('Kernel', () => {
       kernel.dispatch(key('a'), { type: 'inc', n: 3 }, soon()),
       kernel.dispatch({ kind: 'other', id: ['x'] }, { type: 'get' }, soon()),
     ];
-    await until('condition', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
+    await until('two messages queued', () => kernel.stats().mailboxDepth === 2, { timeoutMs: 2000 });
     expect(kernel.stats()).toEqual({ active: 2, mailboxDepth: 2, activeByKind: { counter: 1, other: 1 } });
     held.resolve();
     await Promise.all(all);
