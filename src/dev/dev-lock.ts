@@ -14,12 +14,16 @@
 import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { systemClock } from '../runtime/clock.js';
+import type { Clock } from '../runtime/ports.js';
 import { processId, stillRunning, type ProcessId } from './proc-stat.js';
 
 export const LOCK_FILE = 'dev.lock';
 /** How long a newcomer waits for a stopping owner (its Postgres and NATS stop within 15 s each). */
 const STOPPING_WAIT_MS = 40_000;
 const POLL_MS = 200;
+/** Real time whose timers keep the process alive: while it waits for the lock, nothing else may. */
+const waitingClock: Clock = { ...systemClock, setTimeout: (fn, ms) => setTimeout(fn, ms) };
 
 interface LockContent extends ProcessId {
   nonce: string;
@@ -46,10 +50,10 @@ export class DevDirInUse extends Error {
   }
 }
 
-export async function acquireDevLock(dir: string): Promise<DevLock> {
+export async function acquireDevLock(dir: string, clock: Clock = waitingClock): Promise<DevLock> {
   const path = join(dir, LOCK_FILE);
   const mine: LockContent = { ...processId(process.pid), nonce: randomBytes(8).toString('hex'), stopping: false };
-  const waitUntil = Date.now() + STOPPING_WAIT_MS;
+  const waitUntil = clock.now() + STOPPING_WAIT_MS;
   for (;;) {
     if (tryCreate(path, mine)) break;
     const owner = readLock(path);
@@ -58,8 +62,8 @@ export async function acquireDevLock(dir: string): Promise<DevLock> {
       removeIf(path, owner.nonce);
       continue;
     }
-    if (!owner.stopping || Date.now() >= waitUntil) throw new DevDirInUse(dir, owner.pid, owner.stopping);
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    if (!owner.stopping || clock.now() >= waitUntil) throw new DevDirInUse(dir, owner.pid, owner.stopping);
+    await new Promise<void>((r) => clock.setTimeout(r, POLL_MS));
   }
   let released = false;
   return {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { acquireDevLock, DevDirInUse, LOCK_FILE } from '../../src/dev/dev-lock.js';
 import { processId } from '../../src/dev/proc-stat.js';
+import { ManualClock } from '../support/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connectors-lock-'));
 const lockPath = join(dir, LOCK_FILE);
@@ -77,14 +78,19 @@ describe('dev lock', () => {
     const pid = otherProcess();
     writeLock({ ...processId(pid), stopping: true });
     let acquired = false;
-    const waiting = acquireDevLock(dir).then((l) => {
+    const clock = new ManualClock();
+    const waiting = acquireDevLock(dir, clock).then((l) => {
       acquired = true;
       return l;
     });
-    // A positive sync point first: the lock is still theirs after several polls.
-    await new Promise((r) => setTimeout(r, 600));
+    // Three polls (200 ms apart) while its owner runs: the lock is still theirs, and a fourth poll is due.
+    await clock.advance(600);
     expect(acquired).toBe(false);
+    expect(clock.pending).toBe(1);
+    const gone = new Promise((r) => children[0]!.once('exit', r));
     children[0]!.kill('SIGKILL');
+    await gone;
+    await clock.advance(200);
     const lock = await waiting;
     expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
     lock.release();
