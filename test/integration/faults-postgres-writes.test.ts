@@ -89,7 +89,7 @@ describe('Postgres stalled: the write routes', () => {
       expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
     }
     proxy.pause();
-    let answers: Record<string, Awaited<ReturnType<typeof timed>>> = {};
+    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
     try {
       const c = calls();
       const names = Object.keys(c) as Array<keyof typeof c>;
