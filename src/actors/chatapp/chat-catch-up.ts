@@ -12,6 +12,7 @@ import { catchUpCursor, phaseOf, slackTs } from '../../connectors/chatapp/backfi
 import type { Pacing } from '../../connectors/chatapp/backfill-walk.js';
 import type { ChatEventDraft } from '../../connectors/chatapp/chat-event.js';
 import { missingGroupDmHistory, walkableTypes } from '../../connectors/chatapp/scopes.js';
+import { authoredByBot } from '../../connectors/chatapp/self-emit-filter.js';
 import { getBotIdentity } from '../../store/chat-claims.js';
 import { endCatchUp, setCatchUpProgress, takeCatchUp } from '../../store/chat-catch-up.js';
 import { storedEventKeys } from '../../store/events.js';
@@ -52,14 +53,20 @@ function firstCallAt(now: number, pacing: Pacing): Record<PaceMethod, number> {
   };
 }
 
-/** The drafts of a page that the events table does not hold yet. */
+/**
+ * The drafts of a page that the events table does not hold yet. The bot's own messages are
+ * left out first (INTERFACE §8.23): ingest drops them, so they are never stored and would
+ * otherwise count as recovered at every catch-up.
+ */
 export async function missingOf(pool: pg.Pool, installId: string, drafts: ChatEventDraft[]): Promise<ChatEventDraft[]> {
   if (drafts.length === 0) return drafts;
+  const bot = await getBotIdentity(pool, installId);
+  const others = bot ? drafts.filter((d) => !authoredByBot(d.kind, d.payload, bot)) : drafts;
   const stored = await storedEventKeys(
     pool,
-    drafts.map((d) => ({ installId, id: d.id })),
+    others.map((d) => ({ installId, id: d.id })),
   );
-  return drafts.filter((_, i) => !stored[i]);
+  return others.filter((_, i) => !stored[i]);
 }
 
 export function catchUpProgress(c: BackfillCursor, lastError: string | null): Record<string, unknown> {
