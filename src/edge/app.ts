@@ -32,6 +32,7 @@ import { opsRoutes } from './routes/ops.js';
 import { tenantGuard } from './tenant-guard.js';
 import { recordAudited } from './audit.js';
 import { auditRoutes } from './routes/audit.js';
+import { exportRoutes } from './routes/export.js';
 import { createTenantRate } from './tenant-rate.js';
 
 /** Without NATS notices, a held feed request re-reads every second (INTERFACE §10.1 allows a second). */
@@ -134,6 +135,7 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
       await tenant.register(graphRoutes, tenantCtx);
       await tenant.register(changeRoutes, tenantCtx);
       await tenant.register(auditRoutes, tenantCtx);
+      await tenant.register(exportRoutes, tenantCtx);
     },
     { prefix: '/api/v1' },
   );

@@ -94,6 +94,13 @@ export const AUDITED = {
   },
   nodeAction: { action: 'node_action', target: param('nodeId', 'node') },
   deadLetterReplay: { action: 'dead_letter_replay', target: param('id', 'dead-letter') },
+  export: {
+    action: 'export',
+    target: (req) => {
+      const id = (req.query as { install_id?: unknown } | undefined)?.install_id;
+      return typeof id === 'string' ? `install/${id.toLowerCase()}` : 'graph';
+    },
+  },
   /** INTERFACE §10.2: a webhook created, changed, deleted or given a new secret. */
   webhookChange: {
     action: 'webhook_change',

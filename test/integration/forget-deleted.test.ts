@@ -63,10 +63,13 @@ const messageNode = async (ts: string) => {
   return nodes.find((n) => n.external_id === `${team.id}:${ch.id}:${ts}`) ?? null;
 };
 
-/** Nowhere the tenant or an operator can read: listing, search, dead letters, any column. */
+/** Nowhere the tenant or an operator can read: listing, search, export, dead letters, any column. */
 async function expectForgotten(word: string): Promise<void> {
   expect(JSON.stringify(await events())).not.toContain(word);
   expect(await search(word)).toEqual([]);
+  const exported = await fetch(`${s.node.url}/api/v1/export`, { headers: tenant.auth });
+  expect(exported.status).toBe(200);
+  expect(await exported.text()).not.toContain(word);
   expect(await columnsHolding(s.node.pool, word)).toEqual([]);
 }
 

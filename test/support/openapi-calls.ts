@@ -79,7 +79,7 @@ export async function send(
   const exchange = c.proxy.exchanges.find((e) => e.requestId === requestId)!;
   expect(exchange, `${call.path} went through the proxy`).toBeDefined();
   let body: unknown = text;
-  if (/json/.test(res.headers.get('content-type') ?? '')) body = JSON.parse(text);
+  if (/[/+]json\b/.test(res.headers.get('content-type') ?? '')) body = JSON.parse(text);
   return { exchange, status: res.status, body };
 }
 

@@ -135,7 +135,8 @@ export async function startValidatingProxy(upstream: string, spec: object): Prom
     for (const [k, v] of answer.headers) if (!HOP.has(k)) res.setHeader(k, v);
     checkStatusAndHeaders(exchange, operation, answer);
     const type = answer.headers.get('content-type') ?? '';
-    if (/json/.test(type) && body.length > 0) {
+    // JSON, not NDJSON (the export): a stream of documents is not one to validate.
+    if (/[/+]json\b/.test(type) && body.length > 0) {
       // res.json runs the validator's response check (schema of this status) before sending.
       res.json(JSON.parse(body.toString('utf8')));
     } else {

@@ -197,6 +197,14 @@ export const READ_ROWS: Row[] = [
     valid: false,
     code: 'bad_request',
   },
+  // the export (INTERFACE §10.5)
+  { name: 'export', call: (x) => ({ path: `/api/v1/export?install_id=${x.chat}`, headers: bearer(x.a) }), status: 200 },
+  {
+    name: "export of another tenant's install",
+    call: (x) => ({ path: `/api/v1/export?install_id=${x.chat}`, headers: bearer(x.b) }),
+    status: 404,
+    code: 'not_found',
+  },
   // the audit log (INTERFACE §10.5)
   { name: 'audit log', call: (x) => ({ path: '/api/v1/audit?limit=5', headers: bearer(x.a) }), status: 200 },
   {
