@@ -42,10 +42,11 @@ const event = (kind: string, payload: Record<string, unknown>): IngestEvent => (
 
 describe('unit: retry backoff of a failed index', () => {
   const MIN = 60_000;
-  it('starts at 1 minute, doubles to 1 hour, jitters within the upper half, and gives up after maxRetries', () => {
+  it('starts at 1 minute, doubles to 1 hour, jitters over the whole wait (the one retry policy), and gives up after maxRetries', () => {
     const ceilings = [1, 2, 4, 8, 16, 32, 60, 60, 60, 60].map((m) => m * MIN);
     for (const [i, ceiling] of ceilings.entries()) {
-      expect(retryDelayMs(i + 1, DEFAULT_RETRY_POLICY, () => 0)).toBe(ceiling / 2);
+      expect(retryDelayMs(i + 1, DEFAULT_RETRY_POLICY, () => 0)).toBe(0);
+      expect(retryDelayMs(i + 1, DEFAULT_RETRY_POLICY, () => 0.5)).toBe(ceiling / 2);
       expect(retryDelayMs(i + 1, DEFAULT_RETRY_POLICY, () => 0.999_999)).toBeLessThanOrEqual(ceiling);
       expect(retryDelayMs(i + 1, DEFAULT_RETRY_POLICY, () => 0.999_999)).toBeGreaterThan(ceiling * 0.99);
     }
@@ -55,7 +56,7 @@ describe('unit: retry backoff of a failed index', () => {
 
   it('a failure counts up and schedules the next retry; a ready index starts the count over', () => {
     const policy = { baseMs: 100, maxMs: 1000, maxRetries: 2 };
-    const first = failedPatch(0, 'boom', { policy, owner: 'ns/n1', nowMs: 10_000, random: () => 0 });
+    const first = failedPatch(0, 'boom', { policy, owner: 'ns/n1', nowMs: 10_000, random: () => 0.5 });
     expect(first).toEqual({
       patch: {
         status: 'failed',
@@ -68,7 +69,7 @@ describe('unit: retry backoff of a failed index', () => {
       },
       retryInMs: 50,
     });
-    expect(failedPatch(1, 'boom', { policy, owner: 'ns/n1', nowMs: 0, random: () => 0 }).retryInMs).toBe(100);
+    expect(failedPatch(1, 'boom', { policy, owner: 'ns/n1', nowMs: 0, random: () => 0.5 }).retryInMs).toBe(100);
     const gaveUp = failedPatch(2, 'boom', { policy, owner: 'ns/n1', nowMs: 0 });
     expect(gaveUp.retryInMs).toBeNull();
     expect(gaveUp.patch).toMatchObject({ retries: 3, retry_at: null, retry_owner: null });
