@@ -22,6 +22,7 @@ import { Router } from './runtime/router.js';
 import { createSeal } from './runtime/seal.js';
 import type { ShardManager } from './runtime/shard-manager.js';
 import type { MasterKeys } from './store/credential-cipher.js';
+import { loadKeyring } from './store/data-keys.js';
 import { startActorHost } from './node/actor-host.js';
 import { startEdge } from './node/edge.js';
 import { openMetrics } from './node/metrics.js';
@@ -76,11 +77,13 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   const names = makeNames(config.namespace);
 
   const pools = await openPools(config, log, started);
+  // Issue 32: credentials and old-style API-key hashes under data keys, so nodes on either master key agree.
+  const keyring = await loadKeyring(pools.pool, masterKeys);
   const nats = await openNodeNats(config, names, log, started);
   const { registry, runtime: metrics } = openMetrics(config, pools.pool, log, started);
   const router = new Router({ nc: nats.nc, names, shards: config.shards, log, seal });
   const { effectTimings, resumeSweepMs } = opts;
-  const modulesParts = { config, log, pools, nats, names, seal, masterKeys, router, metrics, registry };
+  const modulesParts = { config, log, pools, nats, names, seal, masterKeys: keyring, router, metrics, registry };
   const built = await buildModules({ ...modulesParts, hostsActors, effectTimings });
   const { modules } = built;
   const { shards } = await startActorHost(
@@ -90,7 +93,7 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   const ready = await nodeReadiness({ config, names, nats, requestPool: pools.requestPool, hostsActors });
   const edge = roles.has('edge')
     ? await startEdge(
-        { config, log, pools, masterKeys, router, ready, registry, modules, feedNotices: built.feedNotices },
+        { config, log, pools, masterKeys: keyring, router, ready, registry, modules, feedNotices: built.feedNotices },
         started,
       )
     : null;

@@ -4,29 +4,36 @@ import { print, type Command } from './command.js';
 import { masterKeysOf, withOwnerPool } from './api-keys.js';
 
 /**
- * Re-encrypts every credential under the current key. API-key hashes cannot be
- * re-made without the keys themselves; they upgrade on their next use, and `note` says
- * how many still wait (keep their previous key configured until it reaches 0).
+ * Rewraps every data key under the current master key, then re-encrypts what is still under a
+ * master key's version (credentials, webhook secrets) with the data key. API keys need nothing:
+ * they are SHA-256 hashes, and those hashed the old way are found through their hash keys, which
+ * are data keys too (rewrapped here; dropped once no key needs them). `note` says how many such
+ * keys wait for their next use, and whether a data key could not be unwrapped.
  */
 export async function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
-  const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }, { rotateWebhookSecrets }] =
+  const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }, { rotateWebhookSecrets }, dataKeys] =
     await Promise.all([
       import('../store/api-keys.js'),
       import('../store/credential-cipher.js'),
       import('../store/rotate-credentials.js'),
       import('../store/webhooks.js'),
+      import('../store/data-keys.js'),
     ]);
   const keys = masterKeysOf(config);
   return withOwnerPool(config, async (pool) => {
-    const cipher = CredentialCipher.fromMasterKeys(keys);
-    // Webhook secrets (INTERFACE §10.2) are sealed like credentials, and counted with them.
+    const keyring = await dataKeys.loadKeyring(pool, keys);
+    const { unreadable } = await dataKeys.rewrapDataKeys(pool, keys);
+    const cipher = CredentialCipher.fromMasterKeys(keyring);
     const reencrypted = (await rotateCredentials(pool, cipher)) + (await rotateWebhookSecrets(pool, cipher));
-    const stale = await countStaleApiKeys(pool, keys.current);
-    const note =
+    await dataKeys.dropUnusedApiKeyHashKeys(pool);
+    const stale = await countStaleApiKeys(pool);
+    const notes = [
       stale === 0
         ? null
-        : `${stale} API key(s) are still hashed under a previous master key; they upgrade on their next use`;
-    return { reencrypted, note };
+        : `${stale} API key(s) are still hashed the old way; they stay valid and move on their next use`,
+      unreadable === 0 ? null : `${unreadable} data key(s) are wrapped by a master key not configured`,
+    ].filter((n) => n !== null);
+    return { reencrypted, note: notes.length === 0 ? null : notes.join('; ') };
   });
 }
 

@@ -20,16 +20,17 @@ export const tenantsDeleteCommand: Command = {
     const tenantId = String(values.tenant);
     if (!UUID.test(tenantId)) throw new UsageError('--tenant must be a tenant id', tenantsDeleteCommand);
     if (values.confirm !== tenantId) throw new UsageError('--confirm must repeat --tenant', tenantsDeleteCommand);
-    const [{ loadConfig }, { closeTenant, deleteTenantRows }, { CredentialCipher }, { getCredentials }] =
+    const [{ loadConfig }, { closeTenant, deleteTenantRows }, { CredentialCipher }, { getCredentials }, dataKeys] =
       await Promise.all([
         import('../config.js'),
         import('../store/delete-tenant.js'),
         import('../store/credential-cipher.js'),
         import('../store/credentials.js'),
+        import('../store/data-keys.js'),
       ]);
     const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
-    const cipher = CredentialCipher.fromMasterKeys(masterKeysOf(config));
     await withOwnerPool(config, async (pool) => {
+      const cipher = CredentialCipher.fromMasterKeys(await dataKeys.loadKeyring(pool, masterKeysOf(config)));
       const { rows } = await pool.query<{ install_id: string }>(
         `SELECT install_id FROM installs WHERE tenant_id = $1 AND connector_id = 'chatapp' AND status <> 'uninstalled'`,
         [tenantId],

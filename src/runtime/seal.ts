@@ -6,8 +6,11 @@
  * nor ask an actor to emit or uninstall: the consumer and the actor host refuse unsealed
  * or mis-sealed messages and count them.
  *
- * Seals made under SERVICE_MASTER_KEY_PREVIOUS keys are accepted too, so nodes on the old
- * and the new key serve side by side during a rotation (INTERFACE §9.2).
+ * During a rolling change of SERVICE_MASTER_KEY (issue 32 item 1) a node holds two keys,
+ * current and previous, while its peers hold one of them (K1 before they roll, K2 after the
+ * previous key is dropped). So a node seals with every key it holds: the header carries one
+ * MAC per key, comma-separated, current first, and a receiver accepts the message when any
+ * of them verifies under any key it holds. A node with one key writes one MAC, as before.
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { MsgHdrs } from '@nats-io/transport-node';
@@ -15,11 +18,14 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 
 export const SEAL_HEADER = 'Svc-Seal';
 const INFO = 'connector-service/nats-seal/v1';
+/** A base64url HMAC-SHA256; more MACs than this in one header are not read (a rotation has two). */
+const MAC_CHARS = 43;
+const MAX_MACS = 4;
 
 export interface Seal {
-  /** The seal of `body` under the current key (base64url). */
+  /** The seal of `body`: its MAC under each configured key (base64url, comma-separated, current first). */
   sign(body: Uint8Array): string;
-  /** Whether `seal` is the seal of `body` under any configured key. */
+  /** Whether one MAC of `seal` is the MAC of `body` under one configured key. */
   verify(body: Uint8Array, seal: string | null | undefined): boolean;
   /** Headers carrying the seal of `body`, added to `into` when given. */
   headers(body: Uint8Array, into?: MsgHdrs): MsgHdrs;
@@ -32,17 +38,26 @@ export function createSeal(keys: readonly string[]): Seal {
     Buffer.from(hkdfSync('sha256', Buffer.from(k, 'utf8'), 'connector-service', INFO, 32)),
   );
   const mac = (key: Buffer, body: Uint8Array) => createHmac('sha256', key).update(body).digest();
+  const sign = (body: Uint8Array) => derived.map((k) => mac(k, body).toString('base64url')).join(',');
   return {
-    sign: (body) => mac(derived[0]!, body).toString('base64url'),
+    sign,
     verify(body, seal) {
-      if (typeof seal !== 'string' || seal.length !== 43) return false;
-      const given = Buffer.from(seal, 'base64url');
-      if (given.length !== 32) return false;
-      return derived.some((k) => timingSafeEqual(mac(k, body), given));
+      if (typeof seal !== 'string' || seal.length > MAX_MACS * (MAC_CHARS + 1)) return false;
+      const given = seal
+        .split(',')
+        .filter((m) => m.length === MAC_CHARS)
+        .map((m) => Buffer.from(m, 'base64url'))
+        .filter((b) => b.length === 32);
+      if (given.length === 0) return false;
+      // Each configured key's MAC is computed once, and only until one matches.
+      return derived.some((k) => {
+        const want = mac(k, body);
+        return given.some((g) => timingSafeEqual(want, g));
+      });
     },
     headers(body, into) {
       const h = into ?? natsHeaders();
-      h.set(SEAL_HEADER, mac(derived[0]!, body).toString('base64url'));
+      h.set(SEAL_HEADER, sign(body));
       return h;
     },
   };

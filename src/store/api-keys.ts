@@ -1,20 +1,26 @@
 /**
  * API-key lifecycle (INTERFACE §9.1, §10.4): another key for a tenant with its scopes, label
- * and expiry, the listing, revocation, and the Bearer lookup that accepts hashes made under a
- * previous master key and upgrades them on use (INTERFACE §9.2). Only a keyed hash of a key
- * is ever stored; the raw key is shown once.
+ * and expiry, the listing, revocation, and the Bearer lookup. Only a hash of a key is stored
+ * (the raw key is shown once): its SHA-256, which no master key enters, so a rotation of
+ * SERVICE_MASTER_KEY never strands a key (issue 32). A key hashed before that (an HMAC under a
+ * master key) is found with the hash keys the keyring keeps, and moves to SHA-256 on use.
  */
 import { API_SCOPES, knownScopes, type ApiScope } from '../api-scopes.js';
 import { BadRequest, NotFound } from '../errors.js';
 import {
   apiKeyDisplayPrefix,
-  apiKeyHashers,
+  apiKeyHashKey,
+  DATA_KEY_VERSION,
   generateApiKey,
-  keyVersionOf,
-  type MasterKeys,
+  hashApiKey,
+  legacyApiKeyHash,
 } from './credential-cipher.js';
+import type { Keyring } from './data-keys.js';
 import { isUuid, type Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
+
+/** `key_version` of a SHA-256 key hash (others are the fingerprint of the master key whose HMAC made it). */
+export const SHA256_KEY_VERSION = DATA_KEY_VERSION;
 
 export interface CreatedApiKey {
   key_id: string;
@@ -22,10 +28,24 @@ export interface CreatedApiKey {
   api_key: string;
 }
 
-/** A single master key, or the deployment's keys during a rotation. */
-export type KeyRing = string | MasterKeys;
+/** A single master key, or the deployment's keys and data keys (what finds keys hashed the old way). */
+export type KeyRing = string | Keyring;
 
-export const keyRing = (k: KeyRing): MasterKeys => (typeof k === 'string' ? { current: k, previous: [] } : k);
+export const keyRing = (k: KeyRing): Keyring => (typeof k === 'string' ? { current: k, previous: [] } : k);
+
+/** The hashes a key may be stored under: SHA-256 first, then each old-style HMAC the keyring can make. */
+function candidateHashes(ring: Keyring, rawKey: string): Buffer[] {
+  const hashKeys = [...[ring.current, ...ring.previous].map(apiKeyHashKey), ...(ring.legacyApiKeyHashKeys ?? [])];
+  const seen = new Set<string>();
+  const out = [hashApiKey(rawKey)];
+  for (const k of hashKeys) {
+    const id = k.toString('hex');
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(legacyApiKeyHash(k, rawKey));
+  }
+  return out;
+}
 
 /** What a key may do and for how long (INTERFACE §10.4); every field optional. */
 export interface ApiKeyOptions {
@@ -76,28 +96,20 @@ export function keyColumns(opts: ApiKeyOptions = {}): {
 /** Another key of an existing tenant; NotFound for an unknown tenant, BadRequest for bad options. */
 export async function createApiKey(
   q: Queryable,
-  keys: KeyRing,
+  // No master key enters the hash any more; kept so every caller names the deployment's keys alike.
+  _keys: KeyRing,
   tenantId: string,
   opts: ApiKeyOptions = {},
 ): Promise<CreatedApiKey> {
   if (!isUuid(tenantId)) throw new NotFound('tenant not found');
   const { scopes, label, days } = keyColumns(opts);
-  const ring = keyRing(keys);
   const apiKey = generateApiKey();
   const { rows } = await q.query<{ key_id: string }>(
     `INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version, scopes, label, expires_at)
      SELECT $1, tenant_id, $3, $4, $5, $6, now() + make_interval(secs => $7::float8 * 86400)
      FROM tenants WHERE tenant_id = $2
      RETURNING key_id`,
-    [
-      apiKeyHashers(ring)[0]!(apiKey),
-      tenantId,
-      apiKeyDisplayPrefix(apiKey),
-      keyVersionOf(ring.current),
-      scopes,
-      label,
-      days,
-    ],
+    [hashApiKey(apiKey), tenantId, apiKeyDisplayPrefix(apiKey), SHA256_KEY_VERSION, scopes, label, days],
   );
   if (!rows[0]) throw new NotFound('tenant not found');
   return { key_id: rows[0].key_id, api_key: apiKey };
@@ -159,14 +171,13 @@ export async function revokeApiKey(
 
 /**
  * The grant of a Bearer key, or null (unknown, revoked, expired or malformed key). A key
- * found under a previous master key is re-hashed under the current one at once, so it
- * keeps working after that previous key is removed (INTERFACE §9.2).
+ * found under an old-style HMAC is re-hashed with SHA-256 at once; every node, on whichever
+ * master key, finds it then.
  */
 export async function findApiKey(q: Queryable, keys: KeyRing, rawKey: string): Promise<KeyGrant | null> {
   // A header can be anything; do not hash megabytes for a lookup that cannot match.
   if (typeof rawKey !== 'string' || rawKey.length === 0 || rawKey.length > 256) return null;
-  const ring = keyRing(keys);
-  const hashes = apiKeyHashers(ring).map((h) => h(rawKey));
+  const hashes = candidateHashes(keyRing(keys), rawKey);
   const { rows } = await q.query<{
     tenant_id: string;
     key_id: string;
@@ -181,13 +192,12 @@ export async function findApiKey(q: Queryable, keys: KeyRing, rawKey: string): P
   );
   const row = rows[0];
   if (!row) return null;
-  const version = keyVersionOf(ring.current);
-  if (!row.key_hash.equals(hashes[0]!) || row.key_version !== version) {
+  if (row.key_version !== SHA256_KEY_VERSION) {
     // Guarded on the old hash: two nodes upgrading the same key at once write it once.
     await q.query(
       `UPDATE api_keys SET key_hash = $1, key_version = $2
        WHERE key_id = $3 AND key_hash = $4 AND revoked_at IS NULL`,
-      [hashes[0], version, row.key_id, row.key_hash],
+      [hashes[0], SHA256_KEY_VERSION, row.key_id, row.key_hash],
     );
   }
   return {
@@ -198,11 +208,11 @@ export async function findApiKey(q: Queryable, keys: KeyRing, rawKey: string): P
   };
 }
 
-/** Live keys whose hash was made under another master key than `current` (still to upgrade). */
-export async function countStaleApiKeys(q: Queryable, current: string): Promise<number> {
+/** Live keys still hashed the old way (found through the kept hash keys until their next use). */
+export async function countStaleApiKeys(q: Queryable): Promise<number> {
   const { rows } = await q.query<{ n: string }>(
     'SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL AND key_version <> $1',
-    [keyVersionOf(current)],
+    [SHA256_KEY_VERSION],
   );
   return Number(rows[0]!.n);
 }

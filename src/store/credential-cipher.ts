@@ -11,10 +11,16 @@
  * (INTERFACE §9.2); version 1 is the label of rows written before fingerprints, readable
  * under whichever configured key made them.
  *
- * API keys: HMAC-SHA256 under a second HKDF-derived key (a separate label), so the stored
- * hash is useless without the master key and the two uses never share key material.
+ * Since migration 036 new writes use the deployment's data key (version 0, `DATA_KEY_VERSION`;
+ * data-keys.ts), wrapped by the master key, so nodes on different master keys read each
+ * other's writes during a rotation; rows under a master key's version stay readable while that
+ * key is configured, and `keys rotate` moves them to the data key.
+ *
+ * API keys: a SHA-256 of the key (they are 256-bit random), which no master key changes. Keys
+ * hashed before that carry an HMAC-SHA256 under a second HKDF-derived key (a separate label);
+ * those hash keys are kept as data keys until every such key has been used once.
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { ErrorCodes, Internal } from '../errors.js';
 
 const SALT = 'connector-service';
@@ -23,6 +29,8 @@ const API_KEYS_INFO = 'connector-service/api-keys/v1';
 const KEY_ID_INFO = 'connector-service/key-id/v1';
 /** The version of rows written before versions were key fingerprints. */
 export const LEGACY_KEY_VERSION = 1;
+/** The version of rows written under the data key (migration 036), whatever the master key. */
+export const DATA_KEY_VERSION = 0;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -88,7 +96,7 @@ function unreadable(reason: string, cause?: unknown): Internal {
 export class CredentialCipher {
   // Private fields: a logged or inspected cipher shows no key material.
   readonly #keys: Map<number, Buffer>;
-  readonly #current: number;
+  #current: number;
   /** Versions whose keys may have written legacy-version rows (fromMasterKeys only). */
   #legacy: number[] = [];
 
@@ -114,7 +122,7 @@ export class CredentialCipher {
    * are tried under every configured key (each try is an authenticated decryption, so a
    * wrong key fails cleanly and never yields garbage).
    */
-  static fromMasterKeys(keys: MasterKeys): CredentialCipher {
+  static fromMasterKeys(keys: MasterKeys & { dataKey?: Buffer }): CredentialCipher {
     const map = new Map<number, string>();
     for (const k of [keys.current, ...keys.previous]) {
       const v = keyVersionOf(k);
@@ -123,6 +131,11 @@ export class CredentialCipher {
     }
     const cipher = new CredentialCipher({ keys: map, current: keyVersionOf(keys.current) });
     cipher.#legacy = [...map.keys()];
+    if (keys.dataKey !== undefined) {
+      if (keys.dataKey.length !== 32) throw new Error('the data key must be 32 bytes');
+      cipher.#keys.set(DATA_KEY_VERSION, keys.dataKey);
+      cipher.#current = DATA_KEY_VERSION;
+    }
     return cipher;
   }
 
@@ -170,23 +183,19 @@ export class CredentialCipher {
   }
 }
 
-/** A hasher bound to one master key (derives the HMAC key once). */
-export function apiKeyHasher(masterKey: string): (rawKey: string) => Buffer {
-  const key = deriveKey(masterKey, API_KEYS_INFO);
-  return (rawKey) => createHmac('sha256', key).update(rawKey, 'utf8').digest();
+/** The HMAC key with which a master key hashed API keys before SHA-256 (kept as a data key). */
+export function apiKeyHashKey(masterKey: string): Buffer {
+  return deriveKey(masterKey, API_KEYS_INFO);
 }
 
-/** The stored form of an API key: HMAC-SHA256 under a key derived from the master key. */
-export function hashApiKey(masterKey: string, rawKey: string): Buffer {
-  return apiKeyHasher(masterKey)(rawKey);
+/** The stored form of an API key: its SHA-256 (the key is 256-bit random; no master key involved). */
+export function hashApiKey(rawKey: string): Buffer {
+  return createHash('sha256').update(rawKey, 'utf8').digest();
 }
 
-/**
- * Hashers of every configured key, current first: a key hashed under a previous master
- * key is still found, and then re-hashed under the current one (INTERFACE §9.2).
- */
-export function apiKeyHashers(keys: MasterKeys): Array<(rawKey: string) => Buffer> {
-  return [keys.current, ...keys.previous].map(apiKeyHasher);
+/** The form a master key's HMAC gave an API key before SHA-256 (found, then moved to SHA-256 on use). */
+export function legacyApiKeyHash(hashKey: Buffer, rawKey: string): Buffer {
+  return createHmac('sha256', hashKey).update(rawKey, 'utf8').digest();
 }
 
 export const API_KEY_PREFIX = 'csk_';

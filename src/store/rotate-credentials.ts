@@ -1,6 +1,7 @@
 /**
- * `connectors keys rotate` (INTERFACE §9.1): re-encrypts every live credential under the
- * current SERVICE_MASTER_KEY.
+ * `connectors keys rotate` (INTERFACE §9.1): re-encrypts every live credential still under a
+ * master key's version with the cipher's current key (the data key, data-keys.ts), so none
+ * depends on a master key that is about to be removed (webhooks.ts does the webhook secrets).
  *
  * Idempotent and resumable: only rows under another key version are touched, one row per
  * short transaction, so a second run (or a run after a crash) finds only what is left.

@@ -1,11 +1,11 @@
 /**
  * Tenants and their API keys (INTERFACE §1 "tenants create": the key is shown once and
- * only a keyed hash is stored).
+ * only a hash is stored).
  */
 import { BadRequest } from '../errors.js';
 import { API_SCOPES } from '../api-scopes.js';
-import { findApiKey, keyRing, type KeyGrant, type KeyRing } from './api-keys.js';
-import { apiKeyDisplayPrefix, apiKeyHashers, generateApiKey, keyVersionOf } from './credential-cipher.js';
+import { findApiKey, SHA256_KEY_VERSION, type KeyGrant, type KeyRing } from './api-keys.js';
+import { apiKeyDisplayPrefix, generateApiKey, hashApiKey } from './credential-cipher.js';
 import type { Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
 
@@ -17,10 +17,10 @@ export interface CreatedTenant {
   api_key: string;
 }
 
-export async function createTenant(q: Queryable, keys: KeyRing, name: string): Promise<CreatedTenant> {
+// `_keys`: no master key enters the key's hash any more (api-keys.ts); kept so callers stay alike.
+export async function createTenant(q: Queryable, _keys: KeyRing, name: string): Promise<CreatedTenant> {
   const clean = sanitizeText(name).trim();
   if (clean.length === 0 || clean.length > 200) throw new BadRequest('tenant name must be 1-200 characters');
-  const ring = keyRing(keys);
   const apiKey = generateApiKey();
   // One statement, so a tenant never exists without its first key, which holds every scope (§10.4).
   const { rows } = await q.query<{ tenant_id: string; key_id: string }>(
@@ -28,7 +28,7 @@ export async function createTenant(q: Queryable, keys: KeyRing, name: string): P
      INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version, scopes)
      SELECT $2, tenant_id, $3, $4, $5 FROM t
      RETURNING tenant_id, key_id`,
-    [clean, apiKeyHashers(ring)[0]!(apiKey), apiKeyDisplayPrefix(apiKey), keyVersionOf(ring.current), API_SCOPES],
+    [clean, hashApiKey(apiKey), apiKeyDisplayPrefix(apiKey), SHA256_KEY_VERSION, API_SCOPES],
   );
   return { tenant_id: rows[0]!.tenant_id, key_id: rows[0]!.key_id, api_key: apiKey };
 }

@@ -1,21 +1,27 @@
 /**
- * Master-key rotation K1 → K2 with nodes serving throughout (INTERFACE §9.1, §9.2; the
- * runbook in the README "Security model"): a node on K1; a rolling restart onto K2 with
- * K1 in SERVICE_MASTER_KEY_PREVIOUS, where credentials and API keys made under K1 keep
- * working (a used key is re-hashed on the spot); `keys rotate` while that node serves
- * (idempotent); then K1 removed, and everything still works.
+ * A rolling change of SERVICE_MASTER_KEY K1 → K2 on a two-node cluster (issue 32 item 1; the
+ * runbook in docs/security.md): at every step of the roll the two nodes serve side by side on
+ * different keys, and every API key works on both, an actor request made by either edge is
+ * served by whichever node owns its install (both directions: the installs cover every shard,
+ * each node owns some), a Slack event taken by either edge is stored by the other's consumer,
+ * and an emit and the install's health work from both. Steps: both on K1; one rolled to K2 with
+ * K1 previous; both rolled; `keys rotate`; one with K1 dropped; both. An API key hashed the old
+ * way (an HMAC under K1) and never used during the roll still works after K1 is gone.
  *
  * A database of its own: `keys rotate` rewrites every credential of the database it is
  * pointed at, which must not touch the other test files' rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyVersionOf } from '../../src/store/credential-cipher.js';
+import { FakeSlack, messageEvent, nextTs, type FakeChannel, type FakeTeam } from 'connector-service/testing';
+import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
+import { installKey, shardOf } from '../../src/runtime/names.js';
+import { API_SCOPES } from '../../src/api-scopes.js';
+import { apiKeyHashKey, generateApiKey, keyVersionOf, legacyApiKeyHash } from '../../src/store/credential-cipher.js';
 import { createPool } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTenant } from '../../src/store/tenants.js';
-import { chatEnv, emit, installOk, json, type Tenant } from '../support/slack-harness.js';
+import { allEvents, chatEnv, emit, installOk, json, type ChatStack, type Tenant } from '../support/slack-harness.js';
 import { until } from '../support/until.js';
-import { FakeSlack } from 'connector-service/testing';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testAdminDatabaseUrl } from '../support/env.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
@@ -23,6 +29,10 @@ import { createTempDatabase, type TempDatabase } from '../support/migrate-temp-d
 
 const K1 = TEST_MASTER_KEY;
 const K2 = 'second-master-key-for-rotation-0123456789abcdef';
+const SHARDS = 4;
+const ON_K1 = { SERVICE_MASTER_KEY: K1 };
+const ROLLED = { SERVICE_MASTER_KEY: K2, SERVICE_MASTER_KEY_PREVIOUS: K1 };
+const ON_K2 = { SERVICE_MASTER_KEY: K2 };
 
 let db: TempDatabase;
 let pool: ReturnType<typeof createPool>;
@@ -37,97 +47,140 @@ beforeAll(async () => {
   slack = await new FakeSlack().start();
 });
 afterAll(async () => {
-  for (const n of running) await stopNode(n);
+  for (const n of [...running]) await stopNode(n);
   await cleanNamespace(namespace);
   await slack?.close();
   await pool?.end();
   await db?.drop();
 });
 
+let started = 0;
 async function startNode(keys: Record<string, string>): Promise<TestNode> {
-  const node = await startTestNode({ ...chatEnv(slack), DATABASE_URL: db.url, SERVICE_NAMESPACE: namespace, ...keys });
+  const env = { ...chatEnv(slack), DATABASE_URL: db.url, SERVICE_NAMESPACE: namespace, SERVICE_SHARDS: String(SHARDS) };
+  // Both nodes run in this process: each needs its own id to get its share of the shards.
+  const node = await startTestNode({ ...env, ...keys, NODE_ID: `rotate-${++started}` });
   running.push(node);
   return node;
 }
-/** Stops one node of the cluster without cleaning the shared namespace. */
 async function stopNode(n: TestNode): Promise<void> {
   running.splice(running.indexOf(n), 1);
   await n.node.stop();
   await n.pool.end();
 }
+/** Replaces `n` by a node on `keys` (the roll of one node). */
+async function roll(n: TestNode, keys: Record<string, string>): Promise<TestNode> {
+  await stopNode(n);
+  return startNode(keys);
+}
 
-const withAuth = (t: { tenant_id: string; api_key: string }): Tenant => ({
-  ...t,
-  auth: { authorization: `Bearer ${t.api_key}` },
-});
-const status = async (n: TestNode, t: Tenant) =>
-  (await fetch(`${n.url}/api/v1/connectors/installs`, { headers: t.auth })).status;
-const healthy = (n: TestNode, t: Tenant, installId: string) =>
-  until(
-    'the install healthy (its bot token decrypted and accepted upstream)',
-    async () => {
-      const res = await fetch(`${n.url}/api/v1/connectors/installs/${installId}/health`, { headers: t.auth });
-      return res.status === 200 && (await json(res)).status === 'healthy';
-    },
-    { timeoutMs: 20_000 },
+/** A key made before SHA-256: an HMAC under K1, as the previous release stored it. */
+async function oldStyleKey(tenantId: string): Promise<Tenant> {
+  const apiKey = generateApiKey();
+  await pool.query(
+    `INSERT INTO api_keys (key_hash, tenant_id, key_prefix, key_version, scopes) VALUES ($1, $2, $3, $4, $5)`,
+    [legacyApiKeyHash(apiKeyHashKey(K1), apiKey), tenantId, apiKey.slice(0, 12), keyVersionOf(K1), API_SCOPES],
   );
-const credentialVersion = async (installId: string) =>
-  (await pool.query('SELECT key_version FROM credentials WHERE install_id = $1', [installId])).rows[0].key_version;
-const keyVersion = async (tenantId: string) =>
-  (await pool.query('SELECT key_version FROM api_keys WHERE tenant_id = $1', [tenantId])).rows[0].key_version;
+  return { tenant_id: tenantId, api_key: apiKey, auth: { authorization: `Bearer ${apiKey}` } };
+}
 
-describe('master key rotation', () => {
-  it('keeps credentials and API keys working from K1 to K2, through keys rotate, after K1 is removed', async () => {
-    // Phase 1: K1 only.
-    const a = await startNode({ SERVICE_MASTER_KEY: K1 });
-    const busy = withAuth(await createTenant(pool, K1, 'busy'));
-    const idle = withAuth(await createTenant(pool, K1, 'idle'));
-    const team = slack.addTeam({ name: 'Rotating' });
+interface Workspace {
+  team: FakeTeam;
+  channel: FakeChannel;
+  installId: string;
+}
+
+/** Installs workspaces until their install actors cover every shard. */
+async function installsOnEveryShard(node: TestNode, tenant: Tenant): Promise<Workspace[]> {
+  const out: Workspace[] = [];
+  const covered = new Set<number>();
+  for (let i = 0; covered.size < SHARDS && i < 60; i++) {
+    const team = slack.addTeam({ name: `Rotating ${i}` });
     const channel = slack.addChannel(team.id, { name: 'general' });
-    const { install_id } = await installOk({ slack, node: a, stop: async () => {} }, busy, team.id);
-    await healthy(a, busy, install_id);
-    expect(await credentialVersion(install_id)).toBe(keyVersionOf(K1));
+    const { install_id } = await installOk({ slack, node } as ChatStack, tenant, team.id);
+    const shard = shardOf(installKey(install_id), SHARDS);
+    if (covered.has(shard)) continue;
+    covered.add(shard);
+    out.push({ team, channel, installId: install_id });
+  }
+  expect(covered.size).toBe(SHARDS);
+  return out;
+}
 
-    // Phase 2: rolling restart onto K2, K1 still accepted.
-    const b = await startNode({ SERVICE_MASTER_KEY: K2, SERVICE_MASTER_KEY_PREVIOUS: K1 });
-    await stopNode(a);
-    expect(await status(b, busy)).toBe(200);
-    // Used under K2: re-hashed at once. The idle tenant's key waits for its next use.
-    expect(await keyVersion(busy.tenant_id)).toBe(keyVersionOf(K2));
-    expect(await keyVersion(idle.tenant_id)).toBe(keyVersionOf(K1));
-    await healthy(b, busy, install_id);
-    const sent = await emit(b.url, busy, install_id, 'chatapp.message', {
-      channel_id: channel.id,
-      text: 'during rotation',
-    });
-    expect(sent.status, await sent.clone().text()).toBe(200);
+/** Both nodes own shards (so requests cross between them in both directions). */
+const balanced = (nodes: TestNode[]) =>
+  until('both nodes owning shards', () => nodes.every((n) => (n.node.shards?.owned().length ?? 0) > 0), {
+    timeoutMs: 30_000,
+  });
 
-    // keys rotate while b serves: re-encrypts the one credential, then finds nothing left.
-    const rotateEnv = { DATABASE_URL: db.url, SERVICE_MASTER_KEY: K2, SERVICE_MASTER_KEY_PREVIOUS: K1 };
-    const first = await runCli(['keys', 'rotate'], rotateEnv);
-    expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ reencrypted: 1 });
-    expect(first.stderr).toContain('1 API key(s)');
-    expect(await credentialVersion(install_id)).toBe(keyVersionOf(K2));
-    await healthy(b, busy, install_id);
+let sent = 0;
+/** Everything a node made under its keys is accepted by the other, whichever way it goes. */
+async function servesAcross(nodes: TestNode[], keys: Tenant[], tenant: Tenant, ws: Workspace[], step: string) {
+  await balanced(nodes);
+  for (const n of nodes) {
+    for (const k of keys) {
+      const res = await fetch(`${n.url}/api/v1/connectors/installs`, { headers: k.auth });
+      expect(res.status, `${step}: a key on ${n.url}`).toBe(200);
+    }
+    for (const w of ws) {
+      await until(`${step}: health of ${w.installId} through ${n.url}`, async () => {
+        const res = await fetch(`${n.url}/api/v1/connectors/installs/${w.installId}/health`, { headers: tenant.auth });
+        return res.status === 200 && (await json(res)).status === 'healthy';
+      });
+      // The channel's bucket holds one emit a second (INTERFACE §8.5): a 429 waits its turn.
+      await until(`${step}: emit through ${n.url}`, async () => {
+        const out = await emit(n.url, tenant, w.installId, 'chatapp.message', { channel_id: w.channel.id, text: step });
+        if (out.status === 429) return false;
+        expect(out.status, `${step}: emit through ${n.url}: ${await out.clone().text()}`).toBe(200);
+        return true;
+      });
+      slack.eventsUrl = `${n.url}${EVENTS_PATH}`;
+      const msg = { ts: nextTs(), user: 'U1', text: `${step} ${++sent}` };
+      expect((await slack.deliver(w.team.id, messageEvent(w.team, w.channel, msg))).status).toBe(200);
+      await until(`${step}: event ${msg.text} stored`, async () =>
+        (await allEvents(n.url, tenant, w.installId)).some((e) => e.id === `message:${w.channel.id}:${msg.ts}`),
+      );
+    }
+  }
+}
+
+describe('a rolling master-key rotation on two nodes', () => {
+  it('refuses nothing and loses nothing from K1 to K2, through keys rotate, after K1 is dropped', async () => {
+    const busy = await createTenant(pool, K1, 'busy');
+    const busyTenant: Tenant = { ...busy, auth: { authorization: `Bearer ${busy.api_key}` } };
+    const idleTenant = await createTenant(pool, K1, 'idle');
+    // Made before the nodes start, as a key of the previous release would be.
+    const idle = await oldStyleKey(idleTenant.tenant_id);
+    const used = await oldStyleKey(busy.tenant_id);
+
+    let a = await startNode(ON_K1);
+    let b = await startNode(ON_K1);
+    const ws = await installsOnEveryShard(a, busyTenant);
+    await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'both on K1');
+
+    b = await roll(b, ROLLED);
+    await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'one rolled');
+    a = await roll(a, ROLLED);
+    await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'both rolled');
+
+    const rotateEnv = { DATABASE_URL: db.url, ...ROLLED };
+    const rotated = await runCli(['keys', 'rotate'], rotateEnv);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stderr).toContain('1 API key(s) are still hashed the old way');
     const again = await runCli(['keys', 'rotate'], rotateEnv);
     expect(JSON.parse(again.stdout)).toEqual({ reencrypted: 0 });
-    expect(await status(b, idle)).toBe(200);
-    expect(await keyVersion(idle.tenant_id)).toBe(keyVersionOf(K2));
-    const done = await runCli(['keys', 'rotate'], rotateEnv);
-    expect(JSON.parse(done.stdout)).toEqual({ reencrypted: 0 });
-    expect(done.stderr).toBe('');
+    const wrapped = await pool.query<{ master_version: number }>('SELECT master_version FROM data_keys');
+    expect(wrapped.rows.every((r) => r.master_version === keyVersionOf(K2))).toBe(true);
 
-    // Phase 3: K1 removed everywhere.
-    const c = await startNode({ SERVICE_MASTER_KEY: K2 });
-    await stopNode(b);
-    expect(await status(c, busy)).toBe(200);
-    expect(await status(c, idle)).toBe(200);
-    await healthy(c, busy, install_id);
-    const after = await emit(c.url, busy, install_id, 'chatapp.message', {
-      channel_id: channel.id,
-      text: 'after rotation',
-    });
-    expect(after.status, await after.clone().text()).toBe(200);
-  }, 240_000);
+    b = await roll(b, ON_K2);
+    await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'one without K1');
+    a = await roll(a, ON_K2);
+    await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'both on K2');
+
+    // The key nobody used during the roll: still valid on both nodes, now hashed with SHA-256.
+    for (const n of [a, b]) {
+      expect((await fetch(`${n.url}/api/v1/connectors/installs`, { headers: idle.auth })).status).toBe(200);
+    }
+    const versions = await pool.query<{ key_version: number }>('SELECT key_version FROM api_keys');
+    expect(versions.rows.every((r) => r.key_version === 0)).toBe(true);
+  }, 600_000);
 });

@@ -35,7 +35,14 @@ describe('NATS seal (INTERFACE §9.4)', () => {
     const seal = k1.sign(body);
     expect(k1.verify(body, seal)).toBe(true);
     expect(rotated.verify(body, seal)).toBe(true);
-    expect(k1.verify(body, rotated.sign(body))).toBe(false);
+    // Issue 32: a rolled node seals under both keys, so a node still on K1 accepts it, and so
+    // does a node already on K2 alone; a seal under another deployment's key alone does not pass.
+    expect(k1.verify(body, rotated.sign(body))).toBe(true);
+    expect(createSeal([`${TEST_MASTER_KEY}-2`]).verify(body, rotated.sign(body))).toBe(true);
+    expect(k1.verify(body, createSeal([`${TEST_MASTER_KEY}-2`]).sign(body))).toBe(false);
+    expect(rotated.sign(body).split(',')).toHaveLength(2);
+    expect(k1.verify(body, `${'A'.repeat(43)},${seal}`)).toBe(true);
+    expect(k1.verify(body, `${'A'.repeat(43)},${'B'.repeat(43)}`)).toBe(false);
     expect(k1.verify(new TextEncoder().encode('{"type":"evenT"}'), seal)).toBe(false);
     for (const bad of [null, undefined, '', 'x', `${seal.slice(0, -1)}A`]) expect(k1.verify(body, bad)).toBe(false);
     expect(k1.headers(body).get('Svc-Seal')).toBe(seal);

@@ -1,26 +1,27 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { apiKeyDisplayPrefix, apiKeyHasher, generateApiKey, hashApiKey } from '../../src/store/credential-cipher.js';
+import {
+  apiKeyDisplayPrefix,
+  apiKeyHashKey,
+  generateApiKey,
+  hashApiKey,
+  legacyApiKeyHash,
+} from '../../src/store/credential-cipher.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 
 describe('API key hashing', () => {
-  it('is deterministic for one master key', () => {
+  it('is the SHA-256 of the key, whatever the master key (issue 32: rotation never re-hashes)', () => {
     const key = generateApiKey();
-    const h = hashApiKey(TEST_MASTER_KEY, key);
-    expect(h).toHaveLength(32);
-    expect(hashApiKey(TEST_MASTER_KEY, key)).toEqual(h);
-    expect(apiKeyHasher(TEST_MASTER_KEY)(key)).toEqual(h);
+    expect(hashApiKey(key)).toEqual(createHash('sha256').update(key).digest());
+    expect(hashApiKey(generateApiKey())).not.toEqual(hashApiKey(key));
   });
 
-  it('differs across master keys and across keys', () => {
+  it("finds keys hashed the old way by their master key's hash key only", () => {
     const key = generateApiKey();
-    expect(hashApiKey(`${TEST_MASTER_KEY}-2`, key)).not.toEqual(hashApiKey(TEST_MASTER_KEY, key));
-    expect(hashApiKey(TEST_MASTER_KEY, generateApiKey())).not.toEqual(hashApiKey(TEST_MASTER_KEY, key));
-  });
-
-  it('is not a plain SHA-256 of the key', async () => {
-    const { createHash } = await import('node:crypto');
-    const key = generateApiKey();
-    expect(hashApiKey(TEST_MASTER_KEY, key)).not.toEqual(createHash('sha256').update(key).digest());
+    const old = legacyApiKeyHash(apiKeyHashKey(TEST_MASTER_KEY), key);
+    expect(old).toHaveLength(32);
+    expect(legacyApiKeyHash(apiKeyHashKey(`${TEST_MASTER_KEY}-2`), key)).not.toEqual(old);
+    expect(old).not.toEqual(hashApiKey(key));
   });
 });
 
