@@ -37,6 +37,11 @@ export interface EdgeMetrics {
   unverifiedBodyBytes: Gauge;
   /** INTERFACE §10.1: change-feed requests held open now, by mode (`sse` or `long_poll`). */
   feedHeld: Gauge<'mode'>;
+  /**
+   * INTERFACE §10.5: the exports streaming now, each by the bytes it holds in this process
+   * (its stream's buffer and the response's), read when the metrics are scraped.
+   */
+  exports: Set<() => number>;
 }
 
 export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Registry {
@@ -52,6 +57,25 @@ export function createMetricsRegistry(opts: { defaults?: boolean } = {}): Regist
 }
 
 export function createEdgeMetrics(registry: Registry): EdgeMetrics {
+  const exports = new Set<() => number>();
+  new Gauge({
+    name: 'connector_service_exports_open',
+    help: 'Exports (GET /api/v1/export) streaming from this node now',
+    registers: [registry],
+    collect() {
+      this.set(exports.size);
+    },
+  });
+  new Gauge({
+    name: 'connector_service_export_held_bytes',
+    help: 'Bytes the open exports hold in this node, read but not yet taken by their readers',
+    registers: [registry],
+    collect() {
+      let held = 0;
+      for (const bytes of exports) held += bytes();
+      this.set(held);
+    },
+  });
   return {
     registry,
     requests: new Counter({
@@ -89,6 +113,7 @@ export function createEdgeMetrics(registry: Registry): EdgeMetrics {
       labelNames: ['mode'],
       registers: [registry],
     }),
+    exports,
   };
 }
 

@@ -1,17 +1,61 @@
 /**
- * `GET /api/v1/export` (INTERFACE §10.5): a tenant's graph as NDJSON, one line per node
- * `{"type": "node", "node": {...}}` then per edge `{"type": "edge", "edge": {...}}`, in the
- * shapes of `GET /api/v1/graph/nodes/{id}`. Read through server-side cursors in one
- * transaction (one consistent snapshot), `FETCH_ROWS` rows at a time, and yielded a batch of
- * lines at a time: the consumer pulls the next batch only once it has written the last, so a
- * node's memory holds a batch, whatever the graph's size.
+ * A tenant's graph as NDJSON (INTERFACE §10.5 `GET /api/v1/export`): one line per node
+ * `{"type": "node", "node": {...}}`, then one per edge `{"type": "edge", "edge": {...}}`, in
+ * the shapes of `GET /api/v1/graph/nodes/{id}` (queries.ts), read through two server-side
+ * cursors in one read-only, repeatable-read transaction (one snapshot for nodes and edges).
+ *
+ * Memory stays flat whatever the tenant's size: the lines are an async generator that the
+ * stream pulls one batch at a time only when its reader has taken the previous ones
+ * (`Readable.from` backpressure), and each batch is fetched by row count sized from the
+ * previous batch's largest line (a PR node carries its diff, up to 1 MB). Ending the stream
+ * early (a reader gone) rolls the transaction back, which closes the cursors.
  */
-import type pg from 'pg';
+import { Readable } from 'node:stream';
 import { toIso } from '../store/db.js';
 
-export const FETCH_ROWS = 500;
+/** What the export needs of a connection: one the caller holds for the whole export (a fenced client). */
+export interface ExportClient {
+  query<R extends object>(text: string, values?: unknown[]): Promise<{ rows: R[] }>;
+}
 
-interface Row {
+export interface ExportScope {
+  tenantId: string;
+  /** Only this install's nodes, and the edges touching them. */
+  installId?: string;
+  /**
+   * Postgres ends the session when the transaction sits idle this long (a backstop: the edge
+   * closes a stalled reader's export before, src/edge/routes/export.ts).
+   */
+  idleInTransactionMs: number;
+}
+
+/** A batch aims at this many bytes of lines; its row count follows the previous batch's largest line. */
+const BATCH_BYTES = 256 * 1024;
+const FIRST_BATCH_ROWS = 16;
+const MAX_BATCH_ROWS = 500;
+
+const NODES_SQL = (byInstall: boolean) => `
+  DECLARE export_nodes NO SCROLL CURSOR FOR
+  SELECT n.node_id, n.kind, n.external_id, n.connector_id, n.install_id, n.props, i.status AS source_status,
+         n.created_at, n.updated_at
+  FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
+  WHERE n.tenant_id = $1${byInstall ? ' AND n.install_id = $2' : ''}
+  ORDER BY n.seq`;
+
+// Removed edges (a reaction taken back) are left out, as the node route leaves them out.
+const EDGES_SQL = (byInstall: boolean) => `
+  DECLARE export_edges NO SCROLL CURSOR FOR
+  SELECT e.type, e.from_node, e.to_node, e.props
+  FROM graph_edges e
+  WHERE e.tenant_id = $1 AND NOT e.removed${
+    byInstall
+      ? ` AND EXISTS (SELECT 1 FROM graph_nodes n
+           WHERE n.tenant_id = $1 AND n.node_id IN (e.from_node, e.to_node) AND n.install_id = $2)`
+      : ''
+  }
+  ORDER BY e.edge_id`;
+
+interface NodeRow {
   node_id: string;
   kind: string;
   external_id: string;
@@ -22,76 +66,86 @@ interface Row {
   created_at: Date;
   updated_at: Date;
 }
+interface EdgeRow {
+  type: string;
+  from_node: string;
+  to_node: string;
+  props: Record<string, unknown>;
+}
+
+const nodeLine = (r: NodeRow): string =>
+  JSON.stringify({
+    type: 'node',
+    node: {
+      id: r.node_id,
+      kind: r.kind,
+      external_id: r.external_id,
+      connector_id: r.connector_id,
+      install_id: r.install_id,
+      props: r.props,
+      source_status: r.source_status,
+      created_at: toIso(r.created_at),
+      updated_at: toIso(r.updated_at),
+    },
+  });
+
+const edgeLine = (r: EdgeRow): string =>
+  JSON.stringify({ type: 'edge', edge: { type: r.type, from: r.from_node, to: r.to_node, props: r.props } });
 
 /**
- * The lines of the tenant's graph (of one install's nodes, and the edges from them, with
- * `installId`). `client` is a checked-out client of its own, in no transaction; it is left
- * in none. Every statement names the tenant.
+ * Opens the export's transaction and cursors on `client`; the caller has checked the install
+ * belongs to the tenant. Throws (rolled back, `done` called) when Postgres refuses, so the
+ * route can still answer an error. From then on the stream owns the transaction: once it
+ * closes, however it ended (read to the end, failed, or destroyed because its reader went
+ * away), the transaction is over (committed, or rolled back, which closes the cursors) and
+ * `done` runs once, with an error when the connection should not be reused.
  */
-export async function* exportLines(
-  client: pg.PoolClient,
-  tenantId: string,
-  installId: string | null,
-): AsyncGenerator<string> {
-  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-  let ok = false;
+export async function openExport(
+  client: ExportClient,
+  scope: ExportScope,
+  done: (broken?: Error) => void,
+): Promise<Readable> {
+  const params = scope.installId === undefined ? [scope.tenantId] : [scope.tenantId, scope.installId];
   try {
-    await client.query(
-      `DECLARE export_nodes NO SCROLL CURSOR FOR
-       SELECT n.node_id, n.kind, n.external_id, n.connector_id, n.install_id, n.props, i.status AS source_status,
-              n.created_at, n.updated_at
-         FROM graph_nodes n JOIN installs i ON i.install_id = n.install_id
-        WHERE n.tenant_id = $1 AND ($2::uuid IS NULL OR n.install_id = $2)
-        ORDER BY n.seq`,
-      [tenantId, installId],
-    );
-    for (;;) {
-      const { rows } = await client.query<Row>(`FETCH ${FETCH_ROWS} FROM export_nodes`);
-      if (rows.length === 0) break;
-      yield rows.map((r) => `${JSON.stringify({ type: 'node', node: nodeOf(r) })}\n`).join('');
-    }
-    await client.query('CLOSE export_nodes');
-    await client.query(
-      `DECLARE export_edges NO SCROLL CURSOR FOR
-       SELECT e.type, e.from_node, e.to_node, e.props FROM graph_edges e
-        WHERE e.tenant_id = $1 AND NOT e.removed
-          AND ($2::uuid IS NULL OR EXISTS (
-                SELECT 1 FROM graph_nodes f WHERE f.node_id = e.from_node AND f.install_id = $2))
-        ORDER BY e.edge_id`,
-      [tenantId, installId],
-    );
-    for (;;) {
-      const { rows } = await client.query<{
-        type: string;
-        from_node: string;
-        to_node: string;
-        props: Record<string, unknown>;
-      }>(`FETCH ${FETCH_ROWS} FROM export_edges`);
-      if (rows.length === 0) break;
-      yield rows
-        .map(
-          (r) =>
-            `${JSON.stringify({ type: 'edge', edge: { type: r.type, from: r.from_node, to: r.to_node, props: r.props } })}\n`,
-        )
-        .join('');
-    }
-    ok = true;
-  } finally {
-    // A consumer that stopped early (the client went away) ends here too: the read is over.
-    await client.query(ok ? 'COMMIT' : 'ROLLBACK').catch(() => undefined);
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.ceil(scope.idleInTransactionMs)}`);
+    await client.query(NODES_SQL(scope.installId !== undefined), params);
+    await client.query(EDGES_SQL(scope.installId !== undefined), params);
+  } catch (err) {
+    done(await rollback(client));
+    throw err;
+  }
+  let committed = false;
+  async function* lines(): AsyncGenerator<string> {
+    yield* batches<NodeRow>(client, 'export_nodes', nodeLine);
+    yield* batches<EdgeRow>(client, 'export_edges', edgeLine);
+    await client.query('COMMIT');
+    committed = true;
+  }
+  const stream = Readable.from(lines(), { objectMode: false, highWaterMark: 64 * 1024 });
+  // A FETCH still running when the stream closes finishes first: the client queues the ROLLBACK after it.
+  stream.once('close', () => void (committed ? Promise.resolve(undefined) : rollback(client)).then(done));
+  return stream;
+}
+
+async function* batches<R>(client: ExportClient, cursor: string, line: (r: R) => string): AsyncGenerator<string> {
+  let rows = FIRST_BATCH_ROWS;
+  for (;;) {
+    const { rows: got } = await client.query<R & object>(`FETCH ${rows} FROM ${cursor}`);
+    if (got.length === 0) return;
+    const out = got.map(line);
+    const largest = out.reduce((m, l) => Math.max(m, Buffer.byteLength(l)), 1);
+    rows = Math.max(1, Math.min(MAX_BATCH_ROWS, Math.floor(BATCH_BYTES / largest)));
+    yield `${out.join('\n')}\n`;
   }
 }
 
-function nodeOf(r: Row) {
-  return {
-    id: r.node_id,
-    kind: r.kind,
-    external_id: r.external_id,
-    connector_id: r.connector_id,
-    install_id: r.install_id,
-    props: r.props,
-    source_status: r.source_status,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
-  };
+/** Rolls back; the error when the connection could not (it is then dropped, not reused). */
+async function rollback(client: ExportClient): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err : new Error('rollback failed');
+  }
 }

@@ -198,6 +198,14 @@ export const READ_ROWS: Row[] = [
     code: 'bad_request',
   },
   // the export (INTERFACE §10.5)
+  { name: 'export of the whole graph', call: (x) => ({ path: '/api/v1/export', headers: bearer(x.a) }), status: 200 },
+  {
+    name: 'export with an empty install id',
+    call: (x) => ({ path: '/api/v1/export?install_id=', headers: bearer(x.a) }),
+    status: 400,
+    valid: false,
+    code: 'bad_request',
+  },
   { name: 'export', call: (x) => ({ path: `/api/v1/export?install_id=${x.chat}`, headers: bearer(x.a) }), status: 200 },
   {
     name: "export of another tenant's install",
