@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { botCredentials } from '../../src/connectors/chatapp/bot-token.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
+import { loadKeyring } from '../../src/store/data-keys.js';
 import { getInstallById } from '../../src/store/installs.js';
 import {
   chatEnv,
@@ -234,7 +235,10 @@ describe('chatapp oauth/callback', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     // Two independent credential stores, as two nodes (or the install actor and the walker) would hold.
     const config = loadConfig({ ...chatEnv(s.slack), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
-    const cipher = CredentialCipher.fromMasterKey(TEST_MASTER_KEY);
+    // The deployment's keyring, as a node loads it: credentials are under its data key.
+    const cipher = CredentialCipher.fromMasterKeys(
+      await loadKeyring(s.node.pool, { current: TEST_MASTER_KEY, previous: [] }),
+    );
     const log = pino({ level: 'silent' });
     const stores = [
       botCredentials({ config, pool: s.node.pool, cipher, log }),

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PR_SUMMARY_SENTINEL } from '../../src/connectors/codehost/sentinels.js';
 import { readCodehostSecret, storeInstallationToken } from '../../src/store/codehost-credentials.js';
 import { CredentialCipher } from '../../src/store/credential-cipher.js';
+import { loadKeyring } from '../../src/store/data-keys.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
 import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 
@@ -276,7 +277,10 @@ describe('codehost emit: installation tokens', () => {
   it('are cached encrypted in Postgres for every node, reused, and replaced before they expire', async () => {
     const id = await fresh();
     const binding = { tenantId: t.tenant_id, installId: id };
-    const cipher = CredentialCipher.fromMasterKey(TEST_MASTER_KEY);
+    // The deployment's keyring, as a node loads it: credentials are under its data key.
+    const cipher = CredentialCipher.fromMasterKeys(
+      await loadKeyring(h.node.pool, { current: TEST_MASTER_KEY, previous: [] }),
+    );
     const mints = () => h.gh.callsTo('POST', new RegExp(`/app/installations/${base}/access_tokens$`)).length;
     const body = { repo_full_name: 'tok/r', issue_number: 1, body: 'x' };
     const proof = (await readCodehostSecret(h.node.pool, cipher, binding))!.token!;
