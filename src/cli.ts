@@ -1,9 +1,10 @@
 /**
  * The `connectors` command (INTERFACE §1, §9.1). Success: exit 0 and, where a command
  * prints, one JSON line on stdout. `--help` (overall, per command group such as `tenants`,
- * or per command) goes to stdout with exit 0; `--version` prints the package version. An unknown command or flag, a missing
- * or bad argument: the problem and the usage on stderr, exit 2. A bad setting: one line
- * naming it (never its value), exit 2. Commands live in `src/cli/`, listed in its registry.
+ * or per command) goes to stdout with exit 0; `--version` prints the package version. An
+ * unknown command or flag, a missing or bad argument: the problem and the usage on stderr,
+ * exit 2. A bad setting: one line naming it (never its value), exit 2. Commands live in
+ * `src/cli/`, listed in its registry.
  */
 import { parseArgs } from 'node:util';
 import { UsageError, type Command } from './cli/command.js';

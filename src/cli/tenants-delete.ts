@@ -45,7 +45,8 @@ export const tenantsDeleteCommand: Command = {
       const failed = revoked.filter((r) => r.status === 'rejected').length;
       if (failed > 0) {
         process.stderr.write(
-          `connectors: ${failed} chat bot token(s) not revoked at Slack; removing the app from the workspace ends them\n`,
+          `connectors: ${failed} chat bot token(s) not revoked at Slack; ` +
+            'removing the app from the workspace ends them\n',
         );
       }
       print(await deleteTenantRows(pool, tenantId, closed.deleted));

@@ -61,7 +61,10 @@ export function createTenantAuth(resolve: TenantResolver, opts: TenantAuthOption
     return grant;
   }
 
-  /** Resolves the caller's key or throws Unauthorized (401 for missing, malformed, unknown, revoked or expired keys). */
+  /**
+   * Resolves the caller's key or throws Unauthorized (401 for missing, malformed, unknown,
+   * revoked or expired keys).
+   */
   async function authenticate(req: FastifyRequest): Promise<KeyGrant> {
     const header = req.headers.authorization;
     if (typeof header !== 'string' || header.length === 0)

@@ -68,10 +68,14 @@ export async function eraseUser(tx: Queryable, install: Install, userExternalId:
   return { nodes: changes.length, events, changes };
 }
 
-/** The user's messages and edits lose their content, its name lookups their names, in every install of the workspace. */
+/**
+ * The user's messages and edits lose their content, its name lookups their names, in every
+ * install of the workspace.
+ */
 async function eraseChatEvents(tx: Queryable, install: Install, userId: string): Promise<number> {
   const { rowCount } = await tx.query(
-    `UPDATE events e SET payload = CASE WHEN e.kind = 'user_info' THEN e.payload - $4::text[] ELSE e.payload - $5::text[] END
+    `UPDATE events e
+        SET payload = CASE WHEN e.kind = 'user_info' THEN e.payload - $4::text[] ELSE e.payload - $5::text[] END
        FROM installs i
       WHERE i.tenant_id = $1 AND i.connector_id = 'chatapp' AND i.external_id = $2 AND e.install_id = i.install_id
         AND ((e.kind IN ('message', 'message_changed') AND e.payload->>'user' = $3 AND e.payload ?| $5::text[])

@@ -224,7 +224,9 @@ export function createRuntimeMetrics(registry: Registry): RuntimeMetrics {
     }),
     effectsGivenUp: new Counter({
       name: 'connector_service_effects_given_up_total',
-      help: 'Side effects abandoned: failing for 24 hours, or failed in a way a retry cannot mend, by connector and kind',
+      help:
+        'Side effects abandoned: failing for 24 hours, or failed in a way a retry cannot mend, ' +
+        'by connector and kind',
       labelNames: ['connector', 'kind'],
       registers,
     }),

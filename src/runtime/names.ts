@@ -145,7 +145,9 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
     { name: `${ns}_meta`, what: 'KV: shard count fixed at first start', watch: `nats kv get ${ns}_meta shards` },
     {
       name: `${ns}_cursors`,
-      what: 'KV: backfill cursors, rate gates, write holds, the chat edge heartbeat `chatapp.edge-heartbeat` (no expiry)',
+      what:
+        'KV: backfill cursors, rate gates, write holds, ' +
+        'the chat edge heartbeat `chatapp.edge-heartbeat` (no expiry)',
       watch: `nats kv watch ${ns}_cursors`,
     },
     { name: `${ns}_dedup`, what: 'KV: dedup keys and single-flight locks', watch: `nats kv watch ${ns}_dedup` },

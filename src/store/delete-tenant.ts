@@ -89,7 +89,8 @@ export async function deleteTenantRows(
               .rows[0]!.n
           : ((
               await pool.query(
-                `DELETE FROM "${table}" WHERE ctid = ANY(ARRAY(SELECT ctid FROM "${table}" WHERE tenant_id = $1 LIMIT $2))`,
+                `DELETE FROM "${table}"
+                  WHERE ctid = ANY(ARRAY(SELECT ctid FROM "${table}" WHERE tenant_id = $1 LIMIT $2))`,
                 [tenantId, batchSize],
               )
             ).rowCount ?? 0);

@@ -105,7 +105,10 @@ export async function scrubChatMessageEvents(q: Queryable, msgs: readonly ChatMe
   return rowCount ?? 0;
 }
 
-/** The tenant's chat installs bound to the workspace `team`, whatever their status (a reinstall keeps the old one's events). */
+/**
+ * The tenant's chat installs bound to the workspace `team`, whatever their status (a reinstall
+ * keeps the old one's events).
+ */
 export async function chatInstallsOfWorkspace(q: Queryable, tenantId: string, team: string): Promise<string[]> {
   const { rows } = await q.query<{ install_id: string }>(
     `SELECT install_id FROM installs WHERE tenant_id = $1 AND connector_id = 'chatapp' AND external_id = $2`,

@@ -19,7 +19,10 @@ import { ChangesPage } from '../feed-schemas.js';
 import { answer as changesAnswer, ChangesQuery } from '../routes/changes.js';
 import { EmitReceipt, IDEMPOTENCY_KEY, InstallList, NodeWithEdges } from '../schemas.js';
 
-/** One call of a tool: the tenant the key authenticated and that key's scopes, the edge it runs on (its tenant pool). */
+/**
+ * One call of a tool: the tenant the key authenticated and that key's scopes, the edge it runs
+ * on (its tenant pool).
+ */
 export interface ToolCall {
   ctx: EdgeContext;
   tenantId: string;

@@ -53,7 +53,8 @@ const MCP = operation({
   summary: 'Model Context Protocol server: tools to search, read and act on the graph',
   description:
     'Streamable HTTP transport, stateless (no `Mcp-Session-Id`), answers in JSON. Tools: `search_nodes`, ' +
-    '`get_node`, `list_changes`, `list_installs`, `act_on_node`; each answers the JSON of its route; a failure is a tool ' +
+    '`get_node`, `list_changes`, `list_installs`, `act_on_node`; each answers the JSON of its route; ' +
+    'a failure is a tool ' +
     'result with `isError: true` whose text is the §2 error body. `GET /mcp` answers 405: no server stream.',
   auth: 'bearer',
   scope: 'any',
