@@ -22,6 +22,8 @@ export interface RecordedCall {
   token: string | null;
   body: unknown;
   at: number;
+  /** The status answered; absent while the request is under way. */
+  status?: number;
 }
 
 export interface FakeInstallation {
@@ -65,6 +67,11 @@ export class FakeGitHub {
   readonly hooks = new FakeHooks();
   /** A token younger than this answers 401 (GitHub's token replication delay). */
   freshTokenUnauthorizedMs = 0;
+  /**
+   * Awaited after `DELETE /installation/token` revoked a token and before it is answered:
+   * the window between GitHub's revoke and what the caller does once it returns.
+   */
+  holdRevokeAnswer: (() => Promise<void>) | null = null;
   /** Lifetime of minted tokens. */
   tokenTtlMs = 60 * 60_000;
   private readonly failures: Array<FailRule & { left: number }> = [];
@@ -131,7 +138,7 @@ export class FakeGitHub {
           ? 'token'
           : 'none';
     const method = req.method ?? 'GET';
-    this.calls.push({
+    const call: RecordedCall = {
       method,
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
@@ -139,13 +146,15 @@ export class FakeGitHub {
       token: auth === 'token' ? (credential ?? null) : null,
       body,
       at: Date.now(),
-    });
+    };
+    this.calls.push(call);
 
     const rule = this.failures.find(
       (f) => f.left > 0 && (!f.method || f.method === method) && f.path.test(url.pathname),
     );
     if (rule) {
       rule.left--;
+      call.status = rule.status;
       return send(res, {
         status: rule.status,
         body: rule.body ?? { message: `fake failure ${rule.status}` },
@@ -158,7 +167,12 @@ export class FakeGitHub {
     ) {
       await new Promise((r) => setTimeout(r, this.pulls.delayMs));
     }
-    send(res, this.route(method, url, auth, credential ?? '', body, String(req.headers.accept ?? '')));
+    const reply = this.route(method, url, auth, credential ?? '', body, String(req.headers.accept ?? ''));
+    call.status = reply.status;
+    if (method === 'DELETE' && url.pathname === '/installation/token' && reply.status === 204) {
+      await this.holdRevokeAnswer?.();
+    }
+    send(res, reply);
   }
 
   private route(

@@ -144,9 +144,31 @@ describe('codehost backfill: uninstalled mid-walk', () => {
 
   it('DELETE of the install stops the walk the same way', { timeout: 60_000 }, async () => {
     const w = await twoWalks();
-    const res = await h.api(`/api/v1/connectors/installs/${w.installId}`, w.t, { method: 'DELETE' });
-    const at = { calls: w.calls().length, stored: await storedDiffs(w.installId) };
-    expect(res.status).toBe(200);
-    await expectStopped(w, at);
+    // A token under 5 s old is resent on 401 (github-client.ts); past that its first 401 is final.
+    await until('the walk token past its resend window', () =>
+      [...h.gh.tokens.values()].some((t) => t.installationId === w.installationId && Date.now() - t.createdAt > 6_000),
+    );
+    // The DELETE revokes the token upstream before it commits the uninstall. Hold GitHub's
+    // answer to that revoke until the walk's record leaves `running` (bounded): the walk's
+    // call fails 401 while the install is still active here, and its failure must still
+    // end the walk as uninstalled.
+    h.gh.holdRevokeAnswer = () =>
+      until(
+        'the walk to record its failed step',
+        async () => (await recordOf(w.t, w.installId)).backfill.state !== 'running',
+        { timeoutMs: 4_000 },
+      ).then(
+        () => undefined,
+        () => undefined,
+      );
+    try {
+      const res = await h.api(`/api/v1/connectors/installs/${w.installId}`, w.t, { method: 'DELETE' });
+      const at = { calls: w.calls().length, stored: await storedDiffs(w.installId) };
+      expect(res.status).toBe(200);
+      expect(w.calls().some((c) => c.status === 401)).toBe(true);
+      await expectStopped(w, at);
+    } finally {
+      h.gh.holdRevokeAnswer = null;
+    }
   });
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codehostBackfillActor } from '../../src/actors/codehost/codehost-backfill.js';
 import { codehostBackfillKey } from '../../src/actors/codehost/codehost-backfill-protocol.js';
 import { codehostRateActor } from '../../src/actors/codehost/codehost-rate.js';
+import { installActor } from '../../src/actors/install.js';
 import { octokitApi } from '../../src/connectors/codehost/backfill/octokit-api.js';
 import type { BackfillCaps } from '../../src/connectors/codehost/backfill/backfill-cursor.js';
 import type { ActorAsk, IngestEvent } from '../../src/runtime/ports.js';
@@ -74,6 +75,14 @@ async function walker(caps?: BackfillCaps) {
     }),
   );
   kernel.register(codehostRateActor({ kv }));
+  // The walker asks it after a terminal failure, to learn whether an uninstall was under way.
+  kernel.register(
+    installActor({
+      pool,
+      drivers: new Map(),
+      commit: () => Promise.reject(new Error('no ingest in this test')),
+    }),
+  );
   const done = async (timeoutMs = 20_000) => {
     const end = Date.now() + timeoutMs;
     for (;;) {

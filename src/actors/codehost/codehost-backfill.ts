@@ -34,6 +34,7 @@ import type { ActorContext, ActorDefinition } from '../../runtime/actor-definiti
 import { getListedRepo, saveListedRepos } from '../../store/backfill-repos.js';
 import { getInstallById, setBackfill, type Install } from '../../store/installs.js';
 import { codehostRateKey, type RateReport } from './codehost-rate-protocol.js';
+import { installKey } from '../install-protocol.js';
 import { addReposHandler } from './codehost-backfill-add.js';
 import { walkEnd } from './codehost-backfill-end.js';
 import {
@@ -220,19 +221,35 @@ export function codehostBackfillActor(ports: CodehostBackfillPorts): ActorDefini
       return { rateLimitedMs: wait };
     }
     if (e.code === ErrorCodes.installNotActive || !isRetryable(e)) {
-      // The uninstall committed during this step (the credentials went with the status, so
-      // GitHub may have answered 401 for a revoked token): the walk stops as uninstalled.
+      // An uninstall under way revokes the token upstream before it commits (spec §3.1), so
+      // GitHub may answer 401 before the status changes. The install actor runs that
+      // uninstall as one message: an ask queued behind it answers once it committed.
+      const settled = await ports.actors
+        .ask(installKey(install.install_id), { type: 'refresh' }, { timeoutMs: RATE_ASK_TIMEOUT_MS })
+        .then(
+          () => true,
+          (err: unknown) => {
+            ctx.log.warn({ err }, 'install actor not reached after a failed step');
+            return false;
+          },
+        );
       const current = await getInstallById(ports.pool, install.install_id);
       if (current && current.status !== 'active') {
         ctx.state.ticker.cancel();
         await abandon(ctx, current);
         return { stopped: 'install not active' };
       }
+      // Not known whether an uninstall is under way: retried later rather than ended for good.
+      if (!settled) return retry(ctx, install, cursor, e);
     }
     if (!isRetryable(e)) {
       await finish(ctx, install, cursor, e.message);
       return { done: 'failed', code: e.code };
     }
+    return retry(ctx, install, cursor, e);
+  };
+
+  const retry = async (ctx: ActorContext<State>, install: Install, cursor: BackfillCursor, e: AppError) => {
     const wait = backoff(ctx);
     ctx.log.warn({ err: e, waitMs: Math.round(wait) }, 'backfill step failed; retrying');
     await setBackfill(ports.pool, install.install_id, 'running', progress(cursor, { last_error: e.message }));
