@@ -11,7 +11,7 @@
  * early (a reader gone) rolls the transaction back, which closes the cursors.
  */
 import { Readable } from 'node:stream';
-import { toIso } from '../store/db.js';
+import { toNode, type NodeRow as QueriedNodeRow } from './queries.js';
 
 /** What the export needs of a connection: one the caller holds for the whole export (a fenced client). */
 export interface ExportClient {
@@ -55,17 +55,7 @@ const EDGES_SQL = (byInstall: boolean) => `
   }
   ORDER BY e.edge_id`;
 
-interface NodeRow {
-  node_id: string;
-  kind: string;
-  external_id: string;
-  connector_id: string;
-  install_id: string;
-  props: Record<string, unknown>;
-  source_status: string;
-  created_at: Date;
-  updated_at: Date;
-}
+type NodeRow = Omit<QueriedNodeRow, 'seq'>;
 interface EdgeRow {
   type: string;
   from_node: string;
@@ -73,21 +63,7 @@ interface EdgeRow {
   props: Record<string, unknown>;
 }
 
-const nodeLine = (r: NodeRow): string =>
-  JSON.stringify({
-    type: 'node',
-    node: {
-      id: r.node_id,
-      kind: r.kind,
-      external_id: r.external_id,
-      connector_id: r.connector_id,
-      install_id: r.install_id,
-      props: r.props,
-      source_status: r.source_status,
-      created_at: toIso(r.created_at),
-      updated_at: toIso(r.updated_at),
-    },
-  });
+const nodeLine = (r: NodeRow): string => JSON.stringify({ type: 'node', node: toNode(r) });
 
 const edgeLine = (r: EdgeRow): string =>
   JSON.stringify({ type: 'edge', edge: { type: r.type, from: r.from_node, to: r.to_node, props: r.props } });

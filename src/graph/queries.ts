@@ -51,7 +51,7 @@ export const MAX_NODES_LIMIT = 500;
 /** A channel can have millions of messages; one node's answer names at most this many edges. */
 export const MAX_EDGES = 1000;
 
-interface NodeRow {
+export interface NodeRow {
   node_id: string;
   kind: NodeKind;
   external_id: string;
@@ -178,7 +178,8 @@ export async function listEdges(
   };
 }
 
-function toNode(r: NodeRow): GraphNode {
+/** A node row as the API shows it (the node route, the listing, the export). */
+export function toNode(r: Omit<NodeRow, 'seq'>): GraphNode {
   return {
     id: r.node_id,
     kind: r.kind,
