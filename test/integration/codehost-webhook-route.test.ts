@@ -187,6 +187,26 @@ describe('codehost webhook route', () => {
     expect(tooBig.json().error.code).toBe('payload_too_large');
   });
 
+  it('judges the depth of a form-encoded delivery on its decoded payload (INTERFACE §9.3)', async () => {
+    const { id } = await boundInstalls(1);
+    const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
+    const payload = (levels: number) => `{"action":"opened","installation":{"id":${id}},"x":${nested(levels)}}`;
+    const formPost = (json: string, delivery: string) =>
+      post(e, `payload=${encodeURIComponent(json)}`, {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-github-delivery': delivery,
+      });
+    const deep = randomUUID();
+    const res = await formPost(payload(5_000), deep);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('bad_request');
+    expect(e.published.some((p) => p.id === deep)).toBe(false);
+    // 128 levels in all (the payload object plus 127) still pass.
+    const fine = randomUUID();
+    expect((await formPost(payload(127), fine)).statusCode).toBe(202);
+    expect(e.published.some((p) => p.id === fine)).toBe(true);
+  });
+
   it('a delivery for an installation without active installs is acknowledged and stored nowhere', async () => {
     const before = e.published.length;
     const res = await post(e, JSON.stringify(forInstallation(examplePayload('issues', 'opened'), ++installation)));

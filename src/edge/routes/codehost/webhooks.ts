@@ -31,7 +31,7 @@ import { setSuspended } from './suspend-installs.js';
 import { uninstallLocally } from './uninstall-locally.js';
 import { verifySignature } from '../../../connectors/codehost/verify-signature.js';
 import { installationIdOf, toIngestEvent, type WebhookDelivery } from '../../../connectors/codehost/webhook-event.js';
-import { parseWebhookPayload } from '../../../connectors/codehost/webhook-payload.js';
+import { parseWebhookJson, webhookJsonText } from '../../../connectors/codehost/webhook-payload.js';
 import { DELIVERY_ID, EVENT_NAME, WEBHOOK_SCHEMA } from './webhooks-schema.js';
 
 export const CODEHOST_WEBHOOK_PATH = '/api/v1/connectors/codehost/webhooks';
@@ -89,8 +89,10 @@ export function webhookRoutes(deps: WebhookRouteDeps): FastifyPluginAsync<EdgeCo
         if (!deliveryId || !DELIVERY_ID.test(deliveryId))
           throw new BadRequest('X-GitHub-Delivery header is missing or malformed');
         // INTERFACE §9.3: refused before parsing, so nothing further on can overflow its stack.
-        if (jsonTooDeep(raw)) throw new BadRequest(`webhook JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-        const { payload, json } = parseWebhookPayload(raw, header(req.headers['content-type']));
+        // Judged on the JSON itself: a form-encoded body's brackets are percent-encoded.
+        const json = webhookJsonText(raw, header(req.headers['content-type']));
+        if (jsonTooDeep(json)) throw new BadRequest(`webhook JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+        const payload = parseWebhookJson(json);
         // INTERFACE §8.19: ping answers 200 {"ok": true}; nothing is stored.
         if (event === 'ping') return reply.code(200).send({ ok: true });
 
