@@ -90,7 +90,7 @@ describe('chat backfill walk', () => {
     const c = initialCursor('public_channel', false);
     const { ending } = walk(c, [
       () => ok({ channels: [{ id: 'C1' }, { id: 'C2' }], ...page(null) }),
-      () => ({ ok: false, kind: 'platform', error: 'not_in_channel' }),
+      () => ({ ok: false, kind: 'refused', error: 'not_in_channel' }),
       () => ok({ messages: [msg('1.0')], ...page(null) }),
     ]);
     expect(ending).toEqual({ state: 'complete' });

@@ -12,6 +12,7 @@ import type { ChatEventDraft } from './chat-event.js';
 import { messageEvent } from './normalize-event.js';
 import { channelInfoEvent } from './normalize-names.js';
 import { channelTypeOf } from './scopes.js';
+import type { SlackFailure } from './slack-errors.js';
 
 export interface Pacing {
   /** Minimum gap between two calls of each method, in ms (INTERFACE §8.16, §8.22). */
@@ -49,12 +50,7 @@ export interface Call {
   params: Record<string, string | number | boolean>;
 }
 
-export type Outcome =
-  | { ok: true; data: Record<string, unknown> }
-  | { ok: false; kind: 'rate_limited'; retryAfterMs: number }
-  | { ok: false; kind: 'platform'; error: string }
-  | { ok: false; kind: 'dead_token'; error: string }
-  | { ok: false; kind: 'transient'; error: string };
+export type Outcome = { ok: true; data: Record<string, unknown> } | SlackFailure;
 
 export type Ending = null | { state: 'complete' } | { state: 'failed'; reason: string };
 
@@ -138,18 +134,19 @@ export function applyOutcome(
     c.nextAt[call.method] = now + pacing.intervalMs[call.method];
     if (outcome.kind === 'dead_token')
       return { events, ending: { state: 'failed', reason: `token is dead: ${outcome.error}` } };
-    if (outcome.kind === 'platform' && call.method !== 'conversations.list' && SKIP_CHANNEL.has(outcome.error)) {
+    if (outcome.kind === 'refused' && call.method !== 'conversations.list' && SKIP_CHANNEL.has(outcome.error)) {
       skipChannel(c, outcome.error);
       return { events, ending: endingOf(c) };
     }
-    if (
-      outcome.kind === 'platform' &&
-      call.method === 'conversations.replies' &&
-      outcome.error === 'thread_not_found'
-    ) {
+    if (outcome.kind === 'refused' && call.method === 'conversations.replies' && outcome.error === 'thread_not_found') {
       c.threads.shift();
       c.repliesCursor = null;
       return { events, ending: endingOf(c) };
+    }
+    // STYLE.md "Retries": a refusal a retry cannot mend stops the walk at once, with its cause.
+    if (outcome.kind === 'refused') {
+      c.lastError = `${call.method}: ${outcome.error}`;
+      return { events, ending: { state: 'failed', reason: c.lastError } };
     }
     c.failures++;
     c.lastError = `${call.method}: ${outcome.error}`;

@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import { channelInfoEvent, userInfoEvent } from './normalize-names.js';
 import type { ChatEventDraft } from './chat-event.js';
 import { slackClient } from './slack-client.js';
-import { platformError, rateLimitedFor } from './slack-errors.js';
+import { slackFailure } from './slack-errors.js';
 
 export type NameTarget = { type: 'user' | 'channel'; id: string };
 
@@ -36,11 +36,8 @@ export async function lookupName(
     return { ok: true, event: channelInfoEvent(res.channel) };
   } catch (err) {
     if (o.signal.aborted) throw err;
-    const retryAfterS = rateLimitedFor(err);
-    if (retryAfterS !== null) return { ok: false, kind: 'rate_limited', retryAfterMs: retryAfterS * 1000 };
-    const upstream = platformError(err);
-    if (upstream !== null && upstream !== 'internal_error' && upstream !== 'fatal_error')
-      return { ok: false, kind: 'refused', error: upstream };
-    return { ok: false, kind: 'transient', error: err instanceof Error ? err.message : String(err) };
+    const failed = slackFailure(err, LOOKUP_METHOD[target.type]);
+    // A dead token is a refusal here: the install's uninstall handles the token itself.
+    return failed.kind === 'dead_token' ? { ok: false, kind: 'refused', error: failed.error } : failed;
   }
 }

@@ -5,7 +5,7 @@
  * `already_reacted`) are read with `platformError`.
  */
 import { ErrorCode, type WebAPIHTTPError, type WebAPIPlatformError, type WebAPIRateLimitedError } from '@slack/web-api';
-import { AppError, DeadlineExceeded, RateLimited, UpstreamError } from '../../errors.js';
+import { AppError, DeadlineExceeded, isRetryable, RateLimited, UpstreamError } from '../../errors.js';
 
 /** INTERFACE §8.3: the codes that mean "this token is already dead". */
 export const DEAD_TOKEN_ERRORS = new Set([
@@ -76,4 +76,26 @@ export function toSlackAppError(err: unknown, method: string, signal?: AbortSign
   return new UpstreamError(`Slack is unreachable for ${method}: ${err instanceof Error ? err.message : String(err)}`, {
     cause: err,
   });
+}
+
+/**
+ * A failed Web API call of a walker (backfill, catch-up, name lookups) as an outcome value,
+ * sorted by the one rule: `toSlackAppError` then `isRetryable` (errors.ts), as the effects
+ * and emits are. `refused`: a retry cannot mend it (give up, or skip what it names);
+ * `transient`: Slack's own failure, a 5xx or the network (wait and try again).
+ */
+export type SlackFailure =
+  | { ok: false; kind: 'rate_limited'; retryAfterMs: number }
+  | { ok: false; kind: 'dead_token'; error: string }
+  | { ok: false; kind: 'refused'; error: string }
+  | { ok: false; kind: 'transient'; error: string };
+
+export function slackFailure(err: unknown, method: string): SlackFailure {
+  const retryAfterS = rateLimitedFor(err);
+  if (retryAfterS !== null) return { ok: false, kind: 'rate_limited', retryAfterMs: retryAfterS * 1000 };
+  const upstream = platformError(err);
+  if (upstream !== null && DEAD_TOKEN_ERRORS.has(upstream)) return { ok: false, kind: 'dead_token', error: upstream };
+  const coded = toSlackAppError(err, method);
+  const error = upstream ?? coded.message;
+  return isRetryable(coded) ? { ok: false, kind: 'transient', error } : { ok: false, kind: 'refused', error };
 }
