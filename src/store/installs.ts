@@ -166,11 +166,16 @@ export async function createInstall(q: Queryable, input: NewInstall): Promise<In
   }
 }
 
-/** Returns the updated install, or null when there is none with that id. */
+/**
+ * Returns the updated install, or null when there is none with that id (or, with `from`,
+ * none in that status: the change and its precondition are one statement, so a status
+ * another path wrote meanwhile, an uninstall say, is never overwritten).
+ */
 export async function setInstallStatus(
   q: Queryable,
   installId: string,
   status: InstallStatus,
+  opts: { from?: InstallStatus } = {},
 ): Promise<Install | null> {
   if (!isUuid(installId)) return null;
   try {
@@ -189,9 +194,9 @@ export async function setInstallStatus(
              ELSE backfill_progress END,
            backfill_updated_at = CASE WHEN $2 = 'uninstalled' AND backfill_state IN ('pending', 'running')
              THEN now() ELSE backfill_updated_at END
-       WHERE install_id = $1
+       WHERE install_id = $1 AND ($3::text IS NULL OR status = $3)
        RETURNING ${COLUMNS}`,
-      [installId, status],
+      [installId, status, opts.from ?? null],
     );
     return rows[0] ? toInstall(rows[0]) : null;
   } catch (err) {

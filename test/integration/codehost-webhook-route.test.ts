@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInstall, getInstallById, setInstallStatus } from '../../src/store/installs.js';
+import { createInstall, getInstallById, setInstallStatus, type Install } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';
 import { codehostEdge, type CodehostEdge } from '../support/github-edge.js';
 import { examplePayload, forInstallation, sign } from '../support/github-harness.js';
@@ -227,5 +227,32 @@ describe('codehost webhook route', () => {
       expect((await getInstallById(e.pool, i.install_id))?.status).toBe('uninstalled');
       expect(e.asked).toContainEqual({ key: { kind: 'install', id: [i.install_id] }, msg: { type: 'refresh' } });
     }
+  });
+
+  it('installation suspend and unsuspend never overwrite a status another path wrote meanwhile', async () => {
+    const { id, installs } = await boundInstalls(2);
+    const [gone, kept] = installs as [Install, Install];
+    const lifecycle = (action: 'suspend' | 'unsuspend') => {
+      const p = forInstallation(examplePayload('installation', 'deleted'), id);
+      return post(e, JSON.stringify({ ...p, action }), {
+        'x-github-event': 'installation',
+        'x-github-delivery': randomUUID(),
+      });
+    };
+    // A tenant's DELETE of one of them commits while the suspend webhook is being stored.
+    e.beforePublish = async (event) => {
+      if (event.installId === gone.install_id) await setInstallStatus(e.pool, gone.install_id, 'uninstalled');
+    };
+    try {
+      expect((await lifecycle('suspend')).statusCode).toBe(202);
+    } finally {
+      e.beforePublish = null;
+    }
+    expect((await getInstallById(e.pool, gone.install_id))?.status).toBe('uninstalled');
+    expect((await getInstallById(e.pool, kept.install_id))?.status).toBe('suspended');
+    // So the unsuspend brings back only the suspended one: the uninstalled one stays uninstalled.
+    expect((await lifecycle('unsuspend')).statusCode).toBe(202);
+    expect((await getInstallById(e.pool, gone.install_id))?.status).toBe('uninstalled');
+    expect((await getInstallById(e.pool, kept.install_id))?.status).toBe('active');
   });
 });

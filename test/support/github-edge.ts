@@ -53,6 +53,8 @@ export interface CodehostEdge {
   published: IngestEvent[];
   /** While set, a publish of an event for these installs fails as the real publisher does (no stream ack). */
   failPublishFor: Set<string>;
+  /** While set, runs before each publish is acknowledged (what other paths do meanwhile). */
+  beforePublish: ((event: IngestEvent) => Promise<void>) | null;
   asked: Array<{ key: ActorKey; msg: { type: string } & Record<string, unknown> }>;
   close(): Promise<void>;
 }
@@ -64,6 +66,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
   const published: IngestEvent[] = [];
   const failPublishFor = new Set<string>();
   const asked: CodehostEdge['asked'] = [];
+  const hooks: Pick<CodehostEdge, 'beforePublish'> = { beforePublish: null };
   const actors: ActorAsk = {
     async ask<T>(key: ActorKey, msg: { type: string } & Record<string, unknown>) {
       asked.push({ key, msg });
@@ -78,6 +81,7 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
     cipher: CredentialCipher.fromMasterKey(TEST_MASTER_KEY),
     actors,
     publish: async (event) => {
+      await hooks.beforePublish?.(event);
       if (failPublishFor.has(event.installId)) throw new Unavailable('the ingest stream did not acknowledge the event');
       published.push(event);
       return { duplicate: false };
@@ -103,6 +107,12 @@ export async function codehostEdge(env: Record<string, string>): Promise<Codehos
     pool,
     published,
     failPublishFor,
+    get beforePublish() {
+      return hooks.beforePublish;
+    },
+    set beforePublish(f) {
+      hooks.beforePublish = f;
+    },
     asked,
     async close() {
       await app.close();
