@@ -8,7 +8,7 @@
  * no auth, nor do the console's static files (`/console`, routes/console.ts). Every error leaves
  * through `sendError`, so every route has the §2 body.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { BadRequest, RateLimited } from '../errors.js';
 import { createTenantAuth, type KeyGrant, type TenantAuth } from './auth.js';
 import { TENANT_BODY_LIMIT, type EdgeContext, type EdgeDeps } from './context.js';
@@ -18,6 +18,7 @@ import { countRequest } from './metrics.js';
 import { ByteBudget, UNVERIFIED_BYTES_BUDGET } from './raw-body.js';
 import { registerOpenApi } from './openapi.js';
 import { logContext } from '../log.js';
+import { runWithWaitBudget, WaitBudget } from '../wait-budget.js';
 import type { FeedWaker } from '../runtime/feed-notices.js';
 import { edgeTracingPlugin } from '../telemetry/tracing.js';
 import { packageVersion } from '../version.js';
@@ -48,6 +49,9 @@ const pollingWaker: FeedWaker = {
       signal?.addEventListener('abort', done, { once: true });
     }),
 };
+
+/** Each request's wait budget, entered again once its body is read. */
+const budgets = new WeakMap<FastifyRequest, WaitBudget>();
 
 export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -101,9 +105,23 @@ export async function buildEdge(deps: EdgeDeps): Promise<FastifyInstance> {
   });
 
   answerInContractShape(app);
-  app.addHook('onRequest', (req, _reply, done) => logContext.run({ request_id: req.id }, done));
+  app.addHook('onRequest', (req, _reply, done) => {
+    // INTERFACE §9.3: one 2 s budget for every Postgres and NATS wait of the request (wait-budget.ts).
+    const budget = new WaitBudget();
+    budgets.set(req, budget);
+    logContext.run({ request_id: req.id }, () => runWithWaitBudget(budget, done));
+  });
+  // The body's stream callbacks run outside any async context: the handler re-enters the budget.
+  app.addHook('preHandler', (req, _reply, done) => {
+    const budget = budgets.get(req);
+    if (budget) runWithWaitBudget(budget, done);
+    else done();
+  });
+  const endBudget = async (req: FastifyRequest) => budgets.get(req)?.close();
+  app.addHook('onRequestAbort', endBudget);
 
   app.addHook('onResponse', async (req, reply) => {
+    budgets.get(req)?.close();
     const route = req.routeOptions.url ?? 'unmatched';
     logContext.run({ request_id: req.id }, () =>
       req.log.debug(

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../log.js';
 import { recordAudit } from '../store/audit-log.js';
 import type { Queryable } from '../store/db.js';
+import { awaitWithinBudget, outsideWaitBudget } from '../wait-budget.js';
 
 export interface AuditSpec {
   action: string;
@@ -59,17 +60,22 @@ export function recordAudited(app: FastifyInstance, deps: { db: Queryable; log: 
       target = null; // an odd body names nothing; the entry is still written
     }
     const outcome = outcomeOf(reply, answer);
-    const writing = recordAudit(deps.db, {
+    const entry = {
       tenantId: req.tenantId,
       action: spec.action,
       keyId: keyIdOf(req),
       requestId: req.id,
       target,
       outcome,
-    }).catch((err: unknown) => deps.log.error({ err, action: spec.action }, 'audit entry not written'));
-    // INTERFACE §9.3: an `unavailable` answer (Postgres or NATS did not answer in 2 s) leaves
-    // at once; its entry is written when Postgres answers, not awaited for a second 2 s.
-    if (outcome !== 'unavailable') await writing;
+    };
+    // The entry is written on its own bounds, not cut by what the request left of its budget.
+    const writing = outsideWaitBudget(() => recordAudit(deps.db, entry)).catch((err: unknown) =>
+      deps.log.error({ err, action: spec.action }, 'audit entry not written'),
+    );
+    // INTERFACE §9.3: the answer waits for its entry only within the request's 2 s of waiting
+    // (src/wait-budget.ts), so an `unavailable` answer leaves at once; an entry Postgres has
+    // not taken by then is written when it answers.
+    if (outcome !== 'unavailable') await awaitWithinBudget(writing);
     return payload;
   });
 }

@@ -29,6 +29,7 @@ import type { Queryable } from '../store/db.js';
 import { IDEMPOTENCY_KEY } from './schemas.js';
 import { findEmittedReceipt } from '../store/emitted.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../store/idempotency-keys.js';
+import { runWithWaitBudget, WaitBudget } from '../wait-budget.js';
 
 /** Longer than any emit can run (25 s budget), so a live first call is never taken over. */
 const LOCK_MS = 60_000;
@@ -87,8 +88,11 @@ export async function idempotentCall<T>(
     .update(stringify({ target, body }) ?? '')
     .digest();
   const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    const claim = await claimIdempotencyKey(deps.db, { tenantId, key, fingerprint, lockMs: LOCK_MS });
+  for (let polls = 0; ; polls++) {
+    const claiming = () => claimIdempotencyKey(deps.db, { tenantId, key, fingerprint, lockMs: LOCK_MS });
+    // INTERFACE §9.3: waiting for a first call still running is not waiting for Postgres: each
+    // poll after a pause has its own 2 s (wait-budget.ts).
+    const claim = await (polls === 0 ? claiming() : runWithWaitBudget(new WaitBudget(), claiming));
     if (claim.state === 'mismatch') {
       throw new Conflict('this Idempotency-Key was used with another request body', {
         code: ErrorCodes.idempotencyKeyReused,

@@ -12,6 +12,7 @@
  */
 import { Readable } from 'node:stream';
 import { toNode, type NodeRow as QueriedNodeRow } from './queries.js';
+import { outsideWaitBudget } from '../wait-budget.js';
 
 /** What the export needs of a connection: one the caller holds for the whole export (a fenced client). */
 export interface ExportClient {
@@ -95,19 +96,24 @@ export async function openExport(
   async function* lines(): AsyncGenerator<string> {
     yield* batches<NodeRow>(client, 'export_nodes', nodeLine);
     yield* batches<EdgeRow>(client, 'export_edges', edgeLine);
-    await client.query('COMMIT');
+    await outsideWaitBudget(() => client.query('COMMIT'));
     committed = true;
   }
   const stream = Readable.from(lines(), { objectMode: false, highWaterMark: 64 * 1024 });
   // A FETCH still running when the stream closes finishes first: the client queues the ROLLBACK after it.
-  stream.once('close', () => void (committed ? Promise.resolve(undefined) : rollback(client)).then(done));
+  stream.once(
+    'close',
+    () => void (committed ? Promise.resolve(undefined) : outsideWaitBudget(() => rollback(client))).then(done),
+  );
   return stream;
 }
 
 async function* batches<R>(client: ExportClient, cursor: string, line: (r: R) => string): AsyncGenerator<string> {
   let rows = FIRST_BATCH_ROWS;
   for (;;) {
-    const { rows: got } = await client.query<R & object>(`FETCH ${rows} FROM ${cursor}`);
+    // An export is many statements by design: its FETCHes run on the export's own bounds (the
+    // route's stall timeouts), not on the 2 s its request may wait in all (src/wait-budget.ts).
+    const { rows: got } = await outsideWaitBudget(() => client.query<R & object>(`FETCH ${rows} FROM ${cursor}`));
     if (got.length === 0) return;
     const out = got.map(line);
     const largest = out.reduce((m, l) => Math.max(m, Buffer.byteLength(l)), 1);

@@ -14,6 +14,7 @@ import { withTraceHeaders } from '../telemetry/nats-trace.js';
 import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
 import { eventAttributes } from './trace-attributes.js';
 import { encodeBlobRef, encodeIngestMessage, ingestMsgId } from './message.js';
+import { spending } from '../wait-budget.js';
 
 /** max_payload covers headers and body; leave room for Nats-Msg-Id and framing. */
 const HEADROOM_BYTES = 1024;
@@ -88,10 +89,17 @@ export class IngestPublisher {
     const headers = withTraceHeaders(this.seal?.headers(body));
     let ack;
     try {
-      ack = await this.js.publish(subject, body, {
-        msgID: ingestMsgId(ev.installId, ev.id),
-        ...(headers ? { headers } : {}),
-      });
+      // INTERFACE §9.3: on a request's path the ack is awaited only as long as its budget lasts.
+      ack = await spending(
+        (timeoutMs) =>
+          this.js.publish(subject, body, {
+            msgID: ingestMsgId(ev.installId, ev.id),
+            ...(headers ? { headers } : {}),
+            ...(Number.isFinite(timeoutMs) ? { timeout: timeoutMs } : {}),
+          }),
+        Infinity,
+        'JetStream',
+      );
     } catch (err) {
       this.observe?.(ev.connectorId, (performance.now() - started) / 1000, false);
       // The blob stays: the message may have been stored with only its ack lost.

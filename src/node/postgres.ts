@@ -10,10 +10,11 @@ import { createPool } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import { openTenantRolePool } from '../store/tenant-role.js';
 import { readTenantFenceKey, tenantScopedPool } from '../store/tenant-scope.js';
+import { REQUEST_WAIT_MS } from '../wait-budget.js';
 import type { Undo } from './undo.js';
 
 /** INTERFACE §9.3: a request waits at most 2 s for Postgres or NATS, then answers 503. */
-export const REQUEST_WAIT_MS = 2_000;
+export { REQUEST_WAIT_MS };
 
 export type Pool = ReturnType<typeof createPool>;
 
@@ -27,9 +28,10 @@ export async function openPools(config: Readonly<Config>, log: Logger, undo: Und
   const databaseUrl = config.databaseUrl!;
   const onIdleError = (err: Error) => log.warn({ err }, 'idle Postgres client lost');
   const pool = createPool(databaseUrl, { onIdleError });
-  // INTERFACE §9.3: what a request waits on gives up after 2 s, also when the server is silent.
+  // INTERFACE §9.3: what a request waits on gives up after 2 s in all, also when the server is silent.
   const requestPool = createPool(databaseUrl, {
     max: 10,
+    requestBudget: true,
     connectionTimeoutMs: REQUEST_WAIT_MS,
     queryTimeoutMs: REQUEST_WAIT_MS,
     statementTimeoutMs: REQUEST_WAIT_MS,
@@ -64,6 +66,7 @@ export async function openTenantPool(
     createPool(url, {
       max: 5,
       applicationName: 'connector-service-tenant',
+      requestBudget: true,
       connectionTimeoutMs: REQUEST_WAIT_MS,
       queryTimeoutMs: REQUEST_WAIT_MS,
       statementTimeoutMs: REQUEST_WAIT_MS,

@@ -9,6 +9,7 @@
 import { backoffMs } from '../backoff.js';
 import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
+import { spendRequestBudget } from './budgeted-pool.js';
 
 /** Between tries of a transaction that met a serialization failure or deadlock (backoff.ts). */
 const TX_RETRY = { firstMs: 20, capMs: 160 };
@@ -32,6 +33,11 @@ export interface PoolOptions {
    * client, so the caller only needs to hear about it (usually: log a warning).
    */
   onIdleError?: (err: Error) => void;
+  /**
+   * The pool of request paths (INTERFACE §9.3): its connection waits and statements spend the
+   * running request's 2 s budget (src/wait-budget.ts, budgeted-pool.ts), not 2 s each.
+   */
+  requestBudget?: boolean;
 }
 
 export function createPool(url: string, opts: PoolOptions = {}): Pool {
@@ -55,6 +61,7 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
   // caller hears it there) and `withTx` drops such a client on release, so this only keeps
   // the process up.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  if (opts.requestBudget) spendRequestBudget(pool, opts.queryTimeoutMs ?? statementTimeoutMs);
   return pool;
 }
 

@@ -12,6 +12,7 @@ import type { Names } from '../runtime/names.js';
 import type { Seal } from '../runtime/seal.js';
 import type { Queryable } from '../store/db.js';
 import { deleteDeadLetter, selectDeadLetters } from '../store/dead-letter-list.js';
+import { spending } from '../wait-budget.js';
 
 export interface ReplaySelection {
   id?: string;
@@ -33,10 +34,17 @@ export async function replayDeadLetters(
     }
     try {
       // INTERFACE §9.4: sealed like every ingest message, or the shard consumer refuses it.
-      await o.js.publish(dl.subject, dl.payload, {
-        msgID: `replay:${o.names.ns}:${dl.id}`,
-        ...(o.seal ? { headers: o.seal.headers(dl.payload) } : {}),
-      });
+      // INTERFACE §9.3: on the replay route, within what the request has left of its 2 s.
+      await spending(
+        (timeout) =>
+          o.js.publish(dl.subject, dl.payload, {
+            msgID: `replay:${o.names.ns}:${dl.id}`,
+            ...(Number.isFinite(timeout) ? { timeout } : {}),
+            ...(o.seal ? { headers: o.seal.headers(dl.payload) } : {}),
+          }),
+        Infinity,
+        'JetStream',
+      );
     } catch (err) {
       throw new Unavailable('JetStream did not acknowledge the replayed event; retry', { cause: err });
     }

@@ -24,6 +24,7 @@ import { operation } from '../operation.js';
 import { ownInstall, validInput } from '../params.js';
 import { installIdFilter, limitParam } from '../schemas.js';
 import { FeedStreams, SAFETY_POLL_MS, wantsEventStream } from './sse-stream.js';
+import { runWithWaitBudget, WaitBudget } from '../../wait-budget.js';
 
 export const ChangesQuery = z
   .object({
@@ -101,7 +102,9 @@ export const changeRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx)
       for (let left = q.wait * 1000; left > 0 && !held.signal.aborted; left = until - Date.now()) {
         await ctx.feed.wait(req.tenantId, page.head, Math.min(left, SAFETY_POLL_MS), held.signal);
         if (held.signal.aborted) break;
-        page = await readChanges(ctx.db, req.tenantId, { ...opts, cursor: page.next_cursor });
+        // INTERFACE §9.3: each read after a wait for news has its own 2 s (wait-budget.ts).
+        const cursor = page.next_cursor;
+        page = await runWithWaitBudget(new WaitBudget(), () => readChanges(ctx.db, req.tenantId, { ...opts, cursor }));
         if (page.changes.length > 0) break;
       }
     } finally {

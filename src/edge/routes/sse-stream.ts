@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimited } from '../../errors.js';
 import { readChanges, type ChangesPage, type ReadOptions } from '../../graph/change-read.js';
 import type { EdgeContext } from '../context.js';
+import { runWithWaitBudget, WaitBudget } from '../../wait-budget.js';
 
 /** Changes read per step of a stream. */
 const STREAM_PAGE = 100;
@@ -98,7 +99,11 @@ export class FeedStreams {
           if (signal.aborted) break;
           if (Date.now() - lastWrite >= HEARTBEAT_MS) await write(': keep-alive\n\n');
         }
-        page = await readChanges(this.ctx.db, req.tenantId, { ...base, cursor: page.next_cursor, limit: STREAM_PAGE });
+        // INTERFACE §9.3: each read of a stream is a wait of its own, with its own 2 s (wait-budget.ts).
+        const cursor = page.next_cursor;
+        page = await runWithWaitBudget(new WaitBudget(), () =>
+          readChanges(this.ctx.db, req.tenantId, { ...base, cursor, limit: STREAM_PAGE }),
+        );
       }
     } catch (err) {
       if (!signal.aborted) req.log.warn({ err }, 'change stream ended by a failed read; the client resumes');
