@@ -9,11 +9,12 @@ import { codehostReconcilerActor } from '../actors/codehost/delivery-reconciler.
 import { codehostReconcileKey } from '../actors/codehost/delivery-reconciler-protocol.js';
 import type { GithubClients } from '../connectors/codehost/github-client.js';
 import { listHookDeliveries, requestRedelivery } from '../connectors/codehost/hook-deliveries.js';
-import { reconcileDeliveries } from '../connectors/codehost/reconcile-deliveries.js';
+import { MAX_REDELIVERIES, reconcileDeliveries } from '../connectors/codehost/reconcile-deliveries.js';
 import type { ActorKind } from '../runtime/actor-definition.js';
 import { kvKey } from '../runtime/kv-port.js';
 import type { ModuleDeps } from './module.js';
 import { storedDeliveryGuids } from '../store/delivery-guids.js';
+import { forgetOldRedeliveries, returnRedeliveryRequest, takeRedeliveryRequest } from '../store/github-redeliveries.js';
 
 export interface ReconcilerParts {
   actors: ActorKind[];
@@ -32,8 +33,8 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
     ? new Counter({
         name: 'connector_service_github_reconcile_deliveries_total',
         help:
-          'GitHub deliveries found failed and never stored (found_failed), and redeliveries ' +
-          'requested (redelivered)',
+          'GitHub deliveries found failed and never stored (found_failed), redeliveries ' +
+          'requested (redelivered), and failed deliveries no longer asked for after 5 redeliveries (given_up)',
         labelNames: ['result'],
         registers: [deps.metrics],
       })
@@ -45,14 +46,18 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
     periodMs: config.githubReconcileMs,
     kv: deps.cursors,
     actors: deps.actors,
-    pass(checkpoint, signal) {
+    async pass(checkpoint, signal) {
       const app = clients.forApp();
+      // GitHub keeps three days of deliveries; the counts of older guids can go.
+      await forgetOldRedeliveries(deps.pool);
       return reconcileDeliveries(
         {
           pages: listHookDeliveries(app, signal),
           storedGuids: (guids) => storedDeliveryGuids(deps.pool, guids),
           claim: async (id) => (await deps.dedup.create(claimKey(id), CLAIM)) !== null,
           release: (id) => deps.dedup.delete(claimKey(id)),
+          takeRequest: (guid) => takeRedeliveryRequest(deps.pool, appId, guid, MAX_REDELIVERIES),
+          returnRequest: (guid) => returnRedeliveryRequest(deps.pool, appId, guid),
           redeliver: (id) => requestRedelivery(app, id, signal),
           now: Date.now,
         },
@@ -62,6 +67,7 @@ export function attachReconciler(deps: ModuleDeps, clients: GithubClients | null
     onOutcome(o) {
       counted?.inc({ result: 'found_failed' }, o.foundFailed);
       counted?.inc({ result: 'redelivered' }, o.redelivered);
+      counted?.inc({ result: 'given_up' }, o.givenUp.length);
     },
   });
   return {

@@ -18,6 +18,7 @@ import { until } from '../support/until.js';
 import type { SentDelivery } from '../../src/testing/github-hooks.js';
 import { scrapeSample } from '../support/metrics.js';
 import { startTestNode } from '../support/node.js';
+import { MAX_REDELIVERIES } from '../../src/connectors/codehost/reconcile-deliveries.js';
 
 let h: CodehostHarness;
 type Tenant = Awaited<ReturnType<CodehostHarness['tenant']>>;
@@ -98,6 +99,33 @@ describe('GitHub delivery reconciliation', () => {
       result: 'found_failed',
     });
     expect(foundFailed).toBeGreaterThanOrEqual(3);
+  }, 120_000);
+
+  it('asks for a delivery the service keeps failing a bounded number of times, then counts it given up', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/api/v1/connectors/codehost/webhooks`;
+    h.gh.hooks.target = { url: closed, secret: h.secret };
+    try {
+      const failing = await h.gh.hooks.send('issues', issue(20));
+      expect(failing.status_code).toBe(0);
+      const asksFor = () =>
+        h.gh.hooks.redeliveryRequests.filter(
+          (id) => h.gh.hooks.deliveries.find((x) => x.id === id)?.guid === failing.guid,
+        ).length;
+      const givenUp = () =>
+        scrapeSample(h.node.url, 'connector_service_github_reconcile_deliveries_total', { result: 'given_up' });
+      await until('the delivery given up', async () => (await givenUp()) >= 1, { timeoutMs: 90_000 });
+      expect(asksFor()).toBe(MAX_REDELIVERIES);
+      // Later passes leave it alone.
+      const listed = h.gh.callsTo('GET', /^\/app\/hook\/deliveries$/).length;
+      await until(
+        'two more passes',
+        async () => h.gh.callsTo('GET', /^\/app\/hook\/deliveries$/).length >= listed + 2,
+        { timeoutMs: 30_000 },
+      );
+      expect(asksFor()).toBe(MAX_REDELIVERIES);
+    } finally {
+      h.gh.hooks.target = { url: edgeUrl, secret: h.secret };
+    }
   }, 120_000);
 
   it('runs on exactly one node of the cluster, and another takes it over when that node goes', async () => {

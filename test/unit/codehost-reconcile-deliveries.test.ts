@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { HookDelivery } from '../../src/connectors/codehost/hook-deliveries.js';
 import {
   FIRST_LOOKBACK_MS,
+  MAX_REDELIVERIES,
   OVERLAP_MS,
   reconcileDeliveries,
   type ReconcilePorts,
@@ -21,8 +22,13 @@ const d = (guid: string, status: number, msAgo: number): HookDelivery => ({
   installation_id: 1,
 });
 
-function ports(log: HookDelivery[], stored: string[] = [], failOn: number[] = []) {
-  const claims = new Set<number>();
+function ports(
+  log: HookDelivery[],
+  stored: string[] = [],
+  failOn: number[] = [],
+  requests: Map<string, number> = new Map(),
+  claims: Set<number> = new Set(),
+) {
   const asked: number[] = [];
   const listedPages: number[] = [];
   const p: ReconcilePorts = {
@@ -36,6 +42,13 @@ function ports(log: HookDelivery[], stored: string[] = [], failOn: number[] = []
     storedGuids: async (guids) => new Set(guids.filter((g) => stored.includes(g))),
     claim: async (id) => !claims.has(id) && (claims.add(id), true),
     release: async (id) => void claims.delete(id),
+    takeRequest: async (guid) => {
+      const n = requests.get(guid) ?? 0;
+      if (n >= MAX_REDELIVERIES) return false;
+      requests.set(guid, n + 1);
+      return true;
+    },
+    returnRequest: async (guid) => void requests.set(guid, (requests.get(guid) ?? 1) - 1),
     redeliver: async (id) => {
       if (failOn.includes(id)) throw new Error('502');
       asked.push(id);
@@ -81,6 +94,34 @@ describe('reconcileDeliveries', () => {
     const out = await reconcileDeliveries(p, null);
     expect(out).toMatchObject({ checkpoint: null, redelivered: 0, requestErrors: 1 });
     expect(claims.has(f.id)).toBe(false);
+  });
+
+  it('asks for a delivery that keeps failing a bounded number of times, then gives it up', async () => {
+    const requests = new Map<string, number>();
+    const claims = new Set<number>(); // claim markers outlive a pass (10 minutes in KV)
+    const log: HookDelivery[] = [d('stuck', 400, 1000)];
+    let checkpoint = null;
+    let asked = 0;
+    const givenUp: string[] = [];
+    for (let pass = 0; pass < MAX_REDELIVERIES + 3; pass++) {
+      const r = ports(log, [], [], requests, claims);
+      const out = await reconcileDeliveries(r.p, checkpoint);
+      checkpoint = out.checkpoint;
+      asked += r.asked.length;
+      givenUp.push(...out.givenUp);
+      // Each redelivery GitHub makes fails again: a new delivery of the same guid, newer.
+      log.push(...r.asked.map(() => ({ ...d('stuck', 400, 500 - pass), redelivery: true })));
+    }
+    expect(asked).toBe(MAX_REDELIVERIES);
+    expect(givenUp).toEqual(['stuck']);
+  });
+
+  it('a request that does not get through does not count against the bound', async () => {
+    const requests = new Map<string, number>();
+    const f = d('flaky', 0, 1000);
+    const out = await reconcileDeliveries(ports([f], [], [f.id], requests).p, null);
+    expect(out.requestErrors).toBe(1);
+    expect(requests.get('flaky')).toBe(0);
   });
 
   it('looks back one hour on the first pass', async () => {

@@ -106,7 +106,17 @@ export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition
           );
         ports.onOutcome?.(outcome);
         if (outcome.foundFailed > 0 || outcome.requestErrors > 0) {
-          ctx.log.info({ ...outcome, checkpoint: undefined }, 'GitHub delivery reconciliation pass');
+          ctx.log.info(
+            { ...outcome, givenUp: outcome.givenUp.length, checkpoint: undefined },
+            'GitHub delivery reconciliation pass',
+          );
+        }
+        if (outcome.givenUp.length > 0) {
+          ctx.log.warn(
+            { guids: outcome.givenUp.slice(0, 20), count: outcome.givenUp.length },
+            'GitHub deliveries that failed after every redelivery we asked for; no longer asked for. ' +
+              'Look for why this service answers them with an error (the delivery log on the App page shows it)',
+          );
         }
         s.ticker.arm(ports.periodMs);
         return { ok: true, ...outcome };

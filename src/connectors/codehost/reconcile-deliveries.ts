@@ -8,7 +8,10 @@
  * At most once per failure: a redelivery request first claims a marker keyed by the
  * failed delivery's id (create-if-absent in KV), so overlapping passes, a pass that was
  * cut short and a pass on another node after a shard move never ask twice. A redelivery
- * that fails again is a new delivery with a new id, and is asked for again.
+ * that fails again is a new delivery with a new id, and is asked for again, at most
+ * `MAX_REDELIVERIES` times per guid: a delivery the service keeps failing (a payload it
+ * refuses, a fault that lasts) is then left alone, counted and logged, not asked for on
+ * every pass for as long as GitHub keeps it.
  */
 import type { HookDelivery } from './hook-deliveries.js';
 
@@ -27,6 +30,10 @@ export interface ReconcilePorts {
   claim(deliveryId: number): Promise<boolean>;
   /** Drop a claim whose request did not go through, so a later pass asks again. */
   release(deliveryId: number): Promise<void>;
+  /** Takes one of the guid's `MAX_REDELIVERIES` requests; false when none is left. */
+  takeRequest(guid: string): Promise<boolean>;
+  /** Gives back the request of a redelivery that did not get through. */
+  returnRequest(guid: string): Promise<void>;
   redeliver(deliveryId: number): Promise<void>;
   now(): number;
 }
@@ -40,7 +47,12 @@ export interface ReconcileOutcome {
   redelivered: number;
   /** Redelivery requests GitHub refused or that did not get through (retried next pass). */
   requestErrors: number;
+  /** Guids of failed deliveries left alone: asked for `MAX_REDELIVERIES` times already. */
+  givenUp: string[];
 }
+
+/** Redelivery requests per delivery guid (each failed redelivery is asked for again, up to this). */
+export const MAX_REDELIVERIES = 5;
 
 /**
  * GitHub lists a delivery once it finished, and a slow one (up to its 10 s timeout) may be
@@ -77,15 +89,22 @@ export async function reconcileDeliveries(
   let foundFailed = 0;
   let redelivered = 0;
   let requestErrors = 0;
+  const givenUp: string[] = [];
   for (const [guid, d] of failedByGuid) {
     if (stored.has(guid)) continue;
     if (checkpoint === null || d.id > checkpoint.newestId) foundFailed++;
     if (!(await ports.claim(d.id))) continue;
+    // The claim stays: this failed attempt is judged once, given up or asked for.
+    if (!(await ports.takeRequest(guid))) {
+      givenUp.push(guid);
+      continue;
+    }
     try {
       await ports.redeliver(d.id);
       redelivered++;
     } catch {
       requestErrors++;
+      await ports.returnRequest(guid).catch(() => undefined);
       await ports.release(d.id).catch(() => undefined);
     }
   }
@@ -93,5 +112,5 @@ export async function reconcileDeliveries(
   const newest = seen[0];
   const next =
     requestErrors > 0 || newest === undefined ? checkpoint : { newestAt: newest.delivered_at, newestId: newest.id };
-  return { checkpoint: next, examined: seen.length, foundFailed, redelivered, requestErrors };
+  return { checkpoint: next, examined: seen.length, foundFailed, redelivered, requestErrors, givenUp };
 }
