@@ -2,7 +2,8 @@
  * A node without the edge (`serve --roles actors`, INTERFACE §1) is probed and scraped like any
  * other (README "Operating it": `/readyz` and `/metrics` on every node): it answers the ops
  * routes alone on PORT, `/metrics` on SERVICE_METRICS_PORT instead when that is set, and no
- * API route.
+ * API route. Both listeners answer what they do not serve with the §2 error body and
+ * `X-Request-Id` (INTERFACE §9.3), as the edge does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/free-port.js';
@@ -38,14 +39,28 @@ describe('an actors-only node', () => {
     const metrics = await fetch(`${plain.url}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(new RegExp(`^connector_service_shards_owned ${plain.config.shards}$`, 'm'));
-    expect((await fetch(`${plain.url}/api/v1/connectors`)).status).toBe(404);
+    await expectNotFound(`${plain.url}/api/v1/connectors`);
   });
 
   it('with SERVICE_METRICS_PORT, serves /metrics on that port only', async () => {
     expect((await fetch(`${split.url}/healthz`)).status).toBe(200);
-    expect((await fetch(`${split.url}/metrics`)).status).toBe(404);
-    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    await expectNotFound(`${split.url}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { headers: { 'x-request-id': 'scrape-1' } });
     expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('scrape-1');
     expect(await res.text()).toContain('connector_service_shards_owned');
+    await expectNotFound(`http://127.0.0.1:${metricsPort}/healthz`);
   });
 });
+
+/** 404 `not_found` in the §2 shape, with the caller's X-Request-Id on the answer and in the body. */
+async function expectNotFound(url: string): Promise<void> {
+  const id = `ops-${Math.random().toString(36).slice(2)}`;
+  const res = await fetch(url, { headers: { 'x-request-id': id } });
+  expect(res.status).toBe(404);
+  expect(res.headers.get('x-request-id')).toBe(id);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = (await res.json()) as { error: { code: string; message: string; request_id: string } };
+  expect(body.error).toMatchObject({ code: 'not_found', request_id: id });
+  expect(body.error.message).toEqual(expect.any(String));
+}
