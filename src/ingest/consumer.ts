@@ -9,6 +9,7 @@
  *   (lanes.ts) and a previous owner's crash (takeover.ts); installs run concurrently.
  * - Batches: each lane's waiting events go out in batches (batches.ts) once the node has
  *   room for them (delivery-room.ts).
+ * - Fence: a message without this deployment's seal is terminated as it arrives (settle.ts).
  * - Failure: nak with a growing delay; at `maxDeliver` attempts (counted across owners,
  *   attempts.ts) the event is dead-lettered and acked so later events flow (settle.ts).
  * - Only the ack of an event with a blob is confirmed (ackAck) before its blob goes. A
@@ -26,6 +27,7 @@ import { HeldEvents, IngestBuffer } from './buffer.js';
 import { DeliveryRoom } from './delivery-room.js';
 import { InstallLanes, laneOf } from './lanes.js';
 import { ShardPuller } from './pull.js';
+import { RefusalLog } from './refusals.js';
 import { IngestSettler, type Tracked } from './settle.js';
 import { ensureIngestConsumer } from './stream.js';
 import { blockUnsettled } from './takeover.js';
@@ -82,8 +84,8 @@ export interface ShardIngestConsumerOptions {
   nakBaseMs?: number;
   /** INTERFACE §9.4: when set, a message without this deployment's seal is refused. */
   seal?: Seal | null;
-  /** A refused (unsealed or forged) message, for metrics. */
-  onRefused?: (installId: string | null) => void;
+  /** Counts and logs refused messages (shared by a node's shards); default one of its own, counting nothing. */
+  refusals?: RefusalLog;
 }
 
 export type ConsumerStats = { inFlight: number; delivered: number; redeliveries: number; deadLettered: number };
@@ -115,10 +117,10 @@ export class ShardIngestConsumer {
       maxBatchBytes: 4 * 1024 * 1024,
       nakBaseMs: 1_000,
       seal: null,
-      onRefused: () => undefined,
       ...opts,
       room: opts.room ?? new DeliveryRoom(),
       buffer: opts.buffer ?? new IngestBuffer(DEFAULT_INGEST_MAX_IN_FLIGHT),
+      refusals: opts.refusals ?? new RefusalLog({ log: opts.log }),
     };
     // A shard holding nothing may take any room: its puller looks again (pull.ts).
     this.tracked = new HeldEvents<Tracked>(
@@ -142,7 +144,7 @@ export class ShardIngestConsumer {
       maxDeliver: this.o.maxDeliver,
       attempts: this.o.attempts,
       seal: this.o.seal,
-      onRefused: this.o.onRefused,
+      refusals: this.o.refusals,
     });
     this.batches = new LaneBatches({
       log: this.log,
@@ -231,6 +233,9 @@ export class ShardIngestConsumer {
 
   private dispatch(m: JsMsg): void {
     if (m.info.deliveryCount > 1) this.counts.redeliveries++;
+    // Ended as it arrives, before it takes a place in the node's buffer or a lane: a flood of
+    // forged messages costs one MAC each and never holds back a sealed event.
+    if (!this.settler.sealed(m)) return this.settler.refuse(m);
     const known = this.tracked.get(m.seq);
     if (known) {
       // The server resent what we still hold (e.g. after a reconnect): keep one run, ack the newest.

@@ -12,12 +12,13 @@
  * 2. The owner of the install's shard runs that shard's consumer (consumer.ts, started
  *    here). At a takeover it first blocks the lanes of the events an earlier owner left
  *    unsettled and not stored (takeover.ts), so an install's order survives a kill -9.
- * 3. pull.ts asks the server for as many events as the node has room for (buffer.ts); the
- *    event is held, and queued in its install's lane (lanes.ts: one lane per install, in
- *    stream order, blocked behind a failed event until it comes back).
+ * 3. pull.ts asks the server for as many events as the node has room for (buffer.ts). A
+ *    message without this deployment's seal is terminated there and then (settle.ts, told
+ *    by refusals.ts); a sealed event is held, and queued in its install's lane (lanes.ts:
+ *    one lane per install, in stream order, blocked behind a failed event until it comes back).
  * 4. batches.ts takes what the lane has waiting as one batch once the node has room to
- *    decode it (delivery-room.ts), and admits each event (settle.ts: its seal checked, its
- *    attempts counted across owners in attempts.ts, its blob read).
+ *    decode it (delivery-room.ts), and admits each event (settle.ts: its attempts counted
+ *    across owners in attempts.ts, its blob read).
  * 5. deliver.ts hands the batch to the install's actor (actors/install.ts), which fences it
  *    to its install and gives it to the node's committer (commit.ts): batches of several
  *    installs share one Postgres transaction, which writes the events, their graph
@@ -45,6 +46,7 @@ import { DEFAULT_INGEST_MAX_IN_FLIGHT, DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES } from
 import { IngestBuffer } from './buffer.js';
 import { ShardIngestConsumer } from './consumer.js';
 import { DeliveryRoom } from './delivery-room.js';
+import { RefusalLog } from './refusals.js';
 import { AckedSweeper } from './sweep.js';
 
 export interface NodeIngestOptions {
@@ -59,6 +61,8 @@ export interface NodeIngestOptions {
   /** INTERFACE §9.4: when set, an ingest message without this deployment's seal is refused, and counted. */
   seal?: Seal | null;
   onRefused?(): void;
+  /** Where refusals are told (refusals.ts: bounded, shared by the node's shards). */
+  log: Logger;
   /** Attempts of redelivered events across owners, so shard moves never dead-letter an event. */
   attempts?: IngestAttemptsPort | null;
   /** At takeover, which of an earlier owner's unsettled events are stored already (takeover.ts). */
@@ -80,8 +84,10 @@ export class NodeIngest implements ShardWork {
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
   private readonly room = new DeliveryRoom();
   private readonly buffer: IngestBuffer;
+  private readonly refusals: RefusalLog;
 
   constructor(private readonly o: NodeIngestOptions) {
+    this.refusals = new RefusalLog({ log: o.log, onRefused: () => o.onRefused?.() });
     this.buffer = new IngestBuffer(
       o.maxInFlight?.events ?? DEFAULT_INGEST_MAX_IN_FLIGHT,
       o.maxInFlight?.bytes ?? DEFAULT_INGEST_MAX_IN_FLIGHT_BYTES,
@@ -100,7 +106,7 @@ export class NodeIngest implements ShardWork {
       deadLetters: this.o.deadLetters,
       deliver: (events, meta, opts) => this.o.deliver(events, meta, opts),
       seal: this.o.seal ?? null,
-      onRefused: () => this.o.onRefused?.(),
+      refusals: this.refusals,
       attempts: this.o.attempts ?? null,
       storedEvents: this.o.storedEvents ?? null,
       room: this.room,

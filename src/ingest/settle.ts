@@ -1,9 +1,9 @@
 /**
  * How the shard ingest consumer settles the messages in its hands (consumer.ts):
  * ack after commit, nak with a growing delay (blocking the install's lane so the events
- * behind wait for the redelivery), dead-letter, refuse an unsealed message, or hand back
- * on stop. Every path removes the message from `tracked`, whose members are kept alive
- * with +WPI meanwhile.
+ * behind wait for the redelivery), dead-letter, or hand back on stop. Every path removes
+ * the message from `tracked`, whose members are kept alive with +WPI meanwhile. An unsealed
+ * message never enters `tracked`: `refuse` ends it as it arrives.
  */
 import { backoffMs } from '../backoff.js';
 import type { JsMsg } from '@nats-io/jetstream';
@@ -15,6 +15,7 @@ import { tracingOn, type Context } from '../telemetry/tracing.js';
 import type { IngestAttemptsPort } from './attempts.js';
 import type { InstallLanes } from './lanes.js';
 import { decodeEnvelope, resolveEnvelope, UndecodableMessage } from './message.js';
+import type { RefusalLog } from './refusals.js';
 
 export interface Tracked {
   /** The newest delivery of this stream sequence: acks go to it. */
@@ -62,7 +63,7 @@ export interface IngestSettlerOptions {
   /** Attempts of redelivered events across owners; null counts deliveries instead. */
   attempts: IngestAttemptsPort | null;
   seal: Seal | null;
-  onRefused: (installId: string | null) => void;
+  refusals: RefusalLog;
 }
 
 const NAK_MAX_MS = 60_000;
@@ -82,13 +83,9 @@ export class IngestSettler {
     this.counts = o.counts;
   }
 
-  /** Decode, check and resolve one event for delivery; or settle it here (refused, dead-lettered) or retry it. */
+  /** Decode, check and resolve one event for delivery; or settle it here (dead-lettered) or retry it. */
   async admit(t: Tracked): Promise<Ready | 'settled' | 'retry'> {
     const dc = t.msg.info.deliveryCount;
-    if (this.o.seal && !this.o.seal.verify(t.msg.data, t.msg.headers?.get(SEAL_HEADER))) {
-      this.refuse(t);
-      return 'settled';
-    }
     try {
       const env = decodeEnvelope(t.msg.data);
       // Hand-backs on shard moves count as deliveries; only real attempts may dead-letter.
@@ -183,20 +180,24 @@ export class IngestSettler {
     await this.ack(t);
   }
 
+  /** Whether `m` carries this deployment's seal (always, when no seal is configured). */
+  sealed(m: JsMsg): boolean {
+    return this.o.seal === null || this.o.seal.verify(m.data, m.headers?.get(SEAL_HEADER));
+  }
+
   /**
    * INTERFACE §9.4: a message this deployment did not seal was published by something
-   * that is not one of its nodes (webhook signatures skipped). It is terminated, never
-   * stored nor dead-lettered (a replay would launder it), and counted.
+   * that is not one of its nodes (webhook signatures skipped). It is ended at once, never
+   * stored nor dead-lettered (a replay would launder it), counted and logged (refusals.ts).
+   *
+   * A plain `+TERM`: nats-server 2.9 reads a terminate only without a reason (it ignores
+   * `+TERM <reason>`, added in 2.10, and so redelivered the message after every ack wait
+   * for ever, issue 32); 2.10 and later read both. On the work-queue stream a terminate
+   * is an ack, so the server deletes the message and it holds no room of the stream.
    */
-  refuse(t: Tracked): void {
-    this.tracked.delete(t.msg.seq);
-    this.lanes.unblock(t.lane, t.msg.seq);
-    t.msg.term('not sealed by this deployment');
-    this.o.onRefused(t.installId);
-    this.log.warn(
-      { seq: t.msg.seq, subject: t.msg.subject },
-      'ingest message without a valid seal refused: something other than this deployment publishes on its subjects',
-    );
+  refuse(m: JsMsg): void {
+    m.term();
+    this.o.refusals.refused(m.subject);
   }
 
   /** Confirmed ack; unblocks the lane either way (an unconfirmed ack may replay, which is safe). */

@@ -69,6 +69,7 @@ export async function startActorHost(p: ActorHostParts, undo: Undo): Promise<Act
     deliver: deliverToInstallActor(kernel, metrics),
     seal,
     onRefused: () => metrics.fenceRefused.inc({ path: 'ingest' }),
+    log,
     attempts: ingestAttempts(p.deps.dedup, n.ingestStream),
     storedEvents: pgStoredEventsPort(pool),
     maxInFlight: config.ingestMaxInFlight,

@@ -86,6 +86,7 @@ describe('the shipped NATS account', () => {
       deadLetters: { record: async () => undefined },
       deliver: async (events) => void delivered.push(...events),
       seal,
+      log,
     });
     const host = new ShardHost({
       nc,

@@ -3,9 +3,11 @@
  * deployment's subjects but does not hold the master key can neither inject an ingest
  * event nor ask an install actor to emit or uninstall; and even a sealed message naming
  * another tenant's install is refused by the install actor. Every refusal is counted on
- * /metrics (`connector_service_nats_refused_total{path}`).
+ * /metrics (`connector_service_nats_refused_total{path}`). A refused ingest message is ended
+ * once, in a form nats-server 2.9.10 reads: it leaves the stream, is never redelivered, and is
+ * logged once per subject (issue 32). The flood of the same is security-nats-flood.test.ts.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,15 +21,17 @@ import { createSeal } from '../../src/runtime/seal.js';
 import { createInstall, getInstallById, setBackfill, type Install } from '../../src/store/installs.js';
 import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { TEST_MASTER_KEY, testNatsUrl } from '../support/env.js';
+import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
 
 let node: TestNode;
 let names: Names;
 let outsider: NatsConnection;
 const log = pino({ level: 'silent' });
+const logs = new LogCapture();
 
 beforeAll(async () => {
-  node = await startTestNode();
+  node = await startTestNode({}, undefined, { logs });
   names = makeNames(node.namespace);
   // A client of the same NATS account, as any process holding the deployment's NATS access is.
   outsider = await connect({ servers: testNatsUrl() });
@@ -106,6 +110,57 @@ describe('NATS fence', () => {
     // Refused messages are not dead letters (a replay would launder them).
     const dl = await node.pool.query('SELECT 1 FROM dead_letters WHERE install_id = $1', [victim.install_id]);
     expect(dl.rowCount).toBe(0);
+  });
+
+  it('ends each refused ingest message once: gone from the stream, never redelivered, logged once a subject', async () => {
+    const tenant = (await node.tenant('flooded')).tenant_id;
+    const installs = await Promise.all(['T0F1', 'T0F2', 'T0F3'].map((team) => chatInstall(tenant, team)));
+    const js = jetstream(outsider);
+    const jsm = await jetstreamManager(outsider);
+    const misSealed = new IngestPublisher({
+      js,
+      names,
+      shards: node.config.shards,
+      blobs: pgBlobPort(node.pool),
+      maxPayload: outsider.info!.max_payload,
+      seal: createSeal([`${TEST_MASTER_KEY}-guess`]),
+    });
+    const before = await refused('ingest');
+    const seqs: number[] = [];
+    const subjects = new Set<string>();
+    for (const inst of installs) {
+      const shard = shardOf(installKey(inst.install_id), node.config.shards);
+      const subject = names.ingestSubject(shard, 'chatapp', inst.install_id);
+      subjects.add(subject);
+      for (const n of [1, 2]) {
+        const unsealed = message(inst, `1700000002.00000${n}`);
+        seqs.push(
+          (await js.publish(subject, encodeIngestMessage(unsealed), { msgID: `${inst.install_id}:u${n}` })).seq,
+        );
+        await misSealed.publish(message(inst, `1700000003.00000${n}`));
+      }
+    }
+    const total = installs.length * 4;
+    await until('every refusal counted', async () => (await refused('ingest')) >= before + total);
+    // Terminated in a form the server reads: a work-queue stream deletes the message.
+    await until('the unsealed messages gone from the stream', async () => {
+      for (const seq of seqs) if ((await jsm.streams.getMessage(names.ingestStream, { seq })) !== null) return false;
+      return true;
+    });
+    for (let shard = 0; shard < node.config.shards; shard++) {
+      const c = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
+      expect({ shard, ackPending: c.num_ack_pending, redelivered: c.num_redelivered }).toEqual({
+        shard,
+        ackPending: 0,
+        redelivered: 0,
+      });
+    }
+    expect(await refused('ingest')).toBe(before + total);
+    // One line per subject, not one per message (nor per redelivery).
+    const named = logs
+      .find('without a valid seal refused', LOG_LEVEL.warn)
+      .filter((l) => subjects.has(l.subject as string));
+    expect(named.map((l) => l.subject).sort()).toEqual([...subjects].sort());
   });
 
   it("refuses and counts actor requests without the seal, and a sealed one for another tenant's install", async () => {
