@@ -37,7 +37,7 @@ export function knownScopes(stored: readonly string[]): ApiScope[] {
 }
 
 /** The refusal of a key without `scope`: 403 `forbidden`, `error.scope` naming what it lacks. */
-export function lacksScope(scope: ApiScope): Forbidden {
+function lacksScope(scope: ApiScope): Forbidden {
   return new Forbidden(`this API key lacks the scope ${scope}`, { details: { scope } });
 }
 

@@ -21,10 +21,9 @@ import {
 
 export { ConfigError, SECRET_SETTINGS } from './config-env.js';
 export type { NatsSettings } from './config-nats.js';
-export type { TracingSettings } from './config-tracing.js';
 
-export type ChatTransport = 'http' | 'socket' | 'none';
-export type ChatAppTier = 'non_marketplace' | 'marketplace';
+type ChatTransport = 'http' | 'socket' | 'none';
+type ChatAppTier = 'non_marketplace' | 'marketplace';
 
 export interface Config {
   databaseUrl: string | null;
@@ -97,7 +96,7 @@ export interface Config {
   follow: FollowSettings;
 }
 
-export const DEFAULT_CHAT_SCOPES = [
+const DEFAULT_CHAT_SCOPES = [
   'channels:history',
   'groups:history',
   'im:history',

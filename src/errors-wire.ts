@@ -94,7 +94,7 @@ const TRANSIENT_MESSAGES = new RegExp(
   'i',
 );
 
-export function isTransientInfraError(err: unknown): boolean {
+function isTransientInfraError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (TRANSIENT_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;

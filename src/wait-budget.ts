@@ -78,7 +78,7 @@ export function budgetSpent(what: string, budget: WaitBudget): Unavailable {
  * A wait's own bound, cut to what the running request has left: `ownMs` outside a request.
  * Throws the 503 when the request has nothing left.
  */
-export function boundedWaitMs(ownMs: number, what: string): number {
+function boundedWaitMs(ownMs: number, what: string): number {
   const budget = currentWaitBudget();
   if (!budget) return ownMs;
   const left = budget.leftMs();

@@ -25,7 +25,7 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (the system resolver, as a connection would). */
 export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (host) =>
+const systemResolver: Resolver = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family as 4 | 6 }));
 
 const blocked = new BlockList();

@@ -10,7 +10,7 @@ import { CODEHOST_WEBHOOK_PATH } from '../../src/edge/routes/codehost/webhooks.j
 import { signedSlackEvent, slackIdPrefix } from './slack-request.js';
 import { signedDelivery, type SignedDelivery } from './webhook-request.js';
 
-export const ROUTES = ['github', 'slack'] as const;
+const ROUTES = ['github', 'slack'] as const;
 export type Route = (typeof ROUTES)[number];
 
 export interface RouteTraffic {
@@ -33,7 +33,7 @@ export function parseRoutes(arg: string): Route[] {
   return [...new Set(routes)] as Route[];
 }
 
-export function githubTraffic(secret: string, installationIds: number[]): RouteTraffic {
+function githubTraffic(secret: string, installationIds: number[]): RouteTraffic {
   return {
     route: 'github',
     path: CODEHOST_WEBHOOK_PATH,

@@ -31,7 +31,7 @@ export interface ScenarioSettings {
   follow?: (edgeUrl: string) => Promise<Follow>;
 }
 
-export interface PacedFigures extends LoadResult {
+interface PacedFigures extends LoadResult {
   rate: number;
   /** `pct` of the saturated committed rate, or null for the fixed `--rate`. */
   pct: number | null;
@@ -84,7 +84,7 @@ export function load(
  * counted as accepted, yet may have been published and are committed too (LoadResult
  * `inFlightAtEnd`), so committed may exceed accepted by at most that many.
  */
-export async function drain(
+async function drain(
   pool: pg.Pool,
   traffic: RouteTraffic,
   prefix: string,

@@ -16,7 +16,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { SignedDelivery } from './webhook-request.js';
 
 /** Channels per workspace and senders per run: traffic spread like a busy workspace's. */
-export const SLACK_CHANNELS = 8;
+const SLACK_CHANNELS = 8;
 const USERS = 64;
 const FILLER =
   'The deploy of the ingest path went out at noon; latency graphs look flat, ' +

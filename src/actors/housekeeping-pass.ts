@@ -23,7 +23,7 @@ import { IDEMPOTENCY_TTL_HOURS } from '../store/idempotency-keys.js';
 const DAY_MS = 86_400_000;
 
 /** What a pass deletes and when (config.ts `retention`). */
-export interface RetentionPolicy {
+interface RetentionPolicy {
   /** SERVICE_EVENTS_RETENTION_DAYS: stored events, finished effects, dead letters. */
   eventsDays: number;
   /** SERVICE_UNINSTALLED_RETENTION_DAYS: an uninstalled install's events, graph, effects. */
@@ -31,7 +31,7 @@ export interface RetentionPolicy {
 }
 
 /** A table pruned by the bounded functions of other modules (the change log's, say). */
-export interface ExtraPrune {
+interface ExtraPrune {
   table: string;
   prune(now: Date, limit: number): Promise<number>;
 }
@@ -53,7 +53,7 @@ export interface PassPorts {
 /** Rows deleted by the pass, per table. */
 export type PassOutcome = Record<string, number>;
 
-export const DEFAULT_BATCH_SIZE = 1_000;
+const DEFAULT_BATCH_SIZE = 1_000;
 const DEFAULT_MAX_BATCHES = 100;
 /** Dead letters' blobs are stored before them, by at most the consumer's redeliveries (hours). */
 const BLOB_MARGIN_MS = DAY_MS;

@@ -15,7 +15,7 @@ import { systemClock } from '../runtime/clock.js';
 import { createTicker, type Ticker } from '../runtime/ticker.js';
 import type { PassOutcome } from './housekeeping-pass.js';
 
-export const HOUSEKEEPING_KIND = 'housekeeping';
+const HOUSEKEEPING_KIND = 'housekeeping';
 
 /** `resume` arms the next pass when none is pending; `tick` runs one pass and arms the next. */
 export type HousekeepingProtocol = {
@@ -41,7 +41,7 @@ interface State {
 }
 
 /** A pass works off at most its share of batches; at 1 000 rows a batch that is minutes at most. */
-export const HOUSEKEEPING_TICK_TIMEOUT_MS = 15 * 60_000;
+const HOUSEKEEPING_TICK_TIMEOUT_MS = 15 * 60_000;
 
 export function housekeepingActor(ports: HousekeepingPorts): ActorDefinition<State, HousekeepingProtocol> {
   return {

@@ -8,7 +8,7 @@ import { installKey as routeKey, installWritesKey as writesRouteKey } from '../r
 import type { IngestEvent, KeyOf } from '../runtime/ports.js';
 
 /** What `health` answers: the install's coordinates, then the connector's report (or just its status). */
-export type InstallHealth = { install_id: string; connector_id: string } & Partial<HealthReport>;
+type InstallHealth = { install_id: string; connector_id: string } & Partial<HealthReport>;
 
 export type InstallProtocol = {
   /**

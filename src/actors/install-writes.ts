@@ -15,7 +15,7 @@ import { getInstallById, type Install } from '../store/installs.js';
 import type pg from 'pg';
 
 /** Keys come from `installWritesKey` (install-protocol.ts). */
-export const INSTALL_WRITES_KIND = 'install-writes';
+const INSTALL_WRITES_KIND = 'install-writes';
 
 export interface InstallWritesPorts {
   pool: pg.Pool;

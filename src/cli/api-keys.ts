@@ -29,7 +29,7 @@ export async function withOwnerPool<T>(config: Readonly<Config>, fn: (pool: pg.P
   }
 }
 
-export async function apiKeysCreate(
+async function apiKeysCreate(
   config: Readonly<Config>,
   tenantId: string,
   opts: ApiKeyOptions = {},
@@ -38,12 +38,12 @@ export async function apiKeysCreate(
   return withOwnerPool(config, (pool) => createApiKey(pool, masterKeysOf(config), tenantId, opts));
 }
 
-export async function apiKeysList(config: Readonly<Config>, tenantId: string): Promise<ApiKeyListing[]> {
+async function apiKeysList(config: Readonly<Config>, tenantId: string): Promise<ApiKeyListing[]> {
   const { listApiKeys } = await import('../store/api-keys.js');
   return withOwnerPool(config, (pool) => listApiKeys(pool, tenantId));
 }
 
-export async function apiKeysRevoke(
+async function apiKeysRevoke(
   config: Readonly<Config>,
   tenantId: string,
   keyId: string,

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { Config } from '../config.js';
 
-export interface CommandOption {
+interface CommandOption {
   type: 'string' | 'boolean';
   description: string;
   /** A string option the command cannot run without. */

@@ -10,7 +10,7 @@ import { masterKeysOf, withOwnerPool } from './api-keys.js';
  * are data keys too (rewrapped here; dropped once no key needs them). `note` says how many such
  * keys wait for their next use, and whether a data key could not be unwrapped.
  */
-export async function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
+async function keysRotate(config: Readonly<Config>): Promise<{ reencrypted: number; note: string | null }> {
   const [{ countStaleApiKeys }, { CredentialCipher }, { rotateCredentials }, { rotateWebhookSecrets }, dataKeys] =
     await Promise.all([
       import('../store/api-keys.js'),

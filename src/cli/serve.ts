@@ -33,7 +33,7 @@ export const serveCommand: Command = {
   },
 };
 
-export function parseRoles(v: string): Role[] {
+function parseRoles(v: string): Role[] {
   const roles = v
     .split(',')
     .map((s) => s.trim())

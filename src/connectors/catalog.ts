@@ -16,7 +16,7 @@ export interface ConnectorManifest {
   inbound_transport?: 'http' | 'socket' | 'none';
 }
 
-export const CODEHOST_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
+const CODEHOST_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 
 export function listConnectors(config: Readonly<Config>): ConnectorManifest[] {
   return [

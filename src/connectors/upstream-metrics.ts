@@ -23,7 +23,7 @@ function slackMethod(path: string): string {
 }
 
 /** GitHub: the route template, ids and names replaced so label values stay few. */
-export function githubRoute(method: string, path: string): string {
+function githubRoute(method: string, path: string): string {
   const parts = path.split('?')[0]!.split('/');
   const out = parts.map((p, i) => {
     if (parts[1] === 'repos' && i === 2) return '{owner}';

@@ -32,7 +32,7 @@ export function h(tag, attrs = {}, ...children) {
  * @param {Element} el
  * @param {(Child | Child[])[]} children
  */
-export function append(el, children) {
+function append(el, children) {
   for (const c of children.flat()) {
     if (c === null || c === undefined || c === false) continue;
     el.append(typeof c === 'object' ? c : document.createTextNode(String(c)));

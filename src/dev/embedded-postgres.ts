@@ -30,7 +30,7 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export const EMBEDDED_DATABASE = 'connectors';
+const EMBEDDED_DATABASE = 'connectors';
 const USER = 'postgres';
 const PASSWORD_FILE = 'connectors-dev.password';
 const HOST = '127.0.0.1';

@@ -40,7 +40,7 @@ export interface NatsChild {
   stop(): Promise<void>;
 }
 
-export class NatsServerNotFound extends Error {
+class NatsServerNotFound extends Error {
   constructor() {
     super(
       'nats-server not found in /usr/sbin or PATH: install it (Debian/Ubuntu: apt-get install ' +
@@ -68,7 +68,7 @@ trap 'kill -TERM "$child" 2>/dev/null' TERM INT HUP
 while kill -0 "$child" 2>/dev/null; do wait "$child"; done
 kill "$reader" 2>/dev/null`;
 
-export function findNatsServer(env: NodeJS.ProcessEnv = process.env): string | null {
+function findNatsServer(env: NodeJS.ProcessEnv = process.env): string | null {
   const dirs = ['/usr/sbin', ...(env.PATH ?? '').split(delimiter).filter(Boolean)];
   for (const dir of dirs) {
     const candidate = join(dir, 'nats-server');

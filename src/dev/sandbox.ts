@@ -13,13 +13,13 @@ import { FakeIndexerDaemon } from '../testing/indexer-daemon.js';
 import { FakeSlack } from '../testing/slack-fake.js';
 import { nextTs, type FakeMessage } from '../testing/slack-model.js';
 
-export const SANDBOX_TEAM = 'T0SANDBOX';
+const SANDBOX_TEAM = 'T0SANDBOX';
 export const SANDBOX_INSTALLATION = 4242;
-export const SANDBOX_ORG = 'sandbox-org';
+const SANDBOX_ORG = 'sandbox-org';
 const APP_ID = 424_242;
 const USERS = ['U0ALICE', 'U0BOB', 'U0CAROL'];
 
-export interface SandboxInstalls {
+interface SandboxInstalls {
   chatapp_install_id: string;
   codehost_install_id: string;
 }

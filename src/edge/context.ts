@@ -16,7 +16,7 @@ import type { ByteBudget } from './raw-body.js';
 export const TENANT_BODY_LIMIT = 1024 * 1024;
 export const WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024;
 
-export interface ReadinessReport {
+interface ReadinessReport {
   ready: boolean;
   checks: Record<string, boolean>;
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { CONNECTOR_IDS } from '../store/installs.js';
 import { NODE_KINDS } from '../graph/kinds.js';
 
-export const Change = z
+const Change = z
   .object({
     cursor: z
       .string()

@@ -24,8 +24,8 @@ import { errorsOfSchema, operation } from './operation.js';
 import { numericKeys, withNumbers } from './query-numbers.js';
 import { ErrorBody } from './schemas.js';
 
-export const OPENAPI_PATH = '/openapi.json';
-export const DOCS_PATH = '/docs';
+const OPENAPI_PATH = '/openapi.json';
+const DOCS_PATH = '/docs';
 
 /**
  * A route's `validatorCompiler` when its request schema only documents (the webhook
@@ -61,7 +61,7 @@ const DOCS_OPERATION = operation({
 });
 
 /** A route as registered (the OpenAPI test checks that every one is documented). */
-export interface RegisteredRoute {
+interface RegisteredRoute {
   method: string;
   url: string;
   hidden: boolean;

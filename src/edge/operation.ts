@@ -52,10 +52,10 @@ export const TAGS = {
   documentation: 'This document and the page rendering it',
   agents: 'Tools for agents: a Model Context Protocol server on the same tenant API (INTERFACE §10.3)',
 } as const;
-export type Tag = keyof typeof TAGS;
+type Tag = keyof typeof TAGS;
 
 /** One success answer: its description and the zod schema its body is serialized through. */
-export interface Answer<S extends z.ZodType = z.ZodType> {
+interface Answer<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Absent: an answer with no body (MCP's 202 to a notification). */
   schema?: S;
@@ -98,9 +98,9 @@ type ResponseSchemas<R extends Record<number, Answer>> = {
 };
 
 /** Where a route's schema keeps its errors, for openapi.ts (fastify and the JSON Schema transform ignore it). */
-export const ERRORS = Symbol('operation errors');
+const ERRORS = Symbol('operation errors');
 /** Where a keyed route's schema keeps the scope it needs, for the tenant guard. */
-export const SCOPE = Symbol('operation scope');
+const SCOPE = Symbol('operation scope');
 
 /** What fastify and @fastify/swagger read from a route's `schema`. */
 export type OperationSchema<S extends OperationSpec> = Pick<S, 'params' | 'querystring' | 'headers' | 'body'> & {
@@ -223,7 +223,7 @@ export function errorsOfSchema(schema: unknown): readonly ErrorCase[] | undefine
  * that kind, error-map.ts). A code answered with another kind somewhere is listed there
  * as `{ kind, code }` (the admin install's 500 `not_configured`).
  */
-export const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
+const KIND_OF_CODE: Record<ErrorCode, ErrorKind> = {
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
   not_found: 'NotFound',

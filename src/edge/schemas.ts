@@ -71,7 +71,7 @@ const CatchUp = z
   .catchall(z.unknown())
   .describe("Chat installs: gaps in the platform's deliveries and their re-read from history (INTERFACE §10.6)");
 
-export const Install = z
+const Install = z
   .object({
     install_id: uuid,
     tenant_id: uuid,

@@ -1,10 +1,6 @@
-/**
- * What the webhook routes (INTERFACE §10.2) take and answer. The body a webhook delivers is
- * documented here too (`WebhookDelivery`), though it is sent to the tenant, not answered.
- */
+/** What the webhook routes (INTERFACE §10.2) take and answer. */
 import { z } from 'zod';
 import { NODE_KINDS } from '../graph/kinds.js';
-import { Change } from './feed-schemas.js';
 
 const ts = z.iso.datetime({ offset: true }).describe('ISO 8601 UTC');
 
@@ -94,12 +90,4 @@ export const DeliveriesPage = z.object({
       .meta({ id: 'WebhookDelivery' }),
   ),
   next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last'),
-});
-
-/** The body of a delivery (INTERFACE §10.2), signed per the Standard Webhooks specification. */
-export const DeliveryBody = z.object({
-  type: z.literal('graph.changed'),
-  webhook_id: z.uuid(),
-  changes: z.array(Change).min(1).max(100),
-  next_cursor: z.string(),
 });

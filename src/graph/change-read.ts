@@ -13,7 +13,7 @@ import type { Queryable } from '../store/db.js';
 import type { NodeKind } from './kinds.js';
 
 export const MAX_CHANGES_LIMIT = 1000;
-export const DEFAULT_CHANGES_LIMIT = 100;
+const DEFAULT_CHANGES_LIMIT = 100;
 /** Rows a filtered read looks through at most; past them it answers the cursor it reached. */
 const SCAN = 10_000;
 const CURSOR = /^(0|[1-9][0-9]{0,17})$/;

@@ -71,7 +71,7 @@ export const Comment = z.object({
 });
 export type Comment = z.infer<typeof Comment>;
 
-export const Review = z.object({
+const Review = z.object({
   id: Num,
   state: z.string(),
   body: Text,

@@ -49,7 +49,7 @@ import { searchText } from './search-text.js';
 import { IDENTITY_VERSION } from './version.js';
 
 /** A node or edge another transaction created between our lock and our insert. */
-export class GraphWriteConflict extends Error {
+class GraphWriteConflict extends Error {
   constructor(what: string) {
     super(`graph ${what} was created concurrently; the transaction is retried`);
     this.name = 'GraphWriteConflict';

@@ -46,10 +46,10 @@ export interface ListNodesOptions {
   cursor?: string | null;
 }
 
-export const DEFAULT_NODES_LIMIT = 50;
+const DEFAULT_NODES_LIMIT = 50;
 export const MAX_NODES_LIMIT = 500;
 /** A channel can have millions of messages; one node's answer names at most this many edges. */
-export const MAX_EDGES = 1000;
+const MAX_EDGES = 1000;
 
 export interface NodeRow {
   node_id: string;

@@ -50,7 +50,7 @@ export interface IngestCommitterPorts extends IngestWritePorts {
  * measured against it: same drain rate at 1 and 32 installs, peak RSS no lower (README
  * "How events are committed").
  */
-export const DEFAULT_MAX_EVENTS_PER_TRANSACTION = 512;
+const DEFAULT_MAX_EVENTS_PER_TRANSACTION = 512;
 
 interface Waiting {
   part: IngestPart;

@@ -14,7 +14,7 @@
  */
 
 /** Unless told otherwise: two full batches (consumer.ts `maxBatchBytes`). */
-export const DEFAULT_DELIVERY_ROOM_BYTES = 8 * 1024 * 1024;
+const DEFAULT_DELIVERY_ROOM_BYTES = 8 * 1024 * 1024;
 
 export interface RoomReservation {
   /** Keep `bytes` instead of what was reserved (the batch's real size). */

@@ -28,7 +28,7 @@ import { alignStream, explainReplicaRefusal } from '../runtime/nats.js';
  * chat edge keeps no dedup key of its own: 6 minutes covers the whole schedule. Past it, the
  * events table's `(install_id, id)` key absorbs the retry.
  */
-export const DUPLICATE_WINDOW_MS = 6 * 60_000;
+const DUPLICATE_WINDOW_MS = 6 * 60_000;
 
 export interface IngestStreamLimits {
   /** INTERFACE §9.2 `SERVICE_NATS_REPLICAS` (default 1). */

@@ -28,7 +28,7 @@ import type { Names } from '../runtime/names.js';
 import { nextOnSubject } from './stream.js';
 
 /** How often an owner sweeps its shard (±25 %); a restarted nats-server leaves such messages rarely. */
-export const SWEEP_EVERY_MS = 10 * 60_000;
+const SWEEP_EVERY_MS = 10 * 60_000;
 /** The first sweep comes within this long of taking the shard, so a node's shards do not all ask at once. */
 const FIRST_SWEEP_WITHIN_MS = 30_000;
 /** Deletes per sweep at most, and its time (each request has the client's own timeout); the rest wait for the next. */

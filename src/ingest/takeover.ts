@@ -37,7 +37,7 @@ import { nextOnSubject } from './stream.js';
 const SCAN_LIMIT = 10_000;
 
 /** How long the store may take to answer before the new owner blocks everything instead. */
-export const STORED_LOOKUP_TIMEOUT_MS = 3_000;
+const STORED_LOOKUP_TIMEOUT_MS = 3_000;
 
 export interface UnsettledEvent {
   seq: number;
@@ -49,7 +49,7 @@ export interface UnsettledEvent {
 }
 
 /** Events of the shard delivered and not settled, in stream order. */
-export async function findUnsettled(
+async function findUnsettled(
   jsm: JetStreamManager,
   names: Names,
   shard: number,

@@ -18,7 +18,7 @@ export interface Readiness {
   checks: Record<string, boolean>;
 }
 
-export interface ReadinessDeps {
+interface ReadinessDeps {
   nc: NatsConnection;
   requestPool: Pool;
   /** Lists the shard lease bucket's held leases, when this node hosts actors. */
@@ -26,7 +26,7 @@ export interface ReadinessDeps {
   shards: number;
 }
 
-export function readinessCheck(d: ReadinessDeps): () => Promise<Readiness> {
+function readinessCheck(d: ReadinessDeps): () => Promise<Readiness> {
   const bounded = (p: Promise<unknown>) =>
     Promise.race([
       p.then(

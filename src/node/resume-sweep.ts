@@ -27,7 +27,7 @@ export interface ResumeSweepOptions {
 }
 
 /** Default period: a stalled walk or reconciliation is picked up within a minute. */
-export const RESUME_SWEEP_MS = 60_000;
+const RESUME_SWEEP_MS = 60_000;
 
 export class ResumeSweep {
   private timer: unknown = null;

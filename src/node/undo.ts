@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../log.js';
 
-export interface Started {
+interface Started {
   name: string;
   /** Undoes the part (a failed start; a graceful stop too, unless `stop` is given). */
   fn: () => Promise<unknown>;

@@ -23,7 +23,7 @@ export interface ActorContext<S> {
  * One handler per message type of `P`, answering what `P` says. Messages come off the wire
  * as JSON: a handler still checks what it cannot trust (usually with zod).
  */
-export type Handlers<S, P extends Protocol> = {
+type Handlers<S, P extends Protocol> = {
   [T in keyof P & string]: (ctx: ActorContext<S>, msg: { type: T } & P[T]['msg']) => Promise<P[T]['answer']>;
 };
 

@@ -16,7 +16,7 @@ import { retrying } from '../backoff.js';
 import { systemClock } from './clock.js';
 
 /** How long a start-up request is retried; a cluster elects its leaders within a few seconds. */
-export const JS_ADMIN_RETRY_MS = 10_000;
+const JS_ADMIN_RETRY_MS = 10_000;
 const PAUSES = { firstMs: 250, capMs: 2_000 };
 
 /** JetStream API codes of a cluster that is electing: 10008 cluster not available, 10005 no peers yet. */

@@ -13,7 +13,7 @@ import { isWrongSequence } from './shard-kv.js';
  * releasing: listener.release running, lease still renewed. dropping: work stopped, lease
  * being deleted. lost: fenced or taken; work stopped or being stopped, never renewed.
  */
-export type Phase = 'starting' | 'running' | 'releasing' | 'dropping' | 'lost';
+type Phase = 'starting' | 'running' | 'releasing' | 'dropping' | 'lost';
 
 export interface Lease {
   shard: number;

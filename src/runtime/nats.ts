@@ -19,10 +19,10 @@ import { connect, credsAuthenticator, type NatsConnection, type NodeConnectionOp
 import type { NatsSettings } from '../config.js';
 import type { Logger } from '../log.js';
 
-export const MIN_SERVER_VERSION = '2.9.0';
+const MIN_SERVER_VERSION = '2.9.0';
 
 /** The server is too old for the lease protocol; the operator must upgrade NATS. */
-export class UnsupportedServerError extends Error {
+class UnsupportedServerError extends Error {
   readonly code = 'nats_server_unsupported';
   constructor(
     readonly version: string,
@@ -190,12 +190,12 @@ export function checkServerVersion(nc: NatsConnection): void {
   }
 }
 
-export function parseVersion(v: string): [number, number, number] | null {
+function parseVersion(v: string): [number, number, number] | null {
   const m = /^v?(\d+)\.(\d+)\.(\d+)/.exec(v.trim());
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
 }
 
-export function compareVersions(a: readonly number[], b: readonly number[]): number {
+function compareVersions(a: readonly number[], b: readonly number[]): number {
   for (let i = 0; i < 3; i++) {
     const d = (a[i] ?? 0) - (b[i] ?? 0);
     if (d !== 0) return d;

@@ -34,11 +34,6 @@ declare const speaks: unique symbol;
  */
 export type KeyOf<P extends Protocol> = ActorKey & { readonly [speaks]?: P };
 
-/** One message of `P`: the discriminated union of a protocol is `MessageOf<P>`. */
-export type MessageOf<P extends Protocol, T extends keyof P & string = keyof P & string> = T extends string
-  ? { type: T } & P[T]['msg']
-  : never;
-
 /** Request/reply to any actor in the cluster (routes to its shard's owner). */
 export interface AskOptions {
   timeoutMs?: number;

@@ -6,13 +6,13 @@ import { JetStreamApiError, JetStreamApiCodes } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 
 /** Key in the meta bucket holding S, written by the first node ever started. */
-export const SHARDS_META_KEY = 'shards';
+const SHARDS_META_KEY = 'shards';
 
 /**
  * This node was configured with another S than the deployment: refusing to start, since
  * keys would hash to other shards and two nodes could then run the same actor.
  */
-export class ShardCountMismatch extends Error {
+class ShardCountMismatch extends Error {
   readonly code = 'shard_count_mismatch';
   constructor(
     readonly stored: number,

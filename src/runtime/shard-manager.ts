@@ -29,12 +29,10 @@ import { keepLeases, type Lease } from './lease-keeper.js';
 import type { KeyLister } from './kv-keys.js';
 import { isWrongSequence } from './shard-kv.js';
 
-export { ShardCountMismatch } from './shard-kv.js';
-
 export type { ShardListener, ShardManagerOptions, ShardStats } from './shard-ports.js';
 
 /** Work stops once this fraction of the TTL passed without a successful renew. */
-export const FENCE_FRACTION = 0.6;
+const FENCE_FRACTION = 0.6;
 
 export class ShardManager {
   onChange?: (owned: number[]) => void;

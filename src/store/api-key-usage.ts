@@ -5,7 +5,7 @@
  * ago, so however many nodes serve a key, its row is rewritten at most about once a minute.
  */
 
-export const KEY_USAGE_INTERVAL_MS = 60_000;
+const KEY_USAGE_INTERVAL_MS = 60_000;
 const MAX_REMEMBERED = 10_000;
 
 export interface KeyUsageOptions {

@@ -31,7 +31,7 @@ export interface CreatedApiKey {
 /** A single master key, or the deployment's keys and data keys (what finds keys hashed the old way). */
 export type KeyRing = string | Keyring;
 
-export const keyRing = (k: KeyRing): Keyring => (typeof k === 'string' ? { current: k, previous: [] } : k);
+const keyRing = (k: KeyRing): Keyring => (typeof k === 'string' ? { current: k, previous: [] } : k);
 
 /** The hashes a key may be stored under: SHA-256 first, then each old-style HMAC the keyring can make. */
 function candidateHashes(ring: Keyring, rawKey: string): Buffer[] {
@@ -77,7 +77,7 @@ export interface ApiKeyListing {
 }
 
 /** The columns of a new key besides its hash: scopes, label and expiry, checked. */
-export function keyColumns(opts: ApiKeyOptions = {}): {
+function keyColumns(opts: ApiKeyOptions = {}): {
   scopes: ApiScope[];
   label: string | null;
   days: number | null;

@@ -9,7 +9,7 @@
 import { toIso, type Queryable } from './db.js';
 import { jsonText, sanitizeText } from './sanitize.js';
 
-export type CatchUpState = 'none' | 'pending' | 'running' | 'complete' | 'failed';
+type CatchUpState = 'none' | 'pending' | 'running' | 'complete' | 'failed';
 
 /** What the install record shows (INTERFACE §10.6 `catch_up`). */
 export interface InstallCatchUp {

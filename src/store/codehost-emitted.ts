@@ -6,7 +6,7 @@ import { isUuid, type Queryable } from './db.js';
 import { sanitizeText } from './sanitize.js';
 
 /** Emit kinds whose provider id is a comment id (INTERFACE §8.6). */
-export const COMMENT_EMIT_KINDS = [
+const COMMENT_EMIT_KINDS = [
   'codehost.pr_summary_comment',
   'codehost.issue_comment',
   'codehost.review_comment',

@@ -198,7 +198,7 @@ export function legacyApiKeyHash(hashKey: Buffer, rawKey: string): Buffer {
   return createHmac('sha256', hashKey).update(rawKey, 'utf8').digest();
 }
 
-export const API_KEY_PREFIX = 'csk_';
+const API_KEY_PREFIX = 'csk_';
 
 /** A new tenant API key: `csk_` + 32 random bytes, base64url (43 characters). */
 export function generateApiKey(): string {

@@ -15,7 +15,7 @@ import { apiKeyHashKey, keyVersionOf, LEGACY_KEY_VERSION, type MasterKeys } from
 import type { Queryable } from './db.js';
 
 const WRAP_INFO = 'connector-service/data-keys/v1';
-export const CREDENTIALS_KEY = 'credentials';
+const CREDENTIALS_KEY = 'credentials';
 const HMAC_PREFIX = 'api-key-hmac:';
 
 /** The master keys and what they unwrap: the credential key and the kept API-key hash keys. */

@@ -65,7 +65,7 @@ export function createPool(url: string, opts: PoolOptions = {}): Pool {
   return pool;
 }
 
-export type Isolation = 'read committed' | 'repeatable read' | 'serializable';
+type Isolation = 'read committed' | 'repeatable read' | 'serializable';
 
 export interface TxOptions {
   isolation?: Isolation;

@@ -43,7 +43,7 @@ export async function closeTenant(
 }
 
 /** The tables with a `tenant_id` column, each before every table it references. */
-export async function tenantTables(q: pg.Pool): Promise<string[]> {
+async function tenantTables(q: pg.Pool): Promise<string[]> {
   const { rows: tables } = await q.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c
        JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -13,7 +13,7 @@ import { queryJsonRows } from './json-rows.js';
 import { jsonText, sanitizeText } from './sanitize.js';
 
 /** An event as the events route lists it (INTERFACE §3): the caller's tenant is not repeated. */
-export interface StoredEvent {
+interface StoredEvent {
   id: string;
   kind: string;
   connector_id: ConnectorId;
@@ -60,7 +60,7 @@ export interface EventPage {
   next_cursor: string | null;
 }
 
-export const DEFAULT_EVENTS_LIMIT = 50;
+const DEFAULT_EVENTS_LIMIT = 50;
 export const MAX_EVENTS_LIMIT = 500;
 
 /** Returns whether the event was new (false: a duplicate, dropped by the dedup key). */
@@ -222,16 +222,6 @@ export function decodeCursor(cursor: string): { receivedAt: string; seq: string 
   if (Number.isNaN(d.getTime()) || d.toISOString() !== ms) throw bad();
   if (BigInt(seq) > 9223372036854775807n) throw bad();
   return { receivedAt, seq };
-}
-
-/** Whether an event of this id is stored for the install (a redelivery of a kept event). */
-export async function eventExists(q: Queryable, installId: string, id: string): Promise<boolean> {
-  if (!isUuid(installId)) return false;
-  const { rowCount } = await q.query('SELECT 1 FROM events WHERE install_id = $1 AND id = $2', [
-    installId,
-    sanitizeText(id),
-  ]);
-  return (rowCount ?? 0) > 0;
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { Queryable } from './db.js';
 
 /** GitHub keeps a delivery (and lets it be redelivered) for three days. */
-export const REDELIVERY_MEMORY_DAYS = 3;
+const REDELIVERY_MEMORY_DAYS = 3;
 
 /**
  * Takes one of the guid's `max` redelivery requests: true when one was left (and is now

@@ -19,7 +19,7 @@ export function isConnectorId(v: unknown): v is ConnectorId {
 export type InstallStatus = 'active' | 'suspended' | 'uninstalled';
 export type BackfillState = 'pending' | 'running' | 'complete' | 'failed';
 
-export interface InstallBackfill {
+interface InstallBackfill {
   state: BackfillState;
   updated_at: string;
   /** Extra progress fields (INTERFACE §3, §8.21: e.g. channels skipped as not_in_channel). */

@@ -8,7 +8,7 @@ import type { Queryable } from './db.js';
 import { jsonText } from './sanitize.js';
 
 /** Characters of one JSON document of rows: jsonb holds at most 256 MB, a character up to 3 bytes. */
-export const JSON_ROWS_MAX_CHARS = 32 * 1024 * 1024;
+const JSON_ROWS_MAX_CHARS = 32 * 1024 * 1024;
 
 /**
  * A batch's rows as JSON documents (each a JSON array) for jsonb_to_recordset: one document

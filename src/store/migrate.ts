@@ -31,7 +31,7 @@ export interface MigrateResult {
   applied: string[];
 }
 
-export class MigrationError extends Error {
+class MigrationError extends Error {
   constructor(
     readonly migration: string,
     cause: unknown,

@@ -41,7 +41,7 @@ export function tenantRoleUrl(databaseUrl: string): string {
  * tables' owner): then no second login can add anything, and the tenant routes may share
  * it. Single-role setups (tests, a DATABASE_URL without DATABASE_MIGRATE_URL) keep working.
  */
-export async function unfencedLogin(q: pg.Pool): Promise<boolean> {
+async function unfencedLogin(q: pg.Pool): Promise<boolean> {
   const { rows } = await q.query<{ unfenced: boolean }>(
     `SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(current_user, c.relowner, 'USAGE') AS unfenced
        FROM pg_roles r, pg_class c

@@ -27,11 +27,6 @@ export function runInTenantScope<T>(tenantId: string, fn: () => T): T {
   return current.run(tenantId, fn);
 }
 
-/** The tenant of the running scope, or null. */
-export function scopedTenant(): string | null {
-  return current.getStore() ?? null;
-}
-
 /** The database's fence secret (migration 030), read by a login that may (the nodes' own). */
 export async function readTenantFenceKey(q: Queryable): Promise<Buffer> {
   const { rows } = await q.query<{ secret: Buffer }>('SELECT secret FROM tenant_fence_key');

@@ -41,7 +41,7 @@ export interface FakeChannel {
 }
 
 /** A workspace member as users.info answers it. */
-export interface FakeUser {
+interface FakeUser {
   id: string;
   name: string;
   real_name: string;

@@ -14,11 +14,11 @@ import { systemClock } from '../runtime/clock.js';
 import type { ServiceModuleFactory } from './module.js';
 
 /** Between passes: often enough that a day's rows go in small batches, rare enough to cost nothing. */
-export const HOUSEKEEPING_PERIOD_MS = 10 * 60_000;
+const HOUSEKEEPING_PERIOD_MS = 10 * 60_000;
 const FIRST_PASS_DELAY_MS = 60_000;
 const DAY_MS = 86_400_000;
 
-export function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number; firstDelayMs?: number } = {}) {
+function housekeepingModuleWith(opts: { clock?: Clock; periodMs?: number; firstDelayMs?: number } = {}) {
   const factory: ServiceModuleFactory = (deps) => {
     const clock = opts.clock ?? systemClock;
     const deleted = deps.metrics

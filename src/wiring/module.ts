@@ -73,7 +73,7 @@ export interface NodeModule {
   resumeShards?(shards: ReadonlySet<number>): Promise<void>;
 }
 
-export interface ConnectorModule extends NodeModule {
+interface ConnectorModule extends NodeModule {
   id: ConnectorId;
   /** Null while the connector is not enabled by settings. */
   driver: ConnectorDriver | null;
@@ -82,7 +82,7 @@ export interface ConnectorModule extends NodeModule {
 export type ModuleFactory = (deps: ModuleDeps) => ConnectorModule;
 
 /** What a service module gets besides the ports: the node's own parts, built before it. */
-export interface ServiceDeps extends ModuleDeps {
+interface ServiceDeps extends ModuleDeps {
   /** The enabled connectors' drivers. */
   drivers: DriverRegistry;
   /** The node's one ingest committer (install actors share its transactions). */

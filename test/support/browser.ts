@@ -28,7 +28,7 @@ const FLAGS = [
 const CANDIDATES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'];
 
 /** `CHROMIUM_PATH`, else the first of the usual names in /usr/bin or PATH; null when none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
+function findChromium(env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.CHROMIUM_PATH) return env.CHROMIUM_PATH;
   const dirs = ['/usr/bin', ...(env.PATH ?? '').split(delimiter).filter(Boolean)];
   for (const name of CANDIDATES) {

@@ -12,8 +12,8 @@ import { eventEnvelope, signedHeaders, type FakeSlack } from 'connector-service/
 import { names, shardOf, type ActorKey } from '../../src/runtime/names.js';
 import { testNatsUrl } from './env.js';
 
-export const CALL_BUDGET_MS = 15_000;
-export const ATTEMPT_TIMEOUT_MS = 10_000;
+const CALL_BUDGET_MS = 15_000;
+const ATTEMPT_TIMEOUT_MS = 10_000;
 
 export interface CallOutcome {
   what: string;

@@ -14,8 +14,6 @@ import { fileURLToPath } from 'node:url';
 import { BIN } from './cli.js';
 import { freePort } from '../../src/dev/free-port.js';
 
-export { freePort };
-
 export interface ServeProcess {
   readonly nodeId: string;
   readonly port: number;

@@ -109,7 +109,7 @@ const COUNTERS: Record<keyof NodeCounters, string> = {
   deadLetters: 'connector_service_ingest_dead_letters_total',
 };
 
-export function parseCounters(text: string): NodeCounters {
+function parseCounters(text: string): NodeCounters {
   const read = (name: string) => {
     const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
     return m ? Number(m[1]) : 0;

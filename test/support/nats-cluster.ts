@@ -16,7 +16,7 @@ import { until } from './until.js';
 const NATS_SERVER = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 const DEPLOY = new URL('../../deploy/nats/', import.meta.url);
 
-export interface ClusterServer {
+interface ClusterServer {
   name: string;
   url: string;
   httpUrl: string;

@@ -3,7 +3,7 @@
  * (`id`, `event`, `data`), and the comment lines counted apart. Parsing as the WHATWG
  * EventSource does: blocks end at a blank line, `:` lines are comments.
  */
-export interface SseEvent {
+interface SseEvent {
   id: string | null;
   event: string;
   data: string;

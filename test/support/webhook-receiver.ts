@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export interface Received {
+interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   status: number;

@@ -18,7 +18,7 @@ import { endCatchUp, setCatchUpProgress, takeCatchUp } from '../../store/chat-ca
 import { storedEventKeys } from '../../store/events.js';
 
 /** INTERFACE §10.6: the re-read starts one minute before the gap (clocks and Slack's own lag). */
-export const CATCH_UP_LEAD_MS = 60_000;
+const CATCH_UP_LEAD_MS = 60_000;
 
 export type CatchUpBegin = { cursor: BackfillCursor } | { waitMs: number } | null;
 
@@ -69,7 +69,7 @@ export async function missingOf(pool: pg.Pool, installId: string, drafts: ChatEv
   return others.filter((_, i) => !stored[i]);
 }
 
-export function catchUpProgress(c: BackfillCursor, lastError: string | null): Record<string, unknown> {
+function catchUpProgress(c: BackfillCursor, lastError: string | null): Record<string, unknown> {
   const p = c.progress;
   return {
     phase: phaseOf(c),

@@ -31,7 +31,7 @@ import type { ReplyPlace } from '../../connectors/codehost/slash/find-reply.js';
 import { parseSlashCommand, type SlashVerb } from '../../connectors/codehost/slash/parse-command.js';
 import { renderReply, replyMarker, type ReplyContent } from '../../connectors/codehost/slash/render-reply.js';
 
-export const SLASH_REPLY_KIND = 'codehost.slash_reply';
+const SLASH_REPLY_KIND = 'codehost.slash_reply';
 
 export interface SlashDeps {
   pool: pg.Pool;

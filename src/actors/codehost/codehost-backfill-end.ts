@@ -12,7 +12,7 @@ import { setBackfill, type Install } from '../../store/installs.js';
 import type { WalkerSlot } from '../walker-slot.js';
 
 /** The `reason` of a walk its install's uninstall ended. */
-export const UNINSTALLED = 'install uninstalled';
+const UNINSTALLED = 'install uninstalled';
 
 interface WalkContext {
   state: WalkerSlot<BackfillCursor>;

@@ -16,7 +16,7 @@ import type { ActorAsk, KeyOf, KvPort } from '../../runtime/ports.js';
 import { createTicker, type Ticker } from '../../runtime/ticker.js';
 import { CODEHOST_RECONCILE_KIND, type CodehostReconcileProtocol } from './delivery-reconciler-protocol.js';
 
-export function reconcileCheckpointKey(appId: number | string): string {
+function reconcileCheckpointKey(appId: number | string): string {
   return kvKey([CODEHOST_RECONCILE_KIND, String(appId)]);
 }
 
@@ -43,7 +43,7 @@ const Stored = z.object({
 });
 
 /** A pass pages back to its checkpoint; at GitHub's pace that is seconds, even for a busy App. */
-export const RECONCILE_TICK_TIMEOUT_MS = 120_000;
+const RECONCILE_TICK_TIMEOUT_MS = 120_000;
 /** A failed pass (GitHub down, say) is tried again this soon, or at the period if shorter. */
 const RETRY_AFTER_FAILURE_MS = 30_000;
 

@@ -14,8 +14,8 @@ import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { ResolvedAddress } from '../../webhook-url.js';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
-export const MAX_ANSWER_BYTES = 64 * 1024;
+const DELIVERY_TIMEOUT_MS = 10_000;
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 export interface DeliveryMessage {
   messageId: string;
@@ -32,7 +32,7 @@ export interface AttemptOutcome {
 }
 
 /** The Standard Webhooks headers of `m` at `at`. */
-export function signedHeaders(m: DeliveryMessage, at: Date): Record<string, string> {
+function signedHeaders(m: DeliveryMessage, at: Date): Record<string, string> {
   const signature = m.secrets.map((s) => new Webhook(s).sign(m.messageId, at, m.body)).join(' ');
   return {
     'content-type': 'application/json',

@@ -34,7 +34,7 @@ import { checkWebhookUrl, type Resolver, type WebhookUrlPolicy } from '../../web
 import { effectRetryDelayMs } from '../../effects/effect-retry.js';
 import { postDelivery, type AttemptOutcome } from './post-delivery.js';
 
-export const WEBHOOK_KIND = 'webhook';
+const WEBHOOK_KIND = 'webhook';
 
 export type WebhookProtocol = {
   /** Start delivering if nothing is scheduled (created, enabled, shard acquired). */
@@ -47,7 +47,7 @@ export function webhookKey(webhookId: string): KeyOf<WebhookProtocol> {
   return { kind: WEBHOOK_KIND, id: [webhookId] };
 }
 
-export interface WebhookTimings {
+interface WebhookTimings {
   retryBaseMs: number;
   retryCapMs: number;
   failingAfterMs: number;
@@ -56,7 +56,7 @@ export interface WebhookTimings {
   safetyPollMs: number;
 }
 
-export const DEFAULT_WEBHOOK_TIMINGS: WebhookTimings = {
+const DEFAULT_WEBHOOK_TIMINGS: WebhookTimings = {
   retryBaseMs: 5_000,
   retryCapMs: 5 * 60_000,
   failingAfterMs: 24 * 3600_000,

@@ -22,7 +22,7 @@ export interface Pacing {
 }
 
 export type AppTier = 'non_marketplace' | 'marketplace';
-export const LIST_PAGE_LIMIT = 200;
+const LIST_PAGE_LIMIT = 200;
 const MAX_TRANSIENT_FAILURES = 12;
 /** After a failed call of a method (backoff.ts). */
 const CALL_RETRY = { firstMs: 2_000, capMs: 5 * 60_000 };
@@ -55,7 +55,7 @@ export type Outcome = { ok: true; data: Record<string, unknown> } | SlackFailure
 export type Ending = null | { state: 'complete' } | { state: 'failed'; reason: string };
 
 /** Moves finished channels out and the next listed one in; no upstream call. */
-export function settle(c: BackfillCursor): void {
+function settle(c: BackfillCursor): void {
   for (;;) {
     if (c.channel && c.channel.historyDone && c.threads.length === 0) {
       c.channel = null;

@@ -3,7 +3,7 @@
  * kinds and the shape of one before it is published (normalize-event.ts, normalize-names.ts).
  */
 export type ChannelType = 'channel' | 'group' | 'im' | 'mpim';
-export type ChatKind =
+type ChatKind =
   | 'message'
   | 'message_changed'
   | 'message_deleted'

@@ -142,6 +142,6 @@ function postedNothing(err: unknown): boolean {
 }
 
 /** INTERFACE §8.6: a reaction's receipt. */
-export function reactionProviderId(channelId: string, timestamp: string, name: string): string {
+function reactionProviderId(channelId: string, timestamp: string, name: string): string {
   return `${channelId}:${timestamp}:${name}`;
 }

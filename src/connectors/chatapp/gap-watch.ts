@@ -15,7 +15,7 @@ import type { Logger } from '../../log.js';
 import type { KvPort } from '../../runtime/ports.js';
 import { recordGapForAll, recordTeamGap } from '../../store/chat-catch-up.js';
 
-export type GapReason = 'app_rate_limited' | 'refused' | 'outage';
+type GapReason = 'app_rate_limited' | 'refused' | 'outage';
 
 export interface GapWatchDeps {
   /** Bounded queries (the request pool): a stalled Postgres delays a record, never a route. */
@@ -32,7 +32,7 @@ export interface GapWatchDeps {
   staleMs?: number;
 }
 
-export const HEARTBEAT_KEY = 'chatapp.edge-heartbeat';
+const HEARTBEAT_KEY = 'chatapp.edge-heartbeat';
 const BEAT_MS = 3_000;
 /**
  * No beat for this long: no node with the events transport was up, or none reached NATS.

@@ -19,7 +19,7 @@ export type LookupOutcome =
   | { ok: false; kind: 'transient'; error: string };
 
 /** Web API method per target and the gap kept between two calls of it (Tier 4 and Tier 3, with headroom). */
-export const LOOKUP_METHOD = { user: 'users.info', channel: 'conversations.info' } as const;
+const LOOKUP_METHOD = { user: 'users.info', channel: 'conversations.info' } as const;
 export const LOOKUP_INTERVAL_MS = { user: 1_000, channel: 2_000 } as const;
 
 export async function lookupName(

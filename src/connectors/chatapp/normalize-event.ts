@@ -35,7 +35,7 @@ const SlackMessage = z.object({
   edited: z.object({ ts: Ts }).nullish(),
   reactions: z.array(z.unknown()).nullish(),
 });
-export type SlackMessage = z.infer<typeof SlackMessage>;
+type SlackMessage = z.infer<typeof SlackMessage>;
 
 /** Slack `ts` ("1700000000.123456", seconds) as an ISO 8601 UTC string. */
 export function tsToIso(ts: string | undefined | null): string | null {
@@ -48,7 +48,7 @@ export function tsToIso(ts: string | undefined | null): string | null {
 }
 
 /** spec §2.2: file references only, `{file_id, name, mimetype, size, permalink}`; bytes are never fetched. */
-export function fileRefs(files: unknown[] | null | undefined): Array<Record<string, unknown>> | undefined {
+function fileRefs(files: unknown[] | null | undefined): Array<Record<string, unknown>> | undefined {
   if (!files || files.length === 0) return undefined;
   const refs = files.flatMap((f) => {
     const p = SlackFile.safeParse(f);
@@ -67,9 +67,7 @@ const SlackReaction = z.object({ name: z.string().min(1).max(255), users: z.arra
  * INTERFACE §9.5: a message's reactions as `[{name, users}]` (history included), or
  * undefined when it has none. A malformed entry is left out rather than failing the message.
  */
-export function reactionsOf(
-  reactions: unknown[] | null | undefined,
-): Array<{ name: string; users: string[] }> | undefined {
+function reactionsOf(reactions: unknown[] | null | undefined): Array<{ name: string; users: string[] }> | undefined {
   if (!reactions || reactions.length === 0) return undefined;
   const out = reactions.flatMap((r) => {
     const p = SlackReaction.safeParse(r);

@@ -26,7 +26,7 @@ import { toSlackAppError } from './slack-errors.js';
 import { missingGroupDmHistory, parseScopes } from './scopes.js';
 
 /** INTERFACE §3: states expire in 10 minutes. */
-export const STATE_TTL_MS = 10 * 60_000;
+const STATE_TTL_MS = 10 * 60_000;
 
 export interface InstallDeps {
   config: Readonly<Config>;

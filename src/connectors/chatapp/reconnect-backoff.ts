@@ -5,7 +5,7 @@
  */
 import { backoffMs } from '../../backoff.js';
 
-export const RECONNECT_BASE_MS = 1_000;
+const RECONNECT_BASE_MS = 1_000;
 export const RECONNECT_CAP_MS = 60_000;
 
 /** `attempt` counts consecutive failures from 0; `random` is in [0, 1). */

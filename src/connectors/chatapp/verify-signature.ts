@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const SIGNATURE_TOLERANCE_S = 5 * 60;
+const SIGNATURE_TOLERANCE_S = 5 * 60;
 
 export interface SignedRequest {
   timestamp: string | undefined;

@@ -15,10 +15,10 @@ export const CODEHOST_EMIT_KINDS = [
   'codehost.label',
   'codehost.commit_status',
 ] as const;
-export type CodehostEmitKind = (typeof CODEHOST_EMIT_KINDS)[number];
+type CodehostEmitKind = (typeof CODEHOST_EMIT_KINDS)[number];
 
 /** spec §8: a commit status description is at most 140 characters. */
-export const STATUS_DESCRIPTION_MAX = 140;
+const STATUS_DESCRIPTION_MAX = 140;
 
 // INTERFACE §9.3: GitHub's characters, neither part `.` or `..` (a path must never move).
 const repoFullName = z.string().regex(REPO_FULL_NAME, { message: 'must be "owner/repo" with GitHub\'s characters' });
@@ -119,7 +119,7 @@ export type CodehostWrite =
   | { [K in CodehostEmitKind]: { kind: K } & Parsed<K> }[CodehostEmitKind]
   | { [K in OwnKind]: { kind: K } & z.output<(typeof ownSchemas)[K]> }[OwnKind];
 
-export function isCodehostEmitKind(kind: string): kind is CodehostEmitKind {
+function isCodehostEmitKind(kind: string): kind is CodehostEmitKind {
   return (CODEHOST_EMIT_KINDS as readonly string[]).includes(kind);
 }
 

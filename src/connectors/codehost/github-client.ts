@@ -71,9 +71,9 @@ export interface GithubClients {
   revokeCachedToken(install: InstallRef, signal: AbortSignal): Promise<boolean>;
 }
 
-export const REQUEST_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 10_000;
 /** "Refreshed before expires_at": a token with less than this left is replaced. */
-export const REFRESH_MARGIN_MS = 5 * 60_000;
+const REFRESH_MARGIN_MS = 5 * 60_000;
 /** GitHub's installation tokens live an hour; used if the expiry cannot be read. */
 const FALLBACK_LIFETIME_MS = 55 * 60_000;
 

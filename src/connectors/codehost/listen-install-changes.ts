@@ -11,7 +11,7 @@ import type pg from 'pg';
 import type { Logger } from '../../log.js';
 import { listenNotify } from '../../store/listen-notify.js';
 
-export const INSTALLS_CHANGED_CHANNEL = 'installs_changed';
+const INSTALLS_CHANGED_CHANNEL = 'installs_changed';
 
 export interface InstallChangeHandlers {
   /** An install of `connectorId` was created, changed status, or was deleted. */

@@ -23,7 +23,7 @@ import { isRepoFullName } from './repo-full-name.js';
 import { PR_SUMMARY_SENTINEL } from './sentinels.js';
 import { toUpstreamError, upstreamStatusOf } from './upstream-error.js';
 
-export const PR_SUMMARY_KINDS = new Set(['pull_request.opened', 'pull_request.reopened', 'pull_request.synchronize']);
+const PR_SUMMARY_KINDS = new Set(['pull_request.opened', 'pull_request.reopened', 'pull_request.synchronize']);
 export const PR_SUMMARY_EFFECT = 'pr_summary';
 /**
  * A rate-limit hold longer than this is not waited out by retrying the effect soon; the

@@ -31,7 +31,7 @@ export function describeUpstream(err: unknown): UpstreamFailure {
 }
 
 /** Seconds to hold writes when the failure is a rate limit, else null. */
-export function rateLimitWaitS(f: UpstreamFailure, nowMs: number): number | null {
+function rateLimitWaitS(f: UpstreamFailure, nowMs: number): number | null {
   const remaining = f.headers['x-ratelimit-remaining'];
   const isLimit =
     f.status === 429 ||

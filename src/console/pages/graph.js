@@ -18,7 +18,7 @@ const NAMED_EDGES = 50;
 const LOOKUPS_AT_ONCE = 4;
 
 /** What a person calls a node: its text, title or name, else its platform id. */
-export function nodeText(/** @type {any} */ n) {
+function nodeText(/** @type {any} */ n) {
   const p = n.props ?? {};
   for (const k of ['text', 'title', 'name', 'full_name', 'login']) {
     if (typeof p[k] === 'string' && p[k] !== '') return p[k];

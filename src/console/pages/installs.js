@@ -14,14 +14,14 @@ const NEED_INSTALL = { what: 'this install', scope: 'installs:read', verb: 'read
 const NEED_EVENTS = { what: 'the events', scope: 'installs:read', verb: "read this install's events" };
 
 const CONNECTORS = /** @type {Record<string, string>} */ ({ chatapp: 'Chat (Slack)', codehost: 'Code host (GitHub)' });
-export const connectorName = (/** @type {string} */ id) => CONNECTORS[id] ?? id;
+const connectorName = (/** @type {string} */ id) => CONNECTORS[id] ?? id;
 
 /** A state word with its own colour (`active`, `complete`, `failed`, …): the word itself says it. */
 export const state = (/** @type {unknown} */ s) =>
   typeof s === 'string' ? h('span', { class: `state state-${s.replace(/[^a-z_]/g, '')}` }, s) : none();
 
 /** The link to an install, named as a person knows it. */
-export function installLink(/** @type {any} */ install) {
+function installLink(/** @type {any} */ install) {
   return h(
     'a',
     { href: `#/installs/${encodeURIComponent(install.install_id)}` },

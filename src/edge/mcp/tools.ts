@@ -30,7 +30,7 @@ export interface ToolCall {
 }
 
 /** An audited tool (INTERFACE §10.5): the route's action, and what a call acts on from its arguments. */
-export interface ToolAudit {
+interface ToolAudit {
   action: string;
   target(args: unknown): string | null;
 }

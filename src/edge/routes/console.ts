@@ -19,7 +19,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFound } from '../../errors.js';
 import { sendError } from '../error-map.js';
 
-export const CONSOLE_PATH = '/console';
+const CONSOLE_PATH = '/console';
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -48,7 +48,7 @@ interface Asset {
 const PAGE = 'index.html';
 
 /** Every servable file of `dir` by its path below it (`pages/graph.js`); nothing else is ever read. */
-export function loadConsoleAssets(dir = fileURLToPath(new URL('../../console/', import.meta.url))): Map<string, Asset> {
+function loadConsoleAssets(dir = fileURLToPath(new URL('../../console/', import.meta.url))): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     const type = TYPES[extname(entry.name)];

@@ -23,9 +23,9 @@ import { operation } from '../operation.js';
 import { ownInstall, validInput } from '../params.js';
 import { installIdFilter } from '../schemas.js';
 
-export const EXPORT_STALL_MS = 30_000;
-export const MAX_OPEN_EXPORTS = 2;
-export const NDJSON = 'application/x-ndjson';
+const EXPORT_STALL_MS = 30_000;
+const MAX_OPEN_EXPORTS = 2;
+const NDJSON = 'application/x-ndjson';
 
 const ExportQuery = z.object({ install_id: installIdFilter('nodes and the edges touching them') }).strict();
 

@@ -25,7 +25,7 @@ import { sendError } from '../error-map.js';
 import { mcpServer } from '../mcp/server.js';
 import { operation } from '../operation.js';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 const id = z.union([z.string().max(200), z.int()]);
 

@@ -66,7 +66,7 @@ function readinessHandler(ready: ReadinessCheck) {
   };
 }
 
-export function metricsHandler(registry: Registry) {
+function metricsHandler(registry: Registry) {
   return async (_req: FastifyRequest, reply: FastifyReply) => {
     const body = await registry.metrics();
     return reply.type(registry.contentType).send(body);

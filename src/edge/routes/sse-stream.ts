@@ -21,7 +21,7 @@ const HEARTBEAT_MS = 10_000;
 /** Re-read at least this often while waiting, in case a notice was lost. */
 export const SAFETY_POLL_MS = 5_000;
 /** Streams and held long-polls one tenant may have open on one node. */
-export const MAX_HELD_PER_TENANT = 64;
+const MAX_HELD_PER_TENANT = 64;
 
 export function wantsEventStream(req: FastifyRequest): boolean {
   const accept = req.headers.accept;

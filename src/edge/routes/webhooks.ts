@@ -39,7 +39,7 @@ export interface WebhookRoutePorts {
 }
 
 /** INTERFACE §10.2: the previous secret signs too, this long after a rotation. */
-export const SECRET_OVERLAP_HOURS = 24;
+const SECRET_OVERLAP_HOURS = 24;
 
 const tag = 'webhooks';
 const auth = 'bearer';

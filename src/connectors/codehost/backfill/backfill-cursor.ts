@@ -22,7 +22,7 @@ export interface BackfillCaps {
 export const SPEC_CAPS: BackfillCaps = Object.freeze({ pendingRepos: 1000, pendingPrs: 10000 });
 
 /** The repo whose pulls are being listed and whose PR diffs are being fetched. */
-export interface CurrentRepo {
+interface CurrentRepo {
   id: number;
   full_name: string;
   /** Next page of its pulls listing. */
@@ -33,7 +33,7 @@ export interface CurrentRepo {
   pulls_listed: boolean;
 }
 
-export interface BackfillCounts {
+interface BackfillCounts {
   steps: number;
   repos_listed: number;
   repos_done: number;

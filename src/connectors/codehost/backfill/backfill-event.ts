@@ -7,7 +7,7 @@
 import type { IngestEvent } from '../../../runtime/ports.js';
 import type { ListedPull } from './codehost-api.js';
 
-export const BACKFILL_DIFF_KIND = 'pull_request.backfill_diff';
+const BACKFILL_DIFF_KIND = 'pull_request.backfill_diff';
 /** INTERFACE §8.9: 1,000,000 bytes of the diff's UTF-8 text. */
 export const DIFF_MAX_BYTES = 1_000_000;
 
@@ -54,7 +54,7 @@ export function backfillDiffEvent(install: { install_id: string; tenant_id: stri
  * per listed PR, published by the pulls step; its own id (never colliding with the diff
  * event or a live delivery), its payload GitHub's listing fields under `pull_request`.
  */
-export const BACKFILL_PULL_KIND = 'pull_request.backfill';
+const BACKFILL_PULL_KIND = 'pull_request.backfill';
 
 export function backfillPullEventId(repoId: number, prNumber: number): string {
   return `backfill:pr:${repoId}:${prNumber}`;

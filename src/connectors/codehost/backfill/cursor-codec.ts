@@ -15,7 +15,7 @@ import { SPEC_CAPS, type BackfillCursor } from './backfill-cursor.js';
 export const CURSOR_MAX_BYTES = 100_000;
 export const MAX_PR_NUMBER = 2 ** 31 - 1;
 /** GitHub owner logins are at most 39 characters and repo names at most 100. */
-export const MAX_FULL_NAME = 39 + 1 + 100;
+const MAX_FULL_NAME = 39 + 1 + 100;
 
 const repoId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 const prNumber = z.number().int().min(1).max(MAX_PR_NUMBER);

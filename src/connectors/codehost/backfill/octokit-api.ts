@@ -157,7 +157,7 @@ function headersOf(err: unknown): Headers {
 }
 
 /** `x-ratelimit-*` of a response; null when absent or unreadable. */
-export function rateOf(h: Headers): RateObservation | null {
+function rateOf(h: Headers): RateObservation | null {
   const limit = Number(h['x-ratelimit-limit']);
   const remaining = Number(h['x-ratelimit-remaining']);
   const reset = Number(h['x-ratelimit-reset']);

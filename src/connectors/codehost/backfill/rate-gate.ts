@@ -13,10 +13,10 @@
  *   none (GitHub's docs: "wait for at least one minute").
  */
 
-export const MIN_HOURLY_LIMIT = 5000;
-export const SECONDARY_PAUSE_MIN_S = 60;
+const MIN_HOURLY_LIMIT = 5000;
+const SECONDARY_PAUSE_MIN_S = 60;
 /** Share of the hourly limit the backfill leaves to live traffic. */
-export const RESERVE_FRACTION = 0.1;
+const RESERVE_FRACTION = 0.1;
 
 export interface RateGateState {
   /** Requests per hour (observed, floored at 5000). */

@@ -20,7 +20,7 @@ const USAGE: Record<Exclude<SlashVerb, 'help'>, { arg: string; what: string }> =
   query: { arg: '<question>', what: 'asks the code index a question in natural language' },
 };
 
-export function helpText(): string {
+function helpText(): string {
   const lines = Object.entries(USAGE).map(([verb, u]) => `- \`/service ${verb} ${u.arg}\`: ${u.what}`);
   return [
     '**Slash commands**',
@@ -32,7 +32,7 @@ export function helpText(): string {
   ].join('\n');
 }
 
-export function usageOf(verb: Exclude<SlashVerb, 'help'>): string {
+function usageOf(verb: Exclude<SlashVerb, 'help'>): string {
   return `\`/service ${verb} ${USAGE[verb].arg}\`: ${USAGE[verb].what}`;
 }
 
@@ -96,7 +96,7 @@ export function codePointLength(s: string): number {
 }
 
 /** The first `max` code points of `s` (a surrogate pair is one code point, never split). */
-export function firstCodePoints(s: string, max: number): string {
+function firstCodePoints(s: string, max: number): string {
   let n = 0;
   let end = 0;
   for (const ch of s) {

@@ -21,7 +21,7 @@ export const EVENTS_PATH = '/api/v1/connectors/chatapp/events';
 /** INTERFACE §9.3: answered within Slack's 3 s whatever Postgres or NATS do. */
 const ROUTE_BUDGET_MS = 2_600;
 /** INTERFACE §9.3: Slack's events are small; 1 MiB is plenty and bounds what an unsigned sender can make us hold. */
-export const CHAT_EVENTS_BODY_LIMIT = 1024 * 1024;
+const CHAT_EVENTS_BODY_LIMIT = 1024 * 1024;
 
 export function chatEventsRoute(deps: {
   signingSecret: string;

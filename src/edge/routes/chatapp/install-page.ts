@@ -23,7 +23,7 @@ const STYLE =
   '.ok{color:#116329}.failed{color:#a40e26}';
 
 /** Exactly the one stylesheet below may apply; no script, image, frame, form or base. */
-export const PAGE_CSP = [
+const PAGE_CSP = [
   "default-src 'none'",
   `style-src 'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`,
   "base-uri 'none'",

@@ -22,8 +22,8 @@ import type { OAuthState } from '../../../store/chat-oauth-states.js';
 import { reportError } from '../../error-map.js';
 import { redirectBrowser, sendFailedPage, sendInstalledPage, wantsHtml, withQueryParam } from './install-page.js';
 
-export const OAUTH_START_PATH = '/api/v1/connectors/chatapp/oauth/start';
-export const OAUTH_CALLBACK_PATH = '/api/v1/connectors/oauth/callback';
+const OAUTH_START_PATH = '/api/v1/connectors/chatapp/oauth/start';
+const OAUTH_CALLBACK_PATH = '/api/v1/connectors/oauth/callback';
 
 // Slack adds nothing else, but browsers and proxies may; unknown parameters are ignored.
 const CallbackQuery = z.object({

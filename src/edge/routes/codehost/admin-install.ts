@@ -38,7 +38,7 @@ import { adminTokenMatches } from './check-admin-token.js';
 import type { GithubClients } from '../../../connectors/codehost/github-client.js';
 import { describeUpstream, toUpstreamError, upstreamStatusOf } from '../../../connectors/codehost/upstream-error.js';
 
-export const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
+const ADMIN_INSTALL_PATH = '/api/v1/connectors/codehost/admin/install';
 
 export interface AdminInstallDeps {
   config: Readonly<Config>;
