@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { Kernel } from '../runtime/kernel.js';
 import { observeRuntime, type RuntimeMetrics } from '../runtime/metrics.js';
 import { parseKey, shardOf, type Names } from '../runtime/names.js';
+import { openReplayBuckets, replayGuard } from '../runtime/replay-guard.js';
 import type { Seal } from '../runtime/seal.js';
 import { ShardHost } from '../runtime/shard-host.js';
 import { ShardManager } from '../runtime/shard-manager.js';
@@ -82,6 +83,10 @@ export async function startActorHost(p: ActorHostParts, undo: Undo): Promise<Act
     ingest,
     seal,
     onRefused: () => metrics.fenceRefused.inc({ path: 'actor' }),
+    replay: replayGuard(await openReplayBuckets(nats.bucket, n), {
+      log,
+      onReplay: () => metrics.fenceRefused.inc({ path: 'actor_replay' }),
+    }),
     passivate: (shard) => kernel.passivate((key) => shardOf(key, config.shards) === shard),
     onAcquired: async (shard) => {
       for (const m of modules) await m.resumeShards?.(new Set([shard]));

@@ -30,7 +30,8 @@ export interface RuntimeMetrics {
   effectsDone: Counter<'connector' | 'kind'>;
   /**
    * INTERFACE §9.4, the NATS fence: messages refused. `path`: `ingest` / `actor` (no valid
-   * seal), `install_ingest` / `install_request` (tenant or install not the install's own).
+   * seal), `install_ingest` / `install_request` (tenant or install not the install's own),
+   * `actor_replay` (a sealed actor request delivered a second time, replay-guard.ts).
    */
   fenceRefused: Counter<'path'>;
 }
@@ -238,7 +239,7 @@ export function createRuntimeMetrics(registry: Registry): RuntimeMetrics {
     }),
     fenceRefused: new Counter({
       name: 'connector_service_nats_refused_total',
-      help: 'NATS messages refused by the fence: unsealed, or naming another tenant or install (INTERFACE §9.4)',
+      help: 'NATS messages refused by the fence: unsealed, replayed, or naming another tenant or install (INTERFACE §9.4)',
       labelNames: ['path'],
       registers,
     }),

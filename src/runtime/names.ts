@@ -84,6 +84,9 @@ export interface Names {
   cursorKey(key: ActorKey): string;
   /** KV: short-lived dedup keys and single-flight locks (TTL). */
   dedupBucket: string;
+  /** KV: ids of sealed actor requests already delivered (replay-guard.ts): asks up to a minute, and longer ones. */
+  replayBucket: string;
+  replayLongBucket: string;
   /** Public change feed (INTERFACE §7). */
   graphChanged(tenantId: string): string;
   graphChangedAll: string;
@@ -114,6 +117,8 @@ export function names(ns: string): Names {
     cursorBucket: `${ns}_cursors`,
     cursorKey: (key) => `${token(key.kind)}.${key.id.map(token).join('.')}`,
     dedupBucket: `${ns}_dedup`,
+    replayBucket: `${ns}_replay`,
+    replayLongBucket: `${ns}_replay_long`,
     graphChanged: (tenantId) => `${ns}.graph.${token(tenantId)}.changed`,
     graphChangedAll: `${ns}.graph.*.changed`,
     feedAdvanced: (tenantId) => `${ns}.feed.${token(tenantId)}.advanced`,
@@ -151,6 +156,16 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
       watch: `nats kv watch ${ns}_cursors`,
     },
     { name: `${ns}_dedup`, what: 'KV: dedup keys and single-flight locks', watch: `nats kv watch ${ns}_dedup` },
+    {
+      name: `${ns}_replay`,
+      what: 'KV: ids of actor requests served, asks up to 1 min (3 min TTL; a second delivery is refused)',
+      watch: `nats kv info ${ns}_replay`,
+    },
+    {
+      name: `${ns}_replay_long`,
+      what: 'KV: ids of actor requests served, longer asks (33 min TTL)',
+      watch: `nats kv info ${ns}_replay_long`,
+    },
     { name: `${ns}.graph.<tenant_id>.changed`, what: 'public change feed', watch: `nats sub '${ns}.graph.*.changed'` },
     {
       name: `${ns}.feed.<tenant_id>.advanced`,

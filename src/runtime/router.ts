@@ -12,9 +12,10 @@
  * Owner side: `serveShard` subscribes to the shard's wildcard and answers each request
  * with `{ok:true,value}` or `{ok:false,error:WireError}`.
  *
- * Wire request: `{ key: ActorKey, msg, deadline }`. The key travels structured (not as
+ * Wire request: `{ key: ActorKey, msg, deadline, rid }`. The key travels structured (not as
  * `keyString`) because ids may contain `/`; the owner checks that the subject it arrived
  * on is the one the key maps to, so a request can never reach another key's handler.
+ * `rid` is the attempt's own id: the owner refuses one it has served before (replay-guard.ts).
  */
 import { backoffMs } from '../backoff.js';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -34,6 +35,7 @@ import { contextOfHeaders, withTraceHeaders } from '../telemetry/nats-trace.js';
 import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
 import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { AskOptions, KeyOf, Protocol } from './ports.js';
+import { newRequestId, type ReplayGuard } from './replay-guard.js';
 import { SEAL_HEADER, type Seal } from './seal.js';
 
 export interface ActorRequest {
@@ -51,6 +53,8 @@ interface WireRequest {
   deadline: number;
   /** The edge request this ask serves: the actor's log lines carry it too (INTERFACE §9.3). */
   request_id?: string;
+  /** This attempt's id, refused when delivered a second time (replay-guard.ts); absent from earlier releases. */
+  rid?: string;
 }
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
@@ -115,14 +119,13 @@ export class Router {
     msg: { type: T } & P[T]['msg'],
     opts: AskOptions,
   ): Promise<P[T]['answer']> {
-    const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const deadline = Date.now() + timeoutMs;
     // INTERFACE §8.24: nobody holding the shard this long answers 503 now, the client retries.
     const unownedUntil = opts.unownedMs === undefined ? Infinity : Date.now() + opts.unownedMs;
     let silenceMs = SILENCE_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
     const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
-    const body = enc.encode(JSON.stringify(wire));
-    const headers = withTraceHeaders(this.seal?.headers(body));
     // True while every attempt so far was refused before any node took it (no responders,
     // or an owner letting the shard go): nothing has acted on the request.
     let untouched = true;
@@ -135,6 +138,11 @@ export class Router {
         await sleep(Math.max(0, remaining));
         throw new ActorUnavailable(`no node answers for ${keyString(key)}`, { details: { attempts: attempt } });
       }
+      // Each attempt is a new request with its own id (replay-guard.ts): the serving node
+      // refuses an id it has seen, so a resend must not reuse the one a node already took.
+      wire.rid = newRequestId(timeoutMs);
+      const body = enc.encode(JSON.stringify(wire));
+      const headers = withTraceHeaders(this.seal?.headers(body));
       let reply: Msg;
       try {
         reply = await this.nc.request(subject, body, {
@@ -208,6 +216,8 @@ export function serveShard(opts: {
   /** INTERFACE §9.4: when set, a request without this deployment's seal is refused. */
   seal?: Seal | null;
   onRefused?: (key: string | null) => void;
+  /** Issue 32 item 3: when set, a request whose id was delivered before is refused (after its seal is checked). */
+  replay?: ReplayGuard | null;
 }): { stop(): Promise<void> } {
   const { nc, names, shard, handler } = opts;
   const log = opts.log.child({ shard });
@@ -223,6 +233,8 @@ export function serveShard(opts: {
       }
       const req = parseRequest(m, names, shard);
       if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
+      if (opts.replay && !(await opts.replay.admit(req.rid, m.data, req.deadline)))
+        throw new Unauthorized('actor request was delivered before; a replay is refused');
       const handle = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
       const call = tracingOn() ? () => handleTraced(m, req, handle) : handle;
       const value = await (typeof req.request_id === 'string' && req.request_id.length <= 128

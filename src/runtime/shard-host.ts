@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { Names } from './names.js';
 import { serveShard, type ActorRequest } from './router.js';
+import type { ReplayGuard } from './replay-guard.js';
 import type { Seal } from './seal.js';
 import type { ShardListener, ShardWork } from './shard-ports.js';
 
@@ -25,6 +26,8 @@ export interface ShardHostOptions {
   /** INTERFACE §9.4: seal checked on every actor request, refusals counted. */
   seal?: Seal | null;
   onRefused?(): void;
+  /** Issue 32 item 3: a request delivered a second time is refused (shared by every node through KV). */
+  replay?: ReplayGuard | null;
 }
 
 export class ShardHost implements ShardListener {
@@ -43,6 +46,7 @@ export class ShardHost implements ShardListener {
       handler: this.o.dispatch,
       seal: this.o.seal ?? null,
       onRefused: () => this.o.onRefused?.(),
+      replay: this.o.replay ?? null,
     });
     this.servers.set(shard, server);
     try {

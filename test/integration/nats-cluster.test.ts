@@ -102,7 +102,15 @@ it(
     const jsm = await jetstreamManager(nc, { timeout: 1_000 });
     for (const stream of [
       n.ingestStream,
-      ...[n.leaseBucket, n.nodeBucket, n.metaBucket, n.cursorBucket, n.dedupBucket].map((b) => `KV_${b}`),
+      ...[
+        n.leaseBucket,
+        n.nodeBucket,
+        n.metaBucket,
+        n.cursorBucket,
+        n.dedupBucket,
+        n.replayBucket,
+        n.replayLongBucket,
+      ].map((b) => `KV_${b}`),
     ]) {
       const info = await jsm.streams.info(stream);
       expect(info.config.num_replicas, stream).toBe(3);

@@ -19,6 +19,7 @@ import { ensureIngestStream } from '../../src/ingest/stream.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { openKv } from '../../src/runtime/nats.js';
+import { openReplayBuckets, replayGuard } from '../../src/runtime/replay-guard.js';
 import { Router } from '../../src/runtime/router.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { ShardHost } from '../../src/runtime/shard-host.js';
@@ -96,6 +97,7 @@ describe('the shipped NATS account', () => {
       ingest,
       passivate: async () => undefined,
       seal,
+      replay: replayGuard(await openReplayBuckets((name, o) => openKv(nc, name, o), names), { log }),
     });
     const shards = new ShardManager({
       nc,
