@@ -6,6 +6,7 @@
 import type { EmitReceipt, HealthReport } from '../connectors/driver.js';
 import { installKey as routeKey, installWritesKey as writesRouteKey } from '../runtime/names.js';
 import type { IngestEvent, KeyOf } from '../runtime/ports.js';
+import type { AuditStamp } from '../store/audit-log.js';
 
 /** What `health` answers: the install's coordinates, then the connector's report (or just its status). */
 type InstallHealth = { install_id: string; connector_id: string } & Partial<HealthReport>;
@@ -18,8 +19,11 @@ export type InstallProtocol = {
    * before must not take others' down with it again).
    */
   ingest: { msg: { events: IngestEvent[]; alone?: boolean }; answer: { stored: boolean[] } };
-  /** spec §3.1: idempotent from the caller's side. */
-  uninstall: { msg: { tenantId: string }; answer: { install_id: string; status: 'uninstalled' } };
+  /**
+   * spec §3.1: idempotent from the caller's side. `audit`: the caller's entry (INTERFACE
+   * §10.5), written in the transaction that uninstalls (none when it already was).
+   */
+  uninstall: { msg: { tenantId: string; audit?: AuditStamp }; answer: { install_id: string; status: 'uninstalled' } };
   /** Another path changed the row: reload it. */
   refresh: { msg: object; answer: { ok: true } };
 };
@@ -37,9 +41,18 @@ export type InstallWritesProtocol = {
    * spec §4.1, §4.2; `tenantId` is the caller's, checked by the edge before it asks, and
    * again by the actor against its own row (INTERFACE §9.4: another tenant's, 404).
    */
-  /** `idempotencyKey`: the request's Idempotency-Key (INTERFACE §9.3), the receipt is stored under it. */
+  /**
+   * `idempotencyKey`: the request's Idempotency-Key (INTERFACE §9.3), the receipt is stored
+   * under it. `audit`: the caller's entry (INTERFACE §10.5), written with the receipt.
+   */
   emit: {
-    msg: { tenantId: string; kind: string; body: Record<string, unknown>; idempotencyKey?: string };
+    msg: {
+      tenantId: string;
+      kind: string;
+      body: Record<string, unknown>;
+      idempotencyKey?: string;
+      audit?: AuditStamp;
+    };
     answer: EmitReceipt;
   };
   health: { msg: { tenantId: string }; answer: InstallHealth };

@@ -10,6 +10,8 @@ import { BadConfig, Conflict, ErrorCodes, NotConfigured, NotFound } from '../err
 import type { ConnectorDriver, DriverRegistry, EmitReceipt } from '../connectors/driver.js';
 import type { ActorContext, ActorDefinition } from '../runtime/actor-definition.js';
 import type { InstallWritesProtocol } from './install-protocol.js';
+import { recordAuditOk } from '../store/audit-log.js';
+import { withTx } from '../store/db.js';
 import { completeIdempotencyKey } from '../store/idempotency-keys.js';
 import { getInstallById, type Install } from '../store/installs.js';
 import type pg from 'pg';
@@ -80,11 +82,21 @@ export function installWritesActor(
         };
         // INTERFACE §9.3: stored here, next to the write, not only by the edge that asked: an
         // edge that dies or times out before our answer reaches it no longer lets a retry write
-        // again. A failure is logged; the emitted record still carries the key.
-        if (key !== undefined) {
-          await completeIdempotencyKey(ports.pool, install.tenant_id, key, receipt).catch((err: unknown) =>
-            ctx.log.error({ err }, 'could not store the receipt of an Idempotency-Key; the write stands'),
-          );
+        // again. INTERFACE §10.5: the caller's audit entry commits with the receipt. The write
+        // stands whatever happens here: a failure is logged (the emitted record still carries
+        // the key), and the entry is tried once more alone rather than lost with the receipt.
+        if (key !== undefined || msg.audit) {
+          await withTx(ports.pool, async (tx) => {
+            if (key !== undefined) await completeIdempotencyKey(tx, install.tenant_id, key, receipt);
+            if (msg.audit) await recordAuditOk(tx, install.tenant_id, msg.audit);
+          }).catch(async (err: unknown) => {
+            ctx.log.error({ err }, 'could not store the receipt of an emit; the write stands');
+            if (msg.audit) {
+              await recordAuditOk(ports.pool, install.tenant_id, msg.audit).catch((again: unknown) =>
+                ctx.log.error({ err: again, kind: msg.kind }, 'audit entry of an emit not written; the write stands'),
+              );
+            }
+          });
         }
         return receipt;
       },

@@ -10,6 +10,7 @@
 import { Conflict, ErrorCodes, NotFound } from '../errors.js';
 import type { DriverContext, DriverRegistry, SelfEmitDrop } from '../connectors/driver.js';
 import type { ActorContext, ActorDefinition } from '../runtime/actor-definition.js';
+import { recordAuditOk } from '../store/audit-log.js';
 import { withTx } from '../store/db.js';
 import { revokeCredentials } from '../store/credentials.js';
 import { getInstallById, setInstallStatus, type Install } from '../store/installs.js';
@@ -120,7 +121,7 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
       },
 
       /** spec §3.1: upstream revoke first, then every local step in one transaction. */
-      async uninstall(ctx, msg: { tenantId?: string }) {
+      async uninstall(ctx, msg) {
         const install = owned(ctx, msg);
         if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' };
         const driver = ports.drivers.get(install.connector_id);
@@ -130,6 +131,8 @@ export function installActor(ports: InstallPorts): ActorDefinition<InstallState,
           await setInstallStatus(tx, install.install_id, 'uninstalled');
           await revokeCredentials(tx, install.install_id);
           await driver?.uninstallLocally?.(tx, dctx);
+          // INTERFACE §10.5: the caller's entry commits with the uninstall (the revoke upstream is done).
+          if (msg.audit) await recordAuditOk(tx, install.tenant_id, msg.audit);
         });
         ctx.state.install = await getInstallById(ports.pool, install.install_id);
         return { install_id: install.install_id, status: 'uninstalled' };

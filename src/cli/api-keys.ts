@@ -2,12 +2,14 @@
  * `connectors api-keys create|list|revoke` (INTERFACE §9.1, §10.4). Each takes the loaded
  * config and returns what the command prints.
  */
+import { randomUUID } from 'node:crypto';
 import { API_SCOPES, isApiScope, type ApiScope } from '../api-scopes.js';
 import type { Config } from '../config.js';
 import { print, UsageError, UUID, type Command } from './command.js';
 import type { ApiKeyListing, ApiKeyOptions, CreatedApiKey } from '../store/api-keys.js';
 import type { MasterKeys } from '../store/credential-cipher.js';
 import type pg from 'pg';
+import type { Queryable } from '../store/db.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -29,13 +31,37 @@ export async function withOwnerPool<T>(config: Readonly<Config>, fn: (pool: pg.P
   }
 }
 
+/**
+ * INTERFACE §10.5: an operator's key change is audited in the transaction that makes it; no
+ * API key did it (`key_id` null), and the command's run is its request (`cli-<uuid>`).
+ */
+async function audited<T>(
+  pool: pg.Pool,
+  tenantId: string,
+  action: 'api_key_create' | 'api_key_revoke',
+  change: (tx: Queryable) => Promise<T & { key_id: string }>,
+): Promise<T & { key_id: string }> {
+  const [{ withTx }, { recordAuditOk }] = await Promise.all([
+    import('../store/db.js'),
+    import('../store/audit-log.js'),
+  ]);
+  return withTx(pool, async (tx) => {
+    const done = await change(tx);
+    const stamp = { action, keyId: null, requestId: `cli-${randomUUID()}`, target: `api-key/${done.key_id}` };
+    await recordAuditOk(tx, tenantId, stamp);
+    return done;
+  });
+}
+
 async function apiKeysCreate(
   config: Readonly<Config>,
   tenantId: string,
   opts: ApiKeyOptions = {},
 ): Promise<CreatedApiKey> {
   const { createApiKey } = await import('../store/api-keys.js');
-  return withOwnerPool(config, (pool) => createApiKey(pool, masterKeysOf(config), tenantId, opts));
+  return withOwnerPool(config, (pool) =>
+    audited(pool, tenantId, 'api_key_create', (tx) => createApiKey(tx, masterKeysOf(config), tenantId, opts)),
+  );
 }
 
 async function apiKeysList(config: Readonly<Config>, tenantId: string): Promise<ApiKeyListing[]> {
@@ -49,7 +75,9 @@ async function apiKeysRevoke(
   keyId: string,
 ): Promise<{ key_id: string; revoked: true }> {
   const { revokeApiKey } = await import('../store/api-keys.js');
-  return withOwnerPool(config, (pool) => revokeApiKey(pool, tenantId, keyId));
+  return withOwnerPool(config, (pool) =>
+    audited(pool, tenantId, 'api_key_revoke', (tx) => revokeApiKey(tx, tenantId, keyId)),
+  );
 }
 
 const tenantOf = (values: Values, command: Command): string => {

@@ -1,15 +1,21 @@
 /**
  * Audited routes (INTERFACE §10.5 `GET /api/v1/audit`): a route whose config names an
- * `audit` action gets one entry per call that a tenant's key made, written before the answer
- * leaves (so a client that has its answer finds the entry), with the key id, the request id,
- * what it acted on and its outcome (`ok` or the §2 error code it answered). Upstream writes
- * (emit, node actions, uninstall) are recorded with their receipt; the entry is written by
- * the service's own login (an entry records the call, whatever the tenant scope allowed).
- * A failure to write one is logged and never changes the answer.
+ * `audit` action has its entries written with the key id, the request id, what it acted on
+ * and its outcome (`ok` or the §2 error code it answered).
+ *
+ * An action that is done writes its `ok` entry itself, in the transaction that commits it
+ * (`auditStamp` names the entry; the stamp travels to the actor that acts), or, for an
+ * upstream write, in the transaction that stores its receipt: an entry is never committed
+ * without its action, nor an action without its entry. A call that answers an error (refused,
+ * failed, timed out) gets its entry here, on the service's own login, before the answer
+ * leaves; a failure to write that one is logged and never changes the answer. A call that did
+ * nothing new (an Idempotency-Key's replayed answer, an uninstall of what was uninstalled)
+ * adds no entry: the action's entry is the first call's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Internal } from '../errors.js';
 import type { Logger } from '../log.js';
-import { recordAudit } from '../store/audit-log.js';
+import { recordAudit, type AuditStamp } from '../store/audit-log.js';
 import type { Queryable } from '../store/db.js';
 import { awaitWithinBudget, outsideWaitBudget } from '../wait-budget.js';
 
@@ -47,18 +53,33 @@ function outcomeOf(reply: FastifyReply, answer: unknown): string {
   return typeof code === 'string' ? code : `http_${reply.statusCode}`;
 }
 
+/**
+ * The `ok` entry of this audited route's call, for the transaction that performs its action
+ * to write (`recordAuditOk`); `target` when the action knows it better than the request does.
+ */
+export function auditStamp(req: FastifyRequest, target?: string | null): AuditStamp {
+  const spec = req.routeOptions.config?.audit;
+  if (!spec) throw new Internal(`route ${req.routeOptions.url ?? '?'} is not audited`);
+  return { action: spec.action, keyId: keyIdOf(req), requestId: req.id, target: target ?? targetOf(spec, req, null) };
+}
+
+function targetOf(spec: AuditSpec, req: FastifyRequest, answer: unknown): string | null {
+  try {
+    return spec.target?.(req, answer) ?? null;
+  } catch {
+    return null; // an odd body names nothing; the entry is still written
+  }
+}
+
 export function recordAudited(app: FastifyInstance, deps: { db: Queryable; log: Logger }): void {
   app.addHook('onSend', async (req, reply, payload) => {
     const spec = req.routeOptions.config?.audit;
     // Only a call a tenant's key made: an unauthenticated one names no tenant.
     if (!spec || typeof req.tenantId !== 'string') return payload;
+    // Done: its entry was committed with the action (auditStamp).
+    if (reply.statusCode < 400) return payload;
     const answer = parsed(payload);
-    let target: string | null;
-    try {
-      target = spec.target?.(req, answer) ?? null;
-    } catch {
-      target = null; // an odd body names nothing; the entry is still written
-    }
+    const target = targetOf(spec, req, answer);
     const outcome = outcomeOf(reply, answer);
     const entry = {
       tenantId: req.tenantId,
@@ -113,6 +134,16 @@ export const AUDITED = {
     target: (req, answer) => {
       const id = (answer as { id?: unknown } | null)?.id;
       return param('webhookId', 'webhook')(req) ?? (typeof id === 'string' ? `webhook/${id}` : null);
+    },
+  },
+  /** INTERFACE §10.5: a platform user forgotten. */
+  erase: {
+    action: 'erase',
+    target: (req) => {
+      const b = req.body as { install_id?: unknown; user_external_id?: unknown } | undefined;
+      if (typeof b?.install_id !== 'string') return null;
+      const user = typeof b.user_external_id === 'string' ? ` user/${b.user_external_id.slice(0, 255)}` : '';
+      return `install/${b.install_id.toLowerCase()}${user}`;
     },
   },
   install: {

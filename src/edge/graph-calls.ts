@@ -9,6 +9,7 @@ import { NotFound } from '../errors.js';
 import { NODE_KINDS } from '../graph/kinds.js';
 import { emitForAction, type NodeAction } from '../graph/node-actions.js';
 import { getNode, listEdges, listNodes, MAX_NODES_LIMIT, type GraphNode, type NodePage } from '../graph/queries.js';
+import type { AuditStamp } from '../store/audit-log.js';
 import type { Queryable } from '../store/db.js';
 import { findActiveInstalls, getInstall } from '../store/installs.js';
 import type { EdgeContext } from './context.js';
@@ -74,6 +75,8 @@ const ACTION_TIMEOUT_MS = 25_000;
 export interface ActionKey {
   key: unknown;
   replayed?: () => void;
+  /** INTERFACE §10.5: the caller's audit entry, written by the install actor with the receipt. */
+  audit?: AuditStamp;
 }
 
 /**
@@ -86,7 +89,7 @@ export async function actOnNode(
   tenantId: string,
   node: GraphNode,
   action: NodeAction,
-  { key, replayed }: ActionKey,
+  { key, replayed, audit }: ActionKey,
 ): Promise<ActorAnswer<typeof EmitReceipt>> {
   const emit = emitForAction(node, action);
   const claim = { tenantId, key, target: `action:${node.id}`, body: action };
@@ -99,7 +102,7 @@ export async function actOnNode(
         emit.kind,
         ctx.actors.ask(
           installWritesKey(await actingInstall(ctx.db, tenantId, node)),
-          { type: 'emit', tenantId, kind: emit.kind, body: emit.body, idempotencyKey },
+          { type: 'emit', tenantId, kind: emit.kind, body: emit.body, idempotencyKey, audit },
           { timeoutMs: ACTION_TIMEOUT_MS, unownedMs: UNOWNED_MS },
         ),
       ) as Promise<ActorAnswer<typeof EmitReceipt>>,

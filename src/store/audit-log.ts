@@ -15,6 +15,18 @@ export interface AuditEntry {
   outcome: string;
 }
 
+/**
+ * An audited action as its caller names it (who asked, with which request, on what), carried
+ * down to the transaction that performs it, which writes it with outcome `ok` (INTERFACE
+ * §10.5: an entry is committed with its action, never without it).
+ */
+export interface AuditStamp {
+  action: string;
+  keyId: string | null;
+  requestId: string | null;
+  target: string | null;
+}
+
 export interface ListedAuditEntry {
   id: string;
   at: string;
@@ -39,6 +51,18 @@ export async function recordAudit(q: Queryable, e: AuditEntry): Promise<void> {
   );
 }
 
+/** The `ok` entry of an action, written by the transaction that commits the action. */
+export async function recordAuditOk(q: Queryable, tenantId: string, stamp: AuditStamp): Promise<void> {
+  await recordAudit(q, {
+    tenantId,
+    action: stamp.action,
+    keyId: stamp.keyId,
+    requestId: stamp.requestId,
+    target: stamp.target,
+    outcome: 'ok',
+  });
+}
+
 const CURSOR = /^[1-9]\d{0,18}$/;
 
 /** Newest first; `cursor` is the id of the last entry of the previous page. */
@@ -51,7 +75,7 @@ export async function listAudit(
   const { rows } = await q.query<Omit<ListedAuditEntry, 'at'> & { at: Date }>(
     `SELECT id::text AS id, at, action, key_id, request_id, target, outcome FROM audit_log
       WHERE tenant_id = $1 AND ($2::bigint IS NULL OR id < $2)
-      ORDER BY id DESC LIMIT $3`,
+      ORDER BY audit_log.id DESC LIMIT $3`, // the column: the output's id is text, where '9' > '10'
     [tenantId, opts.cursor ?? null, opts.limit + 1],
   );
   const page = rows.slice(0, opts.limit);

@@ -4,13 +4,17 @@
  * path as it was (same subject, same envelope), and its row is removed once JetStream
  * acknowledged it. It is then ingested once, as if new: the install actor's unique key
  * absorbs an event that was stored after all, and the replay's own `Nats-Msg-Id` makes two
- * concurrent replays of one dead letter a single message.
+ * concurrent replays of one dead letter a single message. A tenant's replay (the route) is
+ * audited in the transaction that removes the row, once JetStream took the event (INTERFACE
+ * §10.5: with the receipt).
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { Unavailable } from '../errors.js';
 import type { Names } from '../runtime/names.js';
 import type { Seal } from '../runtime/seal.js';
-import type { Queryable } from '../store/db.js';
+import type pg from 'pg';
+import { recordAuditOk, type AuditStamp } from '../store/audit-log.js';
+import { withTx } from '../store/db.js';
 import { deleteDeadLetter, selectDeadLetters } from '../store/dead-letter-list.js';
 import { spending } from '../wait-budget.js';
 
@@ -18,10 +22,12 @@ export interface ReplaySelection {
   id?: string;
   installId?: string;
   tenantId?: string;
+  /** The caller's entry (with `tenantId`), written with each replayed dead letter's removal. */
+  audit?: AuditStamp;
 }
 
 export async function replayDeadLetters(
-  o: { db: Queryable; js: JetStreamClient; names: Names; seal: Seal | null },
+  o: { db: pg.Pool; js: JetStreamClient; names: Names; seal: Seal | null },
   sel: ReplaySelection,
 ): Promise<{ replayed: number; skipped: number }> {
   let replayed = 0;
@@ -48,7 +54,16 @@ export async function replayDeadLetters(
     } catch (err) {
       throw new Unavailable('JetStream did not acknowledge the replayed event; retry', { cause: err });
     }
-    if (await deleteDeadLetter(o.db, dl.id)) replayed++;
+    const { audit, tenantId } = sel;
+    const removed =
+      audit && tenantId
+        ? await withTx(o.db, async (tx) => {
+            const gone = await deleteDeadLetter(tx, dl.id);
+            if (gone) await recordAuditOk(tx, tenantId, audit);
+            return gone;
+          })
+        : await deleteDeadLetter(o.db, dl.id);
+    if (removed) replayed++;
   }
   return { replayed, skipped };
 }

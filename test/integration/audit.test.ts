@@ -3,14 +3,20 @@
  * install, emits that went through and that were refused, a node action, a dead-letter
  * replay, the uninstall), with the request id of the call that made it, newest first and
  * paged; another tenant sees none of them; the service's own login cannot change or delete
- * an entry.
+ * an entry. Every audited action that is done has exactly one `ok` entry with its request id
+ * and key id (webhook changes, export, erase, node actions, emits, API keys made and revoked
+ * by the CLI), committed with the action: an entry that cannot be written undoes the action,
+ * and a refused one leaves no `ok` entry.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeChannel, FakeTeam } from 'connector-service/testing';
-import { testAppDatabaseUrl } from '../support/env.js';
+import { messageEvent, nextTs } from 'connector-service/testing';
+import { runCli } from '../support/cli.js';
+import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from '../support/env.js';
 import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
+import { until } from '../support/until.js';
 
 let s: ChatStack;
 let team: FakeTeam;
@@ -20,7 +26,8 @@ let other: Tenant;
 let installId: string;
 
 beforeAll(async () => {
-  s = await startChatStack();
+  // Webhooks to a loopback URL are allowed, as `dev` allows them.
+  s = await startChatStack({ SERVICE_WEBHOOKS_ALLOW_HTTP: '1', SERVICE_WEBHOOKS_ALLOW_PRIVATE: '1' });
   team = s.slack.addTeam();
   ch = s.slack.addChannel(team.id, { type: 'channel' });
   tenant = await s.node.tenant('audited');
@@ -113,7 +120,10 @@ describe('GET /api/v1/audit', () => {
     expect(first.entries.map((e) => e.id)).toEqual(got.slice(0, 2).map((e) => e.id));
     const second = await entries(tenant, `?limit=2&cursor=${first.next_cursor}`);
     expect(second.entries.map((e) => e.id)).toEqual(got.slice(2, 4).map((e) => e.id));
-    expect((await entries(other)).entries).toEqual([]);
+    // Its only entry is its first key's, made with the tenant (an operator's: no key id).
+    expect((await entries(other)).entries).toEqual([
+      expect.objectContaining({ action: 'api_key_create', key_id: null, outcome: 'ok' }),
+    ]);
     expect((await fetch(`${s.node.url}/api/v1/audit?cursor=x`, { headers: tenant.auth })).status).toBe(400);
     expect((await fetch(`${s.node.url}/api/v1/audit`)).status).toBe(401);
   });
@@ -130,5 +140,212 @@ describe('GET /api/v1/audit', () => {
     } finally {
       await app.end();
     }
+  });
+});
+
+/** The tenant's entries of one request (the API lists at most 200 a page; these tenants have fewer). */
+async function entriesOf(t: Tenant, requestId: string): Promise<Entry[]> {
+  return (await entries(t, '?limit=200')).entries.filter((e) => e.request_id === requestId);
+}
+
+async function keyIdOf(t: Tenant): Promise<string> {
+  const { rows } = await s.node.pool.query<{ key_id: string }>(
+    'SELECT key_id FROM api_keys WHERE tenant_id = $1 ORDER BY created_at LIMIT 1',
+    [t.tenant_id],
+  );
+  return rows[0]!.key_id;
+}
+
+const cliEnv = () => ({ DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
+
+describe('audit entries commit with their action', () => {
+  it('gives every audited action that is done one ok entry with its request id and key id', async () => {
+    const t = await s.node.tenant('every-action');
+    const keyId = await keyIdOf(t);
+    const as = (method: string, path: string, requestId: string, body?: unknown) =>
+      fetch(`${s.node.url}${path}`, {
+        method,
+        headers: {
+          ...t.auth,
+          'x-request-id': requestId,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const team2 = s.slack.addTeam();
+    const ch2 = s.slack.addChannel(team2.id, { type: 'channel' });
+    // The emit goes to a channel of its own: the node action's channel allows one write a second.
+    const ch3 = s.slack.addChannel(team2.id, { type: 'channel' });
+    const install = (await installOk(s, t, team2.id)).install_id;
+    const msg = { ts: nextTs(), user: 'U0AUDIT', text: 'audited message' };
+    ch2.messages.push(msg); // in Slack's history too, so a reply in its thread is accepted
+    expect((await s.slack.deliver(team2.id, messageEvent(team2, ch2, msg))).status).toBe(200);
+    const node = await until(
+      'the message node',
+      async () => {
+        const r = await as('GET', `/api/v1/graph/nodes?kind=chat.message&install_id=${install}`, 'audit-read');
+        const nodes = ((await json(r)) as { nodes: Array<{ id: string }> }).nodes;
+        return nodes[0]?.id ?? null;
+      },
+      { timeoutMs: 10_000 },
+    );
+
+    const rid = (name: string) => `audit-${name}-${randomUUID().slice(0, 8)}`;
+    const done: Array<{ requestId: string; action: string; target: string }> = [];
+    const expectOk = async (res: Response, status: number, requestId: string, action: string, target: string) => {
+      expect(res.status, `${action} ${await res.clone().text()}`).toBe(status);
+      done.push({ requestId, action, target });
+      return res;
+    };
+
+    let id = rid('hook-create');
+    const created = await json(
+      await expectOk(
+        await as('POST', '/api/v1/webhooks', id, { url: 'http://127.0.0.1:9/hook' }),
+        201,
+        id,
+        'webhook_change',
+        '',
+      ),
+    );
+    done[done.length - 1]!.target = `webhook/${created.id}`;
+    const hook = `/api/v1/webhooks/${created.id}`;
+    id = rid('hook-patch');
+    await expectOk(
+      await as('PATCH', hook, id, { description: 'audited' }),
+      200,
+      id,
+      'webhook_change',
+      `webhook/${created.id}`,
+    );
+    id = rid('hook-rotate');
+    await expectOk(await as('POST', `${hook}/rotate-secret`, id), 200, id, 'webhook_change', `webhook/${created.id}`);
+    id = rid('hook-delete');
+    await expectOk(await as('DELETE', hook, id), 204, id, 'webhook_change', `webhook/${created.id}`);
+    id = rid('emit');
+    await expectOk(
+      await as('POST', `/api/v1/connectors/installs/${install}/emit`, id, {
+        kind: 'chatapp.message',
+        body: { channel_id: ch3.id, text: 'hello' },
+      }),
+      200,
+      id,
+      'emit',
+      `install/${install} chatapp.message`,
+    );
+    id = rid('act');
+    await expectOk(
+      await as('POST', `/api/v1/graph/nodes/${node}/actions`, id, { action: 'reply', text: 'seen' }),
+      200,
+      id,
+      'node_action',
+      `node/${node}`,
+    );
+    id = rid('export');
+    const exported = await expectOk(await as('GET', '/api/v1/export', id), 200, id, 'export', 'graph');
+    await exported.text();
+    id = rid('erase');
+    await expectOk(
+      await as('POST', '/api/v1/graph/erase', id, { install_id: install, user_external_id: `${team2.id}:U0AUDIT` }),
+      200,
+      id,
+      'erase',
+      `install/${install} user/${team2.id}:U0AUDIT`,
+    );
+    id = rid('uninstall');
+    await expectOk(
+      await as('DELETE', `/api/v1/connectors/installs/${install}`, id),
+      200,
+      id,
+      'uninstall',
+      `install/${install}`,
+    );
+
+    for (const d of done) {
+      expect(await entriesOf(t, d.requestId), d.requestId).toEqual([
+        expect.objectContaining({ action: d.action, target: d.target, key_id: keyId, outcome: 'ok' }),
+      ]);
+    }
+    // Newest first by id as a number (10 after 9, not before).
+    const ids = (await entries(t, '?limit=200')).entries.map((e) => Number(e.id));
+    expect(ids.length).toBeGreaterThan(10);
+    expect(ids).toEqual([...ids].sort((x, y) => y - x));
+    // An uninstall of what is uninstalled does nothing: no second entry.
+    id = rid('uninstall-again');
+    expect((await as('DELETE', `/api/v1/connectors/installs/${install}`, id)).status).toBe(200);
+    expect(await entriesOf(t, id)).toEqual([]);
+  });
+
+  it('audits API keys made and revoked by the CLI, in the transaction that does it', async () => {
+    const t = await s.node.tenant('cli-keys');
+    const made = await runCli(['api-keys', 'create', '--tenant', t.tenant_id, '--label', 'audited'], cliEnv());
+    expect(made.code, made.stderr).toBe(0);
+    const { key_id } = JSON.parse(made.stdout) as { key_id: string };
+    const gone = await runCli(['api-keys', 'revoke', '--tenant', t.tenant_id, '--key-id', key_id], cliEnv());
+    expect(gone.code, gone.stderr).toBe(0);
+    const got = (await entries(t)).entries;
+    const ofKey = got.filter((e) => e.target === `api-key/${key_id}`);
+    expect(ofKey.map((e) => [e.action, e.key_id, e.outcome])).toEqual([
+      ['api_key_revoke', null, 'ok'],
+      ['api_key_create', null, 'ok'],
+    ]);
+    for (const e of ofKey) expect(e.request_id).toMatch(/^cli-[0-9a-f-]{36}$/);
+    expect(ofKey[0]!.request_id).not.toBe(ofKey[1]!.request_id);
+  });
+
+  it('an entry that cannot be written undoes its action; a committed action always has its entry', async () => {
+    const t = await s.node.tenant('atomic');
+    // As if the entry's INSERT failed (a full disk, a constraint): only this tenant's entries.
+    const owner = new pg.Client({ connectionString: testDatabaseUrl() });
+    await owner.connect();
+    const refuse = async (on: boolean) => {
+      if (!on) return owner.query('DROP TRIGGER IF EXISTS audit_refused ON audit_log');
+      await owner.query(
+        `CREATE OR REPLACE FUNCTION audit_refused() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'audit entry refused for the test'; END $$`,
+      );
+      return owner.query(
+        `CREATE TRIGGER audit_refused BEFORE INSERT ON audit_log FOR EACH ROW
+         WHEN (NEW.tenant_id = '${t.tenant_id}'::uuid) EXECUTE FUNCTION audit_refused()`,
+      );
+    };
+    const hooks = async () =>
+      (await json(await fetch(`${s.node.url}/api/v1/webhooks`, { headers: t.auth }))).webhooks as unknown[];
+    const keys = async () =>
+      Number(
+        (
+          await s.node.pool.query<{ n: string }>('SELECT count(*) AS n FROM api_keys WHERE tenant_id = $1', [
+            t.tenant_id,
+          ])
+        ).rows[0]!.n,
+      );
+    const create = (requestId: string) =>
+      fetch(`${s.node.url}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { ...t.auth, 'x-request-id': requestId, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'http://127.0.0.1:9/atomic' }),
+      });
+    try {
+      await refuse(true);
+      const failed = await create('atomic-refused');
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expect(await hooks()).toEqual([]);
+      const keysBefore = await keys();
+      const cli = await runCli(['api-keys', 'create', '--tenant', t.tenant_id], cliEnv());
+      expect(cli.code).not.toBe(0);
+      expect(await keys()).toBe(keysBefore);
+    } finally {
+      await refuse(false);
+      await owner.end();
+    }
+    expect(await entriesOf(t, 'atomic-refused')).toEqual([]);
+
+    const ok = await create('atomic-ok');
+    expect(ok.status).toBe(201);
+    const made = await json(ok);
+    expect(await hooks()).toHaveLength(1);
+    expect(await entriesOf(t, 'atomic-ok')).toEqual([
+      expect.objectContaining({ action: 'webhook_change', target: `webhook/${made.id}`, outcome: 'ok' }),
+    ]);
   });
 });

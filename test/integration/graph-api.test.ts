@@ -23,6 +23,9 @@ interface ApiNode {
   source_status: string;
 }
 
+/** INTERFACE §10.5: an action's entry travels to the install actor, which commits it with the receipt. */
+const ACTION_AUDIT = expect.objectContaining({ action: 'node_action', requestId: expect.any(String) });
+
 let f: Fixture;
 let a: Tenant;
 let b: Tenant;
@@ -336,6 +339,7 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
           tenantId: a.tenant_id,
           kind: 'chatapp.message',
           body: { channel_id: 'C1', text: 'on it', thread_ts: '1700000200.000000' },
+          audit: ACTION_AUDIT,
         },
       },
       {
@@ -345,6 +349,7 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
           tenantId: a.tenant_id,
           kind: 'chatapp.reaction',
           body: { channel_id: 'C1', timestamp: '1700000200.000010', name: 'eyes' },
+          audit: ACTION_AUDIT,
         },
       },
     ]);
@@ -361,12 +366,14 @@ describe('POST /api/v1/graph/nodes/{id}/actions', () => {
         tenantId: a.tenant_id,
         kind: 'codehost.issue_comment',
         body: { repo_full_name: 'acme/api', issue_number: 7, body: 'LGTM' },
+        audit: ACTION_AUDIT,
       },
       {
         type: 'emit',
         tenantId: a.tenant_id,
         kind: 'codehost.label',
         body: { repo_full_name: 'acme/api', issue_number: 7, labels: ['security'] },
+        audit: ACTION_AUDIT,
       },
     ]);
     expect(f.asked.every((x) => x.key.id[0] === code.install_id)).toBe(true);

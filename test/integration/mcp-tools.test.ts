@@ -6,6 +6,7 @@
  * isolation, bad input, errors as tool results naming the §2 code, and the HTTP refusals
  * before the protocol (401, 405, a body that is not JSON-RPC) in the §2 shape.
  */
+import { recordAuditOk, type AuditStamp } from '../../src/store/audit-log.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -66,8 +67,10 @@ function failure(r: CallToolResult): { code: string; message: string } {
 }
 
 beforeAll(async () => {
-  f = await edgeFixture(({ key, msg: m }) => {
+  f = await edgeFixture(async ({ key, msg: m }) => {
     if (refuse) throw new Conflict('install is not active', { code: 'install_not_active' });
+    // As the install actor: the caller's audit entry commits with the receipt (INTERFACE §10.5).
+    if (m.audit) await recordAuditOk(f.pool, m.tenantId as string, m.audit as AuditStamp);
     return { provider_id: 'p-1', kind: m.kind, install_id: key.id[0], emitted_at: new Date(0).toISOString() };
   });
   url = await f.app.listen({ port: 0, host: '127.0.0.1' });
@@ -245,6 +248,12 @@ describe('MCP tools (INTERFACE §10.3)', () => {
         kind: 'chatapp.message',
         body: { channel_id: 'C1', text: 'on it', thread_ts: '1700000400.000001' },
         idempotencyKey: 'k-1',
+        // INTERFACE §10.5: the entry the install actor commits with the receipt.
+        audit: expect.objectContaining({
+          action: 'node_action',
+          target: `node/${reply.id}`,
+          keyId: expect.any(String),
+        }),
       },
     ]);
     const reused = await call(c, 'act_on_node', {
@@ -255,17 +264,18 @@ describe('MCP tools (INTERFACE §10.3)', () => {
     });
     expect(failure(reused).code).toBe('idempotency_key_reused');
 
-    // Audited as the node-action route is (INTERFACE §10.5), refusals too (the bad input above was).
+    // Audited as the node-action route is (INTERFACE §10.5), refusals too (the bad input above was);
+    // the replayed answer did nothing, so it adds no entry of its own.
     const audit = await f.app.inject({ url: '/api/v1/audit?limit=500', headers: a.auth });
     const entries = (audit.json().entries as Array<{ action: string; target: string; outcome: string }>).filter(
       (e) => e.target === `node/${reply.id}`,
     );
     expect(entries.map((e) => e.outcome)).toContain('bad_request');
-    expect(entries.slice(0, 3).map((e) => [e.action, e.outcome])).toEqual([
+    expect(entries.slice(0, 2).map((e) => [e.action, e.outcome])).toEqual([
       ['node_action', 'idempotency_key_reused'],
       ['node_action', 'ok'],
-      ['node_action', 'ok'],
     ]);
+    expect(entries.filter((e) => e.outcome === 'ok')).toHaveLength(1);
   });
 
   it("answers the emit's errors as tool errors with their code", async () => {

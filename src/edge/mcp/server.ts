@@ -61,7 +61,7 @@ const VALIDATOR = new AjvJsonSchemaValidator();
 export interface McpCall extends ToolCall {
   /** INTERFACE §9.3: error bodies carry the request's id. */
   requestId: string;
-  /** Records an audited tool's call (INTERFACE §10.5); never fails the call. */
+  /** Records an audited tool's failed call (INTERFACE §10.5); never fails the call. */
   audit(entry: { action: string; target: string | null; outcome: string }): Promise<void>;
 }
 
@@ -100,8 +100,11 @@ async function callTool(tool: Tool, call: McpCall, args: unknown): Promise<CallT
     outcome = err.code;
     result = toolError(err, thrown, call, tool.name);
   }
-  // Written before the answer leaves, as the routes' entries are (audit.ts).
-  if (tool.audit) await call.audit({ action: tool.audit.action, target: tool.audit.target(args), outcome });
+  // A failure's entry is written before the answer leaves, as the routes' are (audit.ts); a
+  // done action's was committed with it (ToolCall.stamp).
+  if (tool.audit && outcome !== 'ok') {
+    await call.audit({ action: tool.audit.action, target: tool.audit.target(args), outcome });
+  }
   return result;
 }
 

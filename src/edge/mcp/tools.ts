@@ -10,6 +10,7 @@ import type { ApiScope } from '../../api-scopes.js';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { LabelAction, NodeAction, ReactAction, ReplyAction } from '../../graph/node-actions.js';
 import { readChanges } from '../../graph/change-read.js';
+import type { AuditStamp } from '../../store/audit-log.js';
 import { listInstalls } from '../../store/installs.js';
 import { AUDITED } from '../audit.js';
 import type { EdgeContext } from '../context.js';
@@ -27,6 +28,8 @@ export interface ToolCall {
   ctx: EdgeContext;
   tenantId: string;
   scopes: readonly ApiScope[];
+  /** INTERFACE §10.5: the `ok` entry of an audited tool's action, for the transaction that does it to write. */
+  stamp(action: string, target: string | null): AuditStamp;
 }
 
 /** An audited tool (INTERFACE §10.5): the route's action, and what a call acts on from its arguments. */
@@ -138,11 +141,12 @@ export const TOOLS: readonly Tool[] = [
         return typeof id === 'string' ? `node/${id.toLowerCase()}` : null;
       },
     },
-    run: async ({ ctx, tenantId }, { id, idempotency_key, ...body }) => {
+    run: async ({ ctx, tenantId, stamp }, { id, idempotency_key, ...body }) => {
       const node = await ownNode(ctx.db, tenantId, id);
       const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
       const action = parseOrBadRequest(NodeAction, given, 'arguments');
-      return actOnNode(ctx, tenantId, node, action, { key: idempotency_key });
+      const audit = stamp(AUDITED.nodeAction.action, `node/${node.id}`);
+      return actOnNode(ctx, tenantId, node, action, { key: idempotency_key, audit });
     },
   }),
 ];

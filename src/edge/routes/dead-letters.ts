@@ -8,7 +8,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { listDeadLetters } from '../../store/dead-letter-list.js';
-import { AUDITED } from '../audit.js';
+import type { AuditStamp } from '../../store/audit-log.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -68,9 +69,12 @@ const REPLAY = operation({
 /** Tenant routes: authenticated by the Bearer key, run in the tenant's scope (tenant-guard.ts). */
 const TENANT = { tenant: true };
 
-/** `replay` puts the tenant's dead letter back on the ingest path; 0 when it is not the tenant's. */
+/**
+ * `replay` puts the tenant's dead letter back on the ingest path, writing `audit` with its
+ * removal (INTERFACE §10.5); 0 when it is not the tenant's.
+ */
 export function deadLetterRoutes(
-  replay: (sel: { id: string; tenantId: string }) => Promise<{ replayed: number }>,
+  replay: (sel: { id: string; tenantId: string; audit: AuditStamp }) => Promise<{ replayed: number }>,
 ): FastifyPluginAsync<EdgeContext> {
   return async (plugin, ctx) => {
     const app = plugin.withTypeProvider<ZodTypeProvider>();
@@ -92,7 +96,7 @@ export function deadLetterRoutes(
       { schema: REPLAY, attachValidation: true, config: { ...TENANT, audit: AUDITED.deadLetterReplay } },
       async (req) => {
         validInput(req, 'params');
-        const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId });
+        const { replayed } = await replay({ id: req.params.id, tenantId: req.tenantId, audit: auditStamp(req) });
         if (replayed === 0) throw new NotFound('dead letter not found');
         return { replayed: 1 as const };
       },

@@ -10,10 +10,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import { eraseUser } from '../../graph/erase-user.js';
-import { recordAudit } from '../../store/audit-log.js';
+import { recordAuditOk } from '../../store/audit-log.js';
 import { withTx } from '../../store/db.js';
 import { getInstall } from '../../store/installs.js';
-import { keyIdOf } from '../audit.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -47,22 +47,19 @@ const ERASE = operation({
 
 export const eraseRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
-  app.post('/api/v1/graph/erase', { schema: ERASE, attachValidation: true, config: { tenant: true } }, async (req) => {
-    const body = validInput<z.output<typeof EraseBody>>(req, 'body');
-    const erased = await withTx(ctx.db as pg.Pool, async (tx) => {
-      const install = await getInstall(tx, req.tenantId, body.install_id.toLowerCase());
-      if (!install) throw new NotFound('install not found');
-      const out = await eraseUser(tx, install, body.user_external_id);
-      await recordAudit(tx, {
-        tenantId: req.tenantId,
-        action: 'erase',
-        keyId: keyIdOf(req),
-        requestId: req.id,
-        target: `install/${install.install_id} user/${body.user_external_id}`,
-        outcome: 'ok',
+  app.post(
+    '/api/v1/graph/erase',
+    { schema: ERASE, attachValidation: true, config: { tenant: true, audit: AUDITED.erase } },
+    async (req) => {
+      const body = validInput<z.output<typeof EraseBody>>(req, 'body');
+      const erased = await withTx(ctx.db as pg.Pool, async (tx) => {
+        const install = await getInstall(tx, req.tenantId, body.install_id.toLowerCase());
+        if (!install) throw new NotFound('install not found');
+        const out = await eraseUser(tx, install, body.user_external_id);
+        await recordAuditOk(tx, req.tenantId, auditStamp(req));
+        return out;
       });
-      return out;
-    });
-    return { erased: { nodes: erased.nodes, events: erased.events } };
-  });
+      return { erased: { nodes: erased.nodes, events: erased.events } };
+    },
+  );
 };

@@ -17,7 +17,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RateLimited } from '../../errors.js';
 import { openExport } from '../../graph/export-lines.js';
-import { AUDITED } from '../audit.js';
+import { recordAuditOk } from '../../store/audit-log.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { ownInstall, validInput } from '../params.js';
@@ -64,6 +65,9 @@ export const exportRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx)
       const q = validInput<z.output<typeof ExportQuery>>(req, 'querystring');
       const install = q.install_id === undefined ? null : await ownInstall(ctx.db, req.tenantId, q.install_id);
       if (open >= MAX_OPEN_EXPORTS) throw new RateLimited('this node is streaming as many exports as it can', 5);
+      // INTERFACE §10.5: committed before the first line leaves, so no export is ever read without
+      // its entry (an entry that cannot be written fails the export).
+      await recordAuditOk(ctx.db, req.tenantId, auditStamp(req));
       open += 1;
       let client: pg.PoolClient;
       try {

@@ -8,7 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { NodeAction } from '../../graph/node-actions.js';
-import { AUDITED } from '../audit.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { EMIT_ERRORS } from '../emit-request.js';
 import { actOnNode, NodePageAnswer, NodesQuery, ownNode, readNode, searchNodes } from '../graph-calls.js';
@@ -78,6 +78,7 @@ export const graphRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) 
       return actOnNode(ctx, req.tenantId, node, action, {
         key,
         replayed: () => reply.header('idempotent-replayed', 'true'),
+        audit: auditStamp(req),
       });
     },
   );

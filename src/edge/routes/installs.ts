@@ -12,7 +12,7 @@ import { installKey, installWritesKey } from '../../actors/install-protocol.js';
 import { summarizeEffects } from '../../store/effects.js';
 import { listInstalls } from '../../store/installs.js';
 import { BadConfig } from '../../errors.js';
-import { AUDITED } from '../audit.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { EMIT_ERRORS, EmitRequest, UNOWNED_MS } from '../emit-request.js';
 import { idempotent } from '../idempotency.js';
@@ -121,7 +121,7 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
       if (install.status === 'uninstalled') return { install_id: install.install_id, status: 'uninstalled' as const };
       return ctx.actors.ask(
         installKey(install.install_id),
-        { type: 'uninstall', tenantId: req.tenantId },
+        { type: 'uninstall', tenantId: req.tenantId, audit: auditStamp(req) },
         { timeoutMs: 20_000, unownedMs: UNOWNED_MS },
       );
     },
@@ -146,7 +146,14 @@ export const installRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx
           body.kind,
           ctx.actors.ask(
             installWritesKey(install.install_id),
-            { type: 'emit', tenantId: req.tenantId, kind: body.kind, body: body.body, idempotencyKey },
+            {
+              type: 'emit',
+              tenantId: req.tenantId,
+              kind: body.kind,
+              body: body.body,
+              idempotencyKey,
+              audit: auditStamp(req),
+            },
             { timeoutMs: EMIT_TIMEOUT_MS, unownedMs: UNOWNED_MS },
           ),
         ),

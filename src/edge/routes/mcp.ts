@@ -89,7 +89,13 @@ export const mcpRoutes: FastifyPluginAsync<EdgeContext> = async (plugin, ctx) =>
       );
     // The tools run on the tenant pool, as the tenant routes do; audit entries on the service's own (audit.ts).
     const tools = { ...ctx, db: ctx.tenantDb ?? ctx.db };
-    const call = { ctx: tools, tenantId: req.tenantId, scopes: req.apiKey.scopes, requestId: req.id, audit };
+    const stamp = (action: string, target: string | null) => ({
+      action,
+      keyId: keyIdOf(req),
+      requestId: req.id,
+      target,
+    });
+    const call = { ctx: tools, tenantId: req.tenantId, scopes: req.apiKey.scopes, requestId: req.id, audit, stamp };
     const server = mcpServer(call, version);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -5,17 +5,19 @@
  * Tenant routes: the Bearer key authenticates them and they run fenced to its tenant.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import { NotFound } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { CredentialCipher } from '../../store/credential-cipher.js';
-import type { Queryable } from '../../store/db.js';
+import type pg from 'pg';
+import { recordAuditOk } from '../../store/audit-log.js';
+import { withTx, type Queryable } from '../../store/db.js';
 import { listDeliveries } from '../../store/webhook-deliveries.js';
 import * as store from '../../store/webhooks.js';
 import { checkWebhookUrl, type Resolver, type WebhookUrlPolicy } from '../../webhook-url.js';
-import { AUDITED } from '../audit.js';
+import { AUDITED, auditStamp } from '../audit.js';
 import type { EdgeContext } from '../context.js';
 import { operation } from '../operation.js';
 import { validInput } from '../params.js';
@@ -125,7 +127,7 @@ const DELIVERIES = operation({
 const shown = (w: store.Webhook) => w as z.input<typeof WebhookSchema>;
 
 /** INTERFACE §10.5: every webhook change is in the audit log. */
-const audited = { audit: AUDITED.webhookChange };
+const AUDIT = { audit: AUDITED.webhookChange };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -140,19 +142,29 @@ export function webhookRoutes(ports: WebhookRoutePorts): FastifyPluginAsync<Edge
     };
     const checked = async (url: string) => (await checkWebhookUrl(url, ports.policy, ports.resolve)).url.href;
     const wake = (id: string) => resume(ports, id, ctx.log);
+    /** A webhook change and its audit entry (INTERFACE §10.5), one transaction. */
+    const audited = <T>(req: FastifyRequest, target: string, change: (tx: Queryable) => Promise<T>): Promise<T> =>
+      withTx(db() as pg.Pool, async (tx) => {
+        const out = await change(tx);
+        await recordAuditOk(tx, req.tenantId, auditStamp(req, target));
+        return out;
+      });
 
-    app.post('/api/v1/webhooks', { schema: CREATE, attachValidation: true, config: audited }, async (req, reply) => {
+    app.post('/api/v1/webhooks', { schema: CREATE, attachValidation: true, config: AUDIT }, async (req, reply) => {
       const body = validInput<z.output<typeof CreateWebhookBody>>(req, 'body');
       const id = randomUUID();
       const secret = store.newWebhookSecret();
-      const created = await store.createWebhook(db(), {
-        id,
-        tenantId: req.tenantId,
-        url: await checked(body.url),
-        kinds: body.kinds ?? [],
-        description: body.description ?? null,
-        secret: store.sealSecret(ports.cipher, req.tenantId, id, secret),
-      });
+      const url = await checked(body.url);
+      const created = await audited(req, `webhook/${id}`, (tx) =>
+        store.createWebhook(tx, {
+          id,
+          tenantId: req.tenantId,
+          url,
+          kinds: body.kinds ?? [],
+          description: body.description ?? null,
+          secret: store.sealSecret(ports.cipher, req.tenantId, id, secret),
+        }),
+      );
       await wake(id);
       return reply.code(201).send({ ...shown(created), secret });
     });
@@ -165,35 +177,39 @@ export function webhookRoutes(ports: WebhookRoutePorts): FastifyPluginAsync<Edge
       shown(await own(req.tenantId, req.params.webhookId)),
     );
 
-    app.patch(
-      '/api/v1/webhooks/:webhookId',
-      { schema: PATCH, attachValidation: true, config: audited },
-      async (req) => {
-        const w = await own(req.tenantId, req.params.webhookId);
-        const body = validInput<z.output<typeof PatchWebhookBody>>(req, 'body');
-        const patch: store.WebhookPatch = {
-          ...body,
-          ...(body.url === undefined ? {} : { url: await checked(body.url) }),
-        };
-        const updated = await store.updateWebhook(db(), req.tenantId, w.id, patch);
-        if (!updated) throw new NotFound('webhook not found');
-        if (updated.status !== 'disabled') await wake(updated.id);
-        return shown(updated);
-      },
-    );
-
-    app.delete('/api/v1/webhooks/:webhookId', { schema: DELETE, config: audited }, async (req, reply) => {
+    app.patch('/api/v1/webhooks/:webhookId', { schema: PATCH, attachValidation: true, config: AUDIT }, async (req) => {
       const w = await own(req.tenantId, req.params.webhookId);
-      if (!(await store.deleteWebhook(db(), req.tenantId, w.id))) throw new NotFound('webhook not found');
+      const body = validInput<z.output<typeof PatchWebhookBody>>(req, 'body');
+      const patch: store.WebhookPatch = {
+        ...body,
+        ...(body.url === undefined ? {} : { url: await checked(body.url) }),
+      };
+      const updated = await audited(req, `webhook/${w.id}`, async (tx) => {
+        const changed = await store.updateWebhook(tx, req.tenantId, w.id, patch);
+        if (!changed) throw new NotFound('webhook not found');
+        return changed;
+      });
+      if (updated.status !== 'disabled') await wake(updated.id);
+      return shown(updated);
+    });
+
+    app.delete('/api/v1/webhooks/:webhookId', { schema: DELETE, config: AUDIT }, async (req, reply) => {
+      const w = await own(req.tenantId, req.params.webhookId);
+      await audited(req, `webhook/${w.id}`, async (tx) => {
+        if (!(await store.deleteWebhook(tx, req.tenantId, w.id))) throw new NotFound('webhook not found');
+      });
       return reply.code(204).send();
     });
 
-    app.post('/api/v1/webhooks/:webhookId/rotate-secret', { schema: ROTATE, config: audited }, async (req) => {
+    app.post('/api/v1/webhooks/:webhookId/rotate-secret', { schema: ROTATE, config: AUDIT }, async (req) => {
       const w = await own(req.tenantId, req.params.webhookId);
       const secret = store.newWebhookSecret();
       const sealed = store.sealSecret(ports.cipher, req.tenantId, w.id, secret);
-      const rotated = await store.rotateWebhookSecret(db(), req.tenantId, w.id, sealed, SECRET_OVERLAP_HOURS);
-      if (!rotated) throw new NotFound('webhook not found');
+      const rotated = await audited(req, `webhook/${w.id}`, async (tx) => {
+        const done = await store.rotateWebhookSecret(tx, req.tenantId, w.id, sealed, SECRET_OVERLAP_HOURS);
+        if (!done) throw new NotFound('webhook not found');
+        return done;
+      });
       return { ...shown(rotated), secret };
     });
 

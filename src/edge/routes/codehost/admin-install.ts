@@ -12,7 +12,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
-import { AUDITED } from '../../audit.js';
+import { recordAuditOk } from '../../../store/audit-log.js';
+import { AUDITED, auditStamp } from '../../audit.js';
 import type { EdgeContext } from '../../context.js';
 import { operation } from '../../operation.js';
 import { validInput } from '../../params.js';
@@ -175,6 +176,8 @@ export function adminInstallRoutes(deps: AdminInstallDeps): FastifyPluginAsync<E
           if (!written) throw new Internal('the App-installation row was not written');
           const secret: CodehostSecret = { github_installation_id: installationId, app_id: appId, token };
           await putCredentials(tx, cipher, { tenantId, installId: created.install_id, secret: { ...secret } });
+          // INTERFACE §10.5: the install and its audit entry commit together.
+          await recordAuditOk(tx, tenantId, auditStamp(req, `install/${created.install_id}`));
           return created;
         });
         deps.installsChanged();
