@@ -19,6 +19,7 @@ import {
 } from '../store/retention.js';
 import { deleteNodesBatch } from '../graph/delete-nodes.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../store/idempotency-keys.js';
+import type { PassOutcome } from './housekeeping-protocol.js';
 
 const DAY_MS = 86_400_000;
 
@@ -49,9 +50,6 @@ export interface PassPorts {
   extra?: readonly ExtraPrune[];
   signal?: AbortSignal;
 }
-
-/** Rows deleted by the pass, per table. */
-export type PassOutcome = Record<string, number>;
 
 const DEFAULT_BATCH_SIZE = 1_000;
 const DEFAULT_MAX_BATCHES = 100;

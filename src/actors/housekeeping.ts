@@ -13,17 +13,7 @@ import type { ActorDefinition } from '../runtime/actor-definition.js';
 import type { ActorAsk, Clock, KeyOf } from '../runtime/ports.js';
 import { systemClock } from '../runtime/clock.js';
 import { createTicker, type Ticker } from '../runtime/ticker.js';
-import type { PassOutcome } from './housekeeping-pass.js';
-
-const HOUSEKEEPING_KIND = 'housekeeping';
-
-/** `resume` arms the next pass when none is pending; `tick` runs one pass and arms the next. */
-export type HousekeepingProtocol = {
-  resume: { msg: object; answer: { ok: true } };
-  tick: { msg: object; answer: { ok: boolean; deleted?: PassOutcome } };
-};
-
-export const housekeepingKey: KeyOf<HousekeepingProtocol> = { kind: HOUSEKEEPING_KIND, id: ['retention'] };
+import { HOUSEKEEPING_KIND, type HousekeepingProtocol, type PassOutcome } from './housekeeping-protocol.js';
 
 export interface HousekeepingPorts {
   /** Between passes. */

@@ -4,7 +4,8 @@
  * metrics: rows deleted per table, and the age of the oldest row each retention keeps.
  */
 import { Counter, Gauge } from 'prom-client';
-import { housekeepingActor, housekeepingKey } from '../actors/housekeeping.js';
+import { housekeepingActor } from '../actors/housekeeping.js';
+import { housekeepingKey } from '../actors/housekeeping-protocol.js';
 import { housekeepingPass, oldestAges } from '../actors/housekeeping-pass.js';
 import { pruneChanges } from '../graph/change-log.js';
 import { pruneAudit } from '../store/audit-log.js';

@@ -4,7 +4,8 @@
  * webhook that delivers and whose key hashes to that shard is asked to `resume`.
  */
 import { Counter } from 'prom-client';
-import { webhookActor, webhookKey } from '../actors/webhooks/webhook-actor.js';
+import { webhookActor } from '../actors/webhooks/webhook-actor.js';
+import { webhookKey } from '../actors/webhooks/webhook-protocol.js';
 import { webhookRoutes } from '../edge/routes/webhooks.js';
 import { deliveringWebhookIds } from '../store/webhook-deliveries.js';
 import type { ServiceModuleFactory } from './module.js';

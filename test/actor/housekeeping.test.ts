@@ -4,8 +4,12 @@
  * a second resume while a pass is pending arms nothing more.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { housekeepingActor, housekeepingKey, type HousekeepingProtocol } from '../../src/actors/housekeeping.js';
-import type { PassOutcome } from '../../src/actors/housekeeping-pass.js';
+import { housekeepingActor } from '../../src/actors/housekeeping.js';
+import {
+  housekeepingKey,
+  type HousekeepingProtocol,
+  type PassOutcome,
+} from '../../src/actors/housekeeping-protocol.js';
 import { createLogger } from '../../src/log.js';
 import { Kernel } from '../../src/runtime/kernel.js';
 import type { ActorAsk } from '../../src/runtime/ports.js';

@@ -12,7 +12,7 @@ import { Kvm } from '@nats-io/kv';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webhookKey } from '../../src/actors/webhooks/webhook-actor.js';
+import { webhookKey } from '../../src/actors/webhooks/webhook-protocol.js';
 import { IngestPublisher } from '../../src/ingest/publish.js';
 import { ensureIngestStream } from '../../src/ingest/stream.js';
 import { names as makeNames, shardOf } from '../../src/runtime/names.js';

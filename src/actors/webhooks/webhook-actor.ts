@@ -33,19 +33,7 @@ import { openSecret, type WebhookRow } from '../../store/webhooks.js';
 import { checkWebhookUrl, type Resolver, type WebhookUrlPolicy } from '../../webhook-url.js';
 import { effectRetryDelayMs } from '../../effects/effect-retry.js';
 import { postDelivery, type AttemptOutcome } from './post-delivery.js';
-
-const WEBHOOK_KIND = 'webhook';
-
-export type WebhookProtocol = {
-  /** Start delivering if nothing is scheduled (created, enabled, shard acquired). */
-  resume: { msg: object; answer: { ok: true } };
-  /** One step: a read, or one attempt of the pending message. */
-  tick: { msg: object; answer: { ok: boolean } };
-};
-
-export function webhookKey(webhookId: string): KeyOf<WebhookProtocol> {
-  return { kind: WEBHOOK_KIND, id: [webhookId] };
-}
+import { WEBHOOK_KIND, type WebhookProtocol } from './webhook-protocol.js';
 
 interface WebhookTimings {
   retryBaseMs: number;
