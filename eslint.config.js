@@ -9,6 +9,8 @@ import tseslint from 'typescript-eslint';
 const layer = (name, except) => ({
   regex: except ? `(^|/)${name}/(?!${except.replaceAll('.', '\\.')}$)` : `(^|/)${name}/`,
 });
+/** An import of an actor's code; its protocol file (`*-protocol.js`, the contract callers ask it by) is allowed. */
+const actorCode = { regex: '(^|/)actors/(?!(.*/)?[^/]*-protocol\\.js$)' };
 /** The entry points: the command (cli), `connectors dev` (dev) and the node's composition (node.ts, node/). */
 const ENTRY = [{ regex: '(^|/)(cli|dev|node)(/|\\.js$)' }];
 /** The published fakes (`connector-service/testing`): only `connectors dev` runs them. */
@@ -66,8 +68,8 @@ const direction = [
   },
   {
     files: ['src/effects/**/*.ts'],
-    message: "the effect runner imports connectors, store and runtime only: it runs the drivers' effects",
-    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), layer('actors'), layer('ingest')],
+    message: 'effects import connectors, graph, store and runtime, and ask actors through their protocol files only',
+    patterns: [...ENTRY, TESTING, layer('wiring'), layer('edge'), actorCode, layer('ingest')],
   },
   {
     files: ['src/connectors/**/*.ts'],

@@ -22,7 +22,7 @@ import {
   readyPatch,
   retryDelayMs,
 } from '../../src/connectors/codehost/indexer/index-outcome.js';
-import { slashCommandOf } from '../../src/actors/codehost/answer-slash.js';
+import { slashCommandOf } from '../../src/effects/codehost/answer-slash.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 
 const definitions = createRequire(import.meta.url)('@octokit/webhooks-examples') as WebhookDefinition[];

@@ -4,7 +4,7 @@
  * daemon per repo, so each one's push event syncs its own session.
  */
 import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
-import { indexerSessionKey, type SyncAnswer } from './indexer-protocol.js';
+import { indexerSessionKey, type SyncAnswer } from '../../actors/codehost/indexer-protocol.js';
 import type { DriverContext } from '../../connectors/driver.js';
 
 interface PushPayload {

@@ -20,7 +20,7 @@ import type { ActorAsk, IngestEvent } from '../../runtime/ports.js';
 import { AppError, isRetryable } from '../../errors.js';
 import { recordEmitted, wasEmittedBy } from '../../store/emitted.js';
 import { findActiveInstalls } from '../../store/installs.js';
-import { indexerSessionKey, type ToolAnswer } from './indexer-protocol.js';
+import { indexerSessionKey, type ToolAnswer } from '../../actors/codehost/indexer-protocol.js';
 import type { DriverContext } from '../../connectors/driver.js';
 import type { CodehostWrite } from '../../connectors/codehost/emit-schema.js';
 import { installRefOf, type InstallRef } from '../../connectors/codehost/github-client.js';
