@@ -2,12 +2,22 @@
  * `connectors tenants delete --tenant T --confirm T` (INTERFACE §10.5): revokes the tenant's
  * keys, uninstalls its installs (the chat bot tokens revoked at Slack, best effort: at most
  * 5 s, a failure only warned about), then deletes every row of the tenant in batches
- * (src/store/delete-tenant.ts). Prints `{"tenant_id", "deleted": {<table>: rows}}`.
+ * (src/store/delete-tenant.ts), and last what NATS holds of it (src/wiring/forget-tenant-nats.ts:
+ * KV entries named after its installs and workspaces, its events still in the ingest stream),
+ * bounded and best effort. Prints `{"tenant_id", "deleted": {<table>: rows}, "nats": {"removed":
+ * {<bucket or stream>: n}, "not_removed": [...]}}`; anything not removed is said on stderr too.
  */
 import { print, UsageError, UUID, type Command } from './command.js';
 import { masterKeysOf, withOwnerPool } from './api-keys.js';
+import type pg from 'pg';
+import type { Config } from '../config.js';
+import type { NatsForgetReport, TenantNatsRefs } from '../wiring/forget-tenant-nats.js';
 
 const REVOKE_BUDGET_MS = 5_000;
+/** NATS: the connection, each request, and the whole pass over KV and the ingest stream. */
+const NATS_CONNECT_MS = 5_000;
+const NATS_REQUEST_MS = 5_000;
+const NATS_DEADLINE_MS = 30_000;
 
 export const tenantsDeleteCommand: Command = {
   name: 'tenants delete',
@@ -49,10 +59,69 @@ export const tenantsDeleteCommand: Command = {
             'removing the app from the workspace ends them\n',
         );
       }
-      print(await deleteTenantRows(pool, tenantId, closed.deleted));
+      // Read before the rows go: what NATS may hold under the tenant's names.
+      const refs = await natsRefsOf(pool, tenantId);
+      const deleted = await deleteTenantRows(pool, tenantId, closed.deleted);
+      const nats = await forgetInNats(config, refs);
+      if (nats.not_removed.length > 0) {
+        process.stderr.write(
+          `connectors: ${nats.not_removed.length} NATS entr(ies) of the tenant not removed; ` +
+            'run tenants delete again or purge them by hand:\n' +
+            nats.not_removed.map((l) => `  ${l}\n`).join(''),
+        );
+      }
+      print({ ...deleted, nats });
     });
   },
 };
+
+/**
+ * The tenant's install ids, and the workspace and App-installation ids of its installs that no
+ * other tenant has installed now (their rate buckets are that tenant's too).
+ */
+async function natsRefsOf(pool: pg.Pool, tenantId: string): Promise<TenantNatsRefs> {
+  const { rows } = await pool.query<{ install_id: string; external_id: string; shared: boolean }>(
+    `SELECT i.install_id, i.external_id,
+            EXISTS (SELECT 1 FROM installs o
+                     WHERE o.connector_id = i.connector_id AND o.external_id = i.external_id
+                       AND o.tenant_id <> i.tenant_id AND o.status <> 'uninstalled') AS shared
+       FROM installs i WHERE i.tenant_id = $1`,
+    [tenantId],
+  );
+  return {
+    installIds: rows.map((r) => r.install_id),
+    externalIds: [...new Set(rows.filter((r) => !r.shared).map((r) => r.external_id))],
+  };
+}
+
+async function forgetInNats(config: Readonly<Config>, refs: TenantNatsRefs): Promise<NatsForgetReport> {
+  const [{ connect }, { natsAuthOptions, redactUrl }, { names }, { forgetTenantInNats }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('../runtime/nats.js'),
+    import('../runtime/names.js'),
+    import('../wiring/forget-tenant-nats.js'),
+  ]);
+  let nc;
+  try {
+    nc = await connect({
+      servers: config.natsServers,
+      name: 'connectors-tenants-delete',
+      timeout: NATS_CONNECT_MS,
+      ...natsAuthOptions(config.nats),
+    });
+  } catch {
+    const where = config.natsServers.map(redactUrl).join(', ');
+    return { removed: {}, not_removed: [`NATS at ${where}: not reachable in ${NATS_CONNECT_MS / 1000} s`] };
+  }
+  try {
+    return await forgetTenantInNats(nc, names(config.namespace), refs, {
+      timeoutMs: NATS_REQUEST_MS,
+      deadlineMs: NATS_DEADLINE_MS,
+    });
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+}
 
 /** Slack's `auth.revoke` with the bot token itself; bounded, never retried (best effort). */
 async function revokeChatToken(apiUrl: string, token: string): Promise<void> {

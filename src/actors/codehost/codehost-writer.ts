@@ -42,6 +42,9 @@ interface WriterState {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** The cursors-bucket key of an App installation's write hold: `codehost-hold.<installation id>`. */
+export const CODEHOST_HOLD_PREFIX = 'codehost-hold';
+
 export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition<WriterState, CodehostWriterProtocol> {
   const pacing = ports.pacing ?? { perMinute: GITHUB_WRITES_PER_MINUTE, burst: GITHUB_WRITE_BURST };
   const maxWaitMs = ports.maxWaitMs ?? 10_000;
@@ -50,7 +53,7 @@ export function codehostWriterActor(ports: CodehostWriterPorts): ActorDefinition
   return {
     kind: CODEHOST_WRITER_KIND,
     async hydrate(key) {
-      const holdKey = `codehost-hold.${key.id[0]}`;
+      const holdKey = `${CODEHOST_HOLD_PREFIX}.${key.id[0]}`;
       const pacer = new WritePacer(pacing, Date.now());
       const held = await ports.holds.get(holdKey);
       if (held) {

@@ -71,6 +71,9 @@ export function prSummaryTarget(event: IngestEvent): { repoFullName: string; num
   return { repoFullName, number };
 }
 
+/** The dedup-bucket key of a PR's summary: `codehost-summary.<install id>.<event id, hex>`. */
+export const CODEHOST_SUMMARY_PREFIX = 'codehost-summary';
+
 export async function summarisePullRequest(
   deps: PrSummaryDeps,
   ctx: DriverContext,
@@ -83,7 +86,7 @@ export async function summarisePullRequest(
   const owners = await findActiveInstalls(deps.pool, 'codehost', install.external_id);
   if (owners[0]?.install_id !== install.install_id) return;
 
-  const marker = `codehost-summary.${install.install_id}.${Buffer.from(event.id).toString('hex').slice(0, 200)}`;
+  const marker = `${CODEHOST_SUMMARY_PREFIX}.${install.install_id}.${Buffer.from(event.id).toString('hex').slice(0, 200)}`;
   if (!info.inserted && (await deps.dedup.get(marker).catch(() => null))) return;
 
   const p = event.payload as PullRequestPayload;
