@@ -4,6 +4,13 @@
  * (its work stops before the key can expire and another node create it), and a lease due
  * for renewal is renewed by revision compare-and-set. Renewals are never awaited by the
  * tick, so one slow KV answer cannot delay the fencing of the others.
+ *
+ * A lease found overdue is judged again after the I/O that is already waiting has been read
+ * (`setImmediate` runs after the poll phase; timers run before it). A busy node's event loop
+ * can stall past the fence window while the answer to its renew sits in the socket: fenced
+ * at once, the node would drop a lease it still holds and stop the shard's work for nothing.
+ * Judged after reading, that renew counts from the time it was sent, which is as safe as
+ * any other renew.
  */
 import type { KV } from '@nats-io/kv';
 import { isWrongSequence } from './shard-kv.js';
@@ -35,20 +42,35 @@ export interface KeepOptions {
   lose(l: Lease, why: string): void;
   /** Monotonic ms, the clock of `Lease.renewedAt` (default `performance.now`); tests drive it. */
   now?: () => number;
+  /** Runs its argument once pending I/O was read (default `setImmediate`); tests drive it. */
+  afterIo?: (fn: () => void) => void;
 }
 
 const monotonic = () => performance.now();
 
+const kept = (l: Lease) => l.phase === 'starting' || l.phase === 'running' || l.phase === 'releasing';
+
 export function keepLeases(held: Iterable<Lease>, o: KeepOptions): void {
-  const now = (o.now ?? monotonic)();
+  const clock = o.now ?? monotonic;
+  const now = clock();
+  const overdue: Lease[] = [];
   for (const l of held) {
-    if (l.phase !== 'starting' && l.phase !== 'running' && l.phase !== 'releasing') continue;
+    if (!kept(l)) continue;
     if (now - l.renewedAt > o.fenceMs) {
-      o.lose(l, 'no successful renew within the safety window; fencing before the lease can expire');
+      overdue.push(l);
       continue;
     }
     if (!l.renewing && (l.retry || now - l.renewedAt >= o.renewEveryMs)) renew(l, o);
   }
+  if (overdue.length === 0) return;
+  (o.afterIo ?? setImmediate)(() => {
+    // A renew answered meanwhile moved renewedAt; the clock is read again, so waiting never widens the window.
+    const later = clock();
+    for (const l of overdue) {
+      if (kept(l) && later - l.renewedAt > o.fenceMs)
+        o.lose(l, 'no successful renew within the safety window; fencing before the lease can expire');
+    }
+  });
 }
 
 function renew(l: Lease, o: KeepOptions): void {

@@ -72,13 +72,23 @@ function setup() {
       lost.push({ shard: l.shard, why });
     },
     now: () => t,
+    // What the node reads before judging an overdue lease (setImmediate in the node).
+    afterIo: (fn) => void settle().then(fn),
   };
   const at = async (ms: number) => {
     t = 10_000 + ms;
     keepLeases([lease], o);
     await settle();
+    await settle();
   };
-  return { kv, lost, lease, at };
+  /** The node's loop wakes at `ms` after a stall; `io` is what arrived meanwhile, read before the fence is judged. */
+  const wakeAt = async (ms: number, io: () => void) => {
+    t = 10_000 + ms;
+    keepLeases([lease], { ...o, afterIo: (fn) => (io(), void settle().then(fn)) });
+    await settle();
+    await settle();
+  };
+  return { kv, lost, lease, at, wakeAt };
 }
 
 describe('lease keeper (renew by CAS, fence before expiry)', () => {
@@ -130,5 +140,19 @@ describe('lease keeper (renew by CAS, fence before expiry)', () => {
     kv.refuse = false;
     await at(1_100); // retried on the next tick, not after another renewEveryMs
     expect(lease).toMatchObject({ rev: 8, renewedAt: 11_100, retry: false });
+  });
+
+  it('a renew answered during a stall counts: the fence is judged after the waiting I/O is read', async () => {
+    const { kv, lost, lease, at, wakeAt } = setup();
+    kv.hold = true;
+    await at(1_000); // renew sent at 11 000
+    // The loop stalls 1.5 s; the answer arrived meanwhile and waits in the socket.
+    await wakeAt(2_500, () => kv.release());
+    expect(lost).toEqual([]);
+    expect(lease).toMatchObject({ phase: 'running', rev: 2, renewedAt: 11_000 });
+    // Without an answer the same wake-up fences, and the window still counts from the last good send.
+    await at(2_700); // the next renew, held
+    await wakeAt(2_801 + 1_000, () => undefined);
+    expect(lost).toHaveLength(1);
   });
 });
