@@ -25,13 +25,13 @@ export interface ShardBuckets {
 
 export async function openShardBuckets(
   nc: NatsConnection,
-  o: { names: Names; shards: number; leaseTtlMs: number; renewEveryMs: number; replicas?: number; log: Logger },
+  o: { names: Names; shards: number; leaseTtlMs: number; opTimeoutMs: number; replicas?: number; log: Logger },
 ): Promise<ShardBuckets> {
   const { names } = o;
   const open = deploymentKvOpener(nc, names, o.replicas ?? 1, o.log);
   const meta = await open(names.metaBucket, { history: 1 });
   await retryJsAdmin('the shard count', () => ensureShardCount(meta, o.shards), o.log);
-  const timeoutMs = Math.min(5_000, Math.max(250, o.renewEveryMs));
+  const timeoutMs = Math.max(250, o.opTimeoutMs);
   const ttlMs = o.leaseTtlMs;
   const leases = await open(names.leaseBucket, { ttlMs, timeoutMs });
   const nodes = await open(names.nodeBucket, { ttlMs, timeoutMs });

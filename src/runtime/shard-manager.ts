@@ -109,7 +109,9 @@ export class ShardManager {
   private async doStart(): Promise<void> {
     const { nc } = this.o;
     checkServerVersion(nc);
-    const buckets = await openShardBuckets(nc, { ...this.o, renewEveryMs: this.renewEveryMs, log: this.log });
+    // A renew answered late is still good up to the fence (it counts from its send time): a
+    // shorter wait would throw away a renew that landed, on a loaded node, and fence for nothing.
+    const buckets = await openShardBuckets(nc, { ...this.o, opTimeoutMs: this.fenceMs, log: this.log });
     this.leases = buckets.leases;
     this.nodes = buckets.nodes;
     this.leaseKeys = buckets.leaseKeys;
