@@ -24,7 +24,7 @@ import type { ShardManager } from './runtime/shard-manager.js';
 import type { MasterKeys } from './store/credential-cipher.js';
 import { loadKeyring } from './store/data-keys.js';
 import { startActorHost } from './node/actor-host.js';
-import { startEdge } from './node/edge.js';
+import { buildNodeEdge, listenNodeEdge } from './node/edge.js';
 import { openMetrics } from './node/metrics.js';
 import { buildModules } from './node/modules.js';
 import { openNodeNats } from './node/nats-setup.js';
@@ -86,17 +86,28 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   const modulesParts = { config, log, pools, nats, names, seal, masterKeys: keyring, router, metrics, registry };
   const built = await buildModules({ ...modulesParts, hostsActors, effectTimings });
   const { modules } = built;
-  const { shards } = await startActorHost(
-    { config, log, hostsActors, pool: pools.pool, nats, names, seal, registry, metrics, resumeSweepMs, ...built },
-    started,
-  );
   const ready = await nodeReadiness({ config, names, nats, requestPool: pools.requestPool, hostsActors });
-  const edge = roles.has('edge')
-    ? await startEdge(
-        { config, log, pools, masterKeys: keyring, router, ready, registry, modules, feedNotices: built.feedNotices },
-        started,
-      )
-    : null;
+  // The edge is built before the node takes shard leases (building it is seconds of synchronous
+  // work on a loaded machine), and listens after. Its parts stop after the actor host's, as if
+  // started after it: a stopping node closes its edge first.
+  const edgeParts: Undo = [];
+  let builtEdge: FastifyInstance | null = null;
+  let shards: ShardManager | null;
+  try {
+    if (roles.has('edge')) {
+      const edgeP = { config, log, pools, masterKeys: keyring, router, ready, registry, modules };
+      builtEdge = await buildNodeEdge({ ...edgeP, feedNotices: built.feedNotices }, edgeParts);
+    }
+    ({ shards } = await startActorHost(
+      { config, log, hostsActors, pool: pools.pool, nats, names, seal, registry, metrics, resumeSweepMs, ...built },
+      started,
+    ));
+  } catch (err) {
+    await undoAll(edgeParts);
+    throw err;
+  }
+  started.push(...edgeParts);
+  const edge = builtEdge ? await listenNodeEdge(builtEdge, { config, modules }, started) : null;
   // Probes and scraping reach every node: one without the edge answers the ops routes alone.
   const listeners = await startOpsListeners(config, registry, { hasEdge: edge !== null, ready });
   started.push({ name: 'ops listeners', fn: () => listeners.close() });

@@ -39,7 +39,13 @@ export interface NodeEdge {
   url: string;
 }
 
-export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
+/**
+ * Builds the edge and compiles its routes (fastify's `ready`), without listening. Under load
+ * that is seconds of synchronous work, so the node does it before it takes shard leases:
+ * done after, the stall outlasted the leases' fence window and the node dropped every shard
+ * it had just taken (issue 33).
+ */
+export async function buildNodeEdge(p: EdgeParts, undo: Undo): Promise<FastifyInstance> {
   const { config, log, modules } = p;
   const { pool, requestPool, onIdleError } = p.pools;
   const resolveTenant = (raw: string) => findTenantByApiKey(requestPool, p.masterKeys, raw);
@@ -65,6 +71,17 @@ export async function startEdge(p: EdgeParts, undo: Undo): Promise<NodeEdge> {
     plugins: modules.flatMap((m) => (m.routes ? [{ plugin: m.routes }] : [])),
   });
   undo.push({ name: 'edge', fn: () => closeEdge(edge) });
+  await edge.ready();
+  return edge;
+}
+
+/** Listens (last, so /readyz never says yes too early), then starts the modules' edge clients. */
+export async function listenNodeEdge(
+  edge: FastifyInstance,
+  p: Pick<EdgeParts, 'config' | 'modules'>,
+  undo: Undo,
+): Promise<NodeEdge> {
+  const { config, modules } = p;
   const url = await edge.listen({ host: config.host, port: config.port });
   for (const m of modules) {
     await m.startEdge?.();
