@@ -1,8 +1,13 @@
 /** Reads one sample of a node's `/metrics` (Prometheus text format). */
 
 /** The value of `name{labels}` on the node at `url`; 0 while the series has no sample. */
-export async function scrapeSample(url: string, name: string, labels: Record<string, string>): Promise<number> {
-  const res = await fetch(`${url}/metrics`);
+export async function scrapeSample(
+  url: string,
+  name: string,
+  labels: Record<string, string>,
+  opts: { timeoutMs?: number } = {},
+): Promise<number> {
+  const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(opts.timeoutMs ?? 30_000) });
   if (res.status !== 200) throw new Error(`GET /metrics answered ${res.status}`);
   const text = await res.text();
   const want = Object.entries(labels);
