@@ -8,6 +8,11 @@
  * K1 previous; both rolled; `keys rotate`; one with K1 dropped; both. An API key hashed the old
  * way (an HMAC under K1) and never used during the roll still works after K1 is gone.
  *
+ * All of it under load (rotation-load.ts): from the first step to the last, signed Slack
+ * events and API calls (one of the two keys hashed the old way) go through both edges in
+ * turn, a node taken out of the rotation before it is stopped, as a balancer drains it.
+ * Every answer is 2xx and every acknowledged event is in the graph exactly once.
+ *
  * A database of its own: `keys rotate` rewrites every credential of the database it is
  * pointed at, which must not touch the other test files' rows.
  */
@@ -26,6 +31,7 @@ import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testAdminDatabaseUrl } from '../support/env.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
 import { createTempDatabase, type TempDatabase } from '../support/migrate-temp-db.js';
+import { startRotationLoad, type RotationLoad } from '../support/rotation-load.js';
 
 const K1 = TEST_MASTER_KEY;
 const K2 = 'second-master-key-for-rotation-0123456789abcdef';
@@ -33,6 +39,8 @@ const SHARDS = 4;
 const ON_K1 = { SERVICE_MASTER_KEY: K1 };
 const ROLLED = { SERVICE_MASTER_KEY: K2, SERVICE_MASTER_KEY_PREVIOUS: K1 };
 const ON_K2 = { SERVICE_MASTER_KEY: K2 };
+/** Events and API calls a second each, through the edges in turn (a 2-CPU machine runs both nodes too). */
+const LOAD_PER_S = 4;
 
 let db: TempDatabase;
 let pool: ReturnType<typeof createPool>;
@@ -47,6 +55,7 @@ beforeAll(async () => {
   slack = await new FakeSlack().start();
 });
 afterAll(async () => {
+  await load?.stop();
   for (const n of [...running]) await stopNode(n);
   await cleanNamespace(namespace);
   await slack?.close();
@@ -67,10 +76,14 @@ async function stopNode(n: TestNode): Promise<void> {
   await n.node.stop();
   await n.pool.end();
 }
-/** Replaces `n` by a node on `keys` (the roll of one node). */
+let load: RotationLoad | null = null;
+/** Replaces `n` by a node on `keys` (the roll of one node), taken out of the load's rotation first. */
 async function roll(n: TestNode, keys: Record<string, string>): Promise<TestNode> {
+  await load?.drain(n);
   await stopNode(n);
-  return startNode(keys);
+  const next = await startNode(keys);
+  load?.serve(next);
+  return next;
 }
 
 /** A key made before SHA-256: an HMAC under K1, as the previous release stored it. */
@@ -155,6 +168,10 @@ describe('a rolling master-key rotation on two nodes', () => {
     let a = await startNode(ON_K1);
     let b = await startNode(ON_K1);
     const ws = await installsOnEveryShard(a, busyTenant);
+    // From here to the end, signed events and API calls keep coming through both edges.
+    load = startRotationLoad({ slack, targets: ws, keys: [busyTenant.auth, used.auth], perS: LOAD_PER_S });
+    load.serve(a);
+    load.serve(b);
     await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'both on K1');
 
     b = await roll(b, ROLLED);
@@ -175,6 +192,25 @@ describe('a rolling master-key rotation on two nodes', () => {
     await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'one without K1');
     a = await roll(a, ON_K2);
     await servesAcross([a, b], [busyTenant, used], busyTenant, ws, 'both on K2');
+
+    // Under load: every answer 2xx, every event that was acknowledged in the graph exactly once.
+    await load.stop();
+    expect(load.failures).toEqual([]);
+    expect(load.sent.length).toBeGreaterThan(50);
+    expect(load.apiOk()).toBeGreaterThan(50);
+    const wanted = load.sent.map((e) => e.externalId);
+    const counts = async () =>
+      (
+        await pool.query<{ external_id: string; n: number }>(
+          `SELECT external_id, count(*)::int AS n FROM graph_nodes
+            WHERE kind = 'chat.message' AND external_id = ANY($1) GROUP BY external_id`,
+          [wanted],
+        )
+      ).rows;
+    await until('every event of the load in the graph', async () => (await counts()).length === wanted.length, {
+      timeoutMs: 60_000,
+    });
+    expect((await counts()).filter((r) => r.n !== 1)).toEqual([]);
 
     // The key nobody used during the roll: still valid on both nodes, now hashed with SHA-256.
     for (const n of [a, b]) {
