@@ -37,6 +37,7 @@ import { keyString, shardOf, type ActorKey, type Names } from './names.js';
 import type { AskOptions, KeyOf, Protocol } from './ports.js';
 import { newRequestId, type ReplayGuard } from './replay-guard.js';
 import { SEAL_HEADER, type Seal } from './seal.js';
+import { budgetSpent, currentWaitBudget } from '../wait-budget.js';
 
 export interface ActorRequest {
   /** `keyString` of the addressed actor. */
@@ -145,11 +146,14 @@ export class Router {
       const headers = withTraceHeaders(this.seal?.headers(body));
       let reply: Msg;
       try {
-        reply = await this.nc.request(subject, body, {
+        const asked = this.nc.request(subject, body, {
           timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining,
           ...(headers ? { headers } : {}),
         });
+        reply = await whileNatsAnswers(this.nc, asked);
       } catch (err) {
+        // NATS did not answer within the request's budget: already the 503 it is.
+        if (err instanceof Unavailable) throw err;
         if (isNoResponders(err)) {
           if (untouched && Date.now() >= unownedUntil)
             throw new ActorUnavailable(`no node holds ${keyString(key)} yet; retry`, {
@@ -183,6 +187,52 @@ export class Router {
         await sleep(Math.max(0, Math.min(deadline - Date.now(), backoffMs(RESEND, attempt + 1))));
       }
     }
+  }
+}
+
+/** Between checks that NATS still answers, while an ask on a request's path awaits its answer. */
+const NATS_PROBE_MS = 250;
+
+/**
+ * INTERFACE §9.3 on a request's path (a wait budget is running, src/wait-budget.ts): while the
+ * actor's answer is awaited, NATS itself is asked (PING, PONG) at once and every 250 ms. A PING
+ * unanswered for what the request has left ends the ask with 503 `unavailable`, within the
+ * request's 2 s; an actor that takes long (an upstream call, a rate bucket) over a NATS that
+ * answers is waited for up to the ask's own timeout. A PONG spends nothing: an emit waiting
+ * 10 s for its workspace token pings 40 times, and a loaded event loop must not turn those
+ * into a spent budget. A connection being re-established answers no PING until it is back.
+ * Outside a request, only the ask's own timeout.
+ */
+async function whileNatsAnswers<T>(nc: NatsConnection, asked: Promise<T>): Promise<T> {
+  const budget = currentWaitBudget();
+  if (!budget) return asked;
+  let timer: NodeJS.Timeout | undefined;
+  let over = false;
+  const silent = new Promise<never>((_, reject) => {
+    const probe = async () => {
+      let cut: NodeJS.Timeout | undefined;
+      const answered = await Promise.race([
+        // Refused while reconnecting: only the time left decides.
+        nc.flush().then(
+          () => true,
+          () => new Promise<boolean>(() => undefined),
+        ),
+        new Promise<boolean>((r) => (cut = setTimeout(() => r(false), budget.leftMs()))),
+      ]);
+      clearTimeout(cut);
+      if (over) return;
+      if (!answered) reject(budgetSpent('NATS', budget));
+      else timer = setTimeout(() => void probe(), NATS_PROBE_MS);
+    };
+    void probe();
+  });
+  try {
+    return await Promise.race([asked, silent]);
+  } finally {
+    over = true;
+    clearTimeout(timer);
+    // An ask given up on may still settle; nobody waits for it any more.
+    asked.catch(() => undefined);
   }
 }
 

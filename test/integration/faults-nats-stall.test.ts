@@ -1,0 +1,106 @@
+/**
+ * Integration, INTERFACE §9.3: NATS stalls (a TCP proxy between the node and its NATS server
+ * stops forwarding; the connection stays open, nothing answers). The routes that ask an actor
+ * or publish to JetStream answer 503 `unavailable` within 3 s: emit, a node action, health and
+ * DELETE (actor asks over NATS: each waits its actor's answer only while NATS still answers a
+ * PING within the request's 2 s) and a webhook (its JetStream publish). Once the proxy forwards
+ * again the node serves them again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  examplePayload,
+  forInstallation,
+  startCodehostHarness,
+  type CodehostHarness,
+} from '../support/github-harness.js';
+import { testNatsUrl } from '../support/env.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/until.js';
+
+let proxy: TcpProxy;
+let h: CodehostHarness;
+let t: Awaited<ReturnType<CodehostHarness['tenant']>>;
+let installId: string;
+let prId: string;
+const P = 7_800_000 + Math.floor(Math.random() * 1000);
+
+beforeAll(async () => {
+  const nats = new URL(testNatsUrl());
+  proxy = await startTcpProxy(nats.hostname, Number(nats.port || 4222));
+  const viaProxy = new URL(nats);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  h = await startCodehostHarness({ NATS_URL: viaProxy.toString() });
+  t = await h.tenant('nats-stall');
+  installId = await h.install(t, P);
+  expect((await h.deliver('pull_request', forInstallation(examplePayload('pull_request', 'opened'), P))).status).toBe(
+    202,
+  );
+  prId = await until('the PR node', async () => {
+    const res = await h.api('/api/v1/graph/nodes?kind=codehost.pull_request', t);
+    return ((await res.json()) as { nodes: Array<{ id: string; install_id: string }> }).nodes.find(
+      (n) => n.install_id === installId,
+    )?.id;
+  });
+}, 60_000);
+afterAll(async () => {
+  proxy?.resume();
+  await h?.stop();
+  await proxy?.close();
+});
+
+async function timed(what: Promise<Response>): Promise<{ status: number; code: string | null; ms: number }> {
+  const started = performance.now();
+  const res = await what.catch(() => null);
+  if (res === null) return { status: 0, code: null, ms: performance.now() - started };
+  const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
+  return { status: res.status, code: body?.error?.code ?? null, ms: performance.now() - started };
+}
+
+const calls = () => ({
+  emit: () =>
+    h.api(`/api/v1/connectors/installs/${installId}/emit`, t, {
+      body: {
+        kind: 'codehost.issue_comment',
+        body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 2, body: 'x' },
+      },
+    }),
+  action: () => h.api(`/api/v1/graph/nodes/${prId}/actions`, t, { body: { action: 'label', labels: ['stalled'] } }),
+  health: () => h.api(`/api/v1/connectors/installs/${installId}/health`, t),
+  webhook: () => h.deliver('issues', forInstallation(examplePayload('issues', 'opened'), P)),
+  // Last: it would uninstall the install the others use if it got through.
+  delete: () => h.api(`/api/v1/connectors/installs/${installId}`, t, { method: 'DELETE' }),
+});
+
+describe('NATS stalled', () => {
+  it('the routes that ask an actor or publish answer 503 within 3 s, then work again', async () => {
+    for (const [name, call] of Object.entries(calls()).filter(([n]) => n !== 'delete')) {
+      const r = await timed(call());
+      expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
+    }
+    proxy.pause();
+    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
+    try {
+      const c = calls();
+      const names = Object.keys(c) as Array<keyof typeof c>;
+      const results = await Promise.all(names.map((n) => timed(c[n]())));
+      answers = Object.fromEntries(names.map((n, i) => [n, results[i]!]));
+    } finally {
+      proxy.resume();
+    }
+    console.log(
+      `figures: stalled NATS: ${Object.entries(answers)
+        .map(([n, r]) => `${n} ${r.status} in ${r.ms.toFixed(0)} ms`)
+        .join(', ')}`,
+    );
+    for (const [name, r] of Object.entries(answers)) {
+      expect({ name, status: r.status, code: r.code }).toEqual({ name, status: 503, code: 'unavailable' });
+      expect(r.ms, name).toBeLessThan(3_000);
+    }
+    await until(
+      'health answers again',
+      async () => (await h.api(`/api/v1/connectors/installs/${installId}/health`, t)).status === 200,
+      { timeoutMs: 20_000 },
+    );
+  }, 60_000);
+});
