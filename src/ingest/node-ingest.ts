@@ -30,6 +30,8 @@
  *    absorbs it.
  * 7. sweep.ts, now and then: messages acked below the consumer's floor that a restarted
  *    nats-server kept are deleted.
+ * 8. max-deliveries.ts: a message the server stopped delivering (the consumer's finite
+ *    max_deliver, stream.ts) is dead-lettered from the server's advisory, or dropped if forged.
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -47,6 +49,7 @@ import { IngestBuffer } from './buffer.js';
 import { ShardIngestConsumer } from './consumer.js';
 import { DeliveryRoom } from './delivery-room.js';
 import { RefusalLog } from './refusals.js';
+import { MaxedDeadLetterer } from './max-deliveries.js';
 import { AckedSweeper } from './sweep.js';
 
 export interface NodeIngestOptions {
@@ -76,11 +79,12 @@ const FLUSH_TIMEOUT_MS = 2_000;
 interface ShardConsumer {
   consumer: ShardIngestConsumer;
   sweeper: AckedSweeper;
+  maxed: MaxedDeadLetterer;
 }
 
 export class NodeIngest implements ShardWork {
   private readonly running = new Map<number, ShardConsumer>();
-  /** Counts of consumers already stopped, so totals stay monotonic across shard moves. */
+  /** Counts of consumers already stopped (so totals stay monotonic across shard moves), and dead letters made from advisories. */
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
   private readonly room = new DeliveryRoom();
   private readonly buffer: IngestBuffer;
@@ -94,7 +98,10 @@ export class NodeIngest implements ShardWork {
     );
   }
 
-  /** The shard's consumer, then its sweeps; a consumer that fails to start is forgotten and its error thrown. */
+  /**
+   * The shard's consumer, then its sweeps and the reader of its max-deliveries advisories
+   * (max-deliveries.ts); a consumer that fails to start is forgotten and its error thrown.
+   */
   async start(shard: number, log: Logger): Promise<void> {
     const consumer = new ShardIngestConsumer({
       js: this.o.js,
@@ -115,7 +122,18 @@ export class NodeIngest implements ShardWork {
       flush: () => within(this.o.nc.flush(), FLUSH_TIMEOUT_MS, 'the NATS flush'),
     });
     const sweeper = new AckedSweeper({ jsm: this.o.jsm, names: this.o.names, shard, log });
-    const entry = { consumer, sweeper };
+    const maxed = new MaxedDeadLetterer({
+      js: this.o.js,
+      jsm: this.o.jsm,
+      names: this.o.names,
+      shard,
+      log,
+      deadLetters: this.o.deadLetters,
+      seal: this.o.seal ?? null,
+      refusals: this.refusals,
+      onDeadLettered: () => this.retired.deadLettered++,
+    });
+    const entry = { consumer, sweeper, maxed };
     this.running.set(shard, entry);
     try {
       await consumer.start();
@@ -123,8 +141,11 @@ export class NodeIngest implements ShardWork {
       if (this.running.get(shard) === entry) this.running.delete(shard);
       throw err;
     }
-    // Stopped while starting (the shard moved on): no sweeps.
-    if (this.running.get(shard) === entry) sweeper.start();
+    // Stopped while starting (the shard moved on): no sweeps, no advisories.
+    if (this.running.get(shard) === entry) {
+      sweeper.start();
+      maxed.start();
+    }
   }
 
   /** Stop the shard's sweeps and consumer; its counts join the node's totals. */
@@ -133,7 +154,7 @@ export class NodeIngest implements ShardWork {
     if (!entry) return;
     this.running.delete(shard);
     entry.sweeper.stop();
-    await entry.consumer.stop();
+    await Promise.all([entry.consumer.stop(), entry.maxed.stop()]);
     const st = entry.consumer.stats();
     this.retired.delivered += st.delivered;
     this.retired.redeliveries += st.redeliveries;

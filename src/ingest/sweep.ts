@@ -7,11 +7,16 @@
  * nothing will deliver or delete them (README "Chaos": 11–155 such messages after five
  * kills). They count against the stream's byte limit (`SERVICE_INGEST_MAX_BYTES`) for ever.
  *
- * Every message a consumer's ack floor has passed was acked, as long as the consumer never
- * gives up on a message (its `max_deliver` is unlimited, stream.ts; a
- * consumer with a limit is not swept). A floor that went back (a restarted server, a new
- * leader of a replicated consumer) only deletes less. So the messages of the shard's
- * subjects at or below the floor are deleted one by one, each found with STREAM.MSG.GET
+ * Every message a consumer's ack floor has passed was acked, or was given up by the server at
+ * the consumer's `max_deliver` (stream.ts): nats-server 2.9 drops such a message from the
+ * consumer's pending set without an ack, so the floor passes it while the stream keeps it.
+ * Each of those raised a MAX_DELIVERIES advisory, kept in `<ns>_INGEST_MAXED` until its
+ * message is dead-lettered and deleted (max-deliveries.ts). So a sweep reads the floor, waits
+ * a moment (the server queues an advisory internally before storing it), and deletes nothing
+ * while the shard has advisories waiting; with none, every message at or below that floor
+ * was acked. A floor that went back (a restarted server, a new leader of a replicated
+ * consumer) only deletes less. The messages of the shard's subjects at or below the floor are
+ * deleted one by one, each found with STREAM.MSG.GET
  * `next_by_subj` on one exact subject (an install's), which the server answers from its
  * per-block subject index; a wildcard `next_by_subj` would read every block of other shards'
  * backlog. The subjects come from STREAM.INFO `subjects_filter`; a stream whose first message
@@ -34,6 +39,15 @@ const FIRST_SWEEP_WITHIN_MS = 30_000;
 /** Deletes per sweep at most, and its time (each request has the client's own timeout); the rest wait for the next. */
 const SWEEP_MAX = 1_000;
 const SWEEP_FOR_MS = 30_000;
+/** Between reading the floor and looking for advisories: what the server raised by then is stored. */
+const ADVISORY_SETTLE_MS = 1_000;
+
+/** Whether the shard has max-deliveries advisories not handled yet (max-deliveries.ts). */
+async function advisoriesWaiting(jsm: JetStreamManager, names: Names, shard: number): Promise<boolean> {
+  const subject = names.ingestMaxedSubject(shard);
+  const info = await jsm.streams.info(names.ingestMaxedStream, { subjects_filter: subject });
+  return (info.state.subjects?.[subject] ?? 0) > 0;
+}
 
 /** Delete the shard's messages at or below its consumer's ack floor; returns how many it deleted. */
 export async function sweepAcked(
@@ -46,7 +60,9 @@ export async function sweepAcked(
   const until = Date.now() + forMs;
   const consumer = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
   const floor = consumer.ack_floor.stream_seq;
-  if (floor <= 0 || (consumer.config.max_deliver ?? -1) > 0) return 0;
+  if (floor <= 0) return 0;
+  await new Promise((r) => setTimeout(r, ADVISORY_SETTLE_MS));
+  if (await advisoriesWaiting(jsm, names, shard)) return 0;
   const stream = await jsm.streams.info(names.ingestStream, { subjects_filter: names.ingestShardFilter(shard) });
   if (stream.state.first_seq > floor) return 0;
   let removed = 0;

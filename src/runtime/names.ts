@@ -69,6 +69,17 @@ export interface Names {
   ingestShardFilter(shard: number): string;
   /** Durable pull consumer of one shard's slice of the ingest stream. */
   ingestConsumer(shard: number): string;
+  /**
+   * Stream keeping the ingest consumers' MAX_DELIVERIES advisories (server subjects
+   * `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.<stream>.<consumer>`) until the message each
+   * names is dead-lettered (ingest/max-deliveries.ts).
+   */
+  ingestMaxedStream: string;
+  ingestMaxedSubjects: string;
+  /** The advisory subject of one shard's consumer. */
+  ingestMaxedSubject(shard: number): string;
+  /** Durable consumer of one shard's advisories, run by the shard's owner. */
+  ingestMaxedConsumer(shard: number): string;
   actorSubject(shard: number, key: ActorKey): string;
   actorShardWildcard(shard: number): string;
   /** KV: shard leases (TTL = lease TTL). */
@@ -98,6 +109,9 @@ export interface Names {
   feedAdvancedAll: string;
 }
 
+/** nats-server's advisory subject prefix for a consumer's message past its max_deliver (2.2+). */
+const MAX_DELIVERIES = '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES';
+
 export function names(ns: string): Names {
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(ns)) throw new Error(`invalid SERVICE_NAMESPACE`);
   return {
@@ -107,6 +121,10 @@ export function names(ns: string): Names {
     ingestSubject: (shard, connectorId, installId) => `${ns}.ingest.${shard}.${token(connectorId)}.${token(installId)}`,
     ingestShardFilter: (shard) => `${ns}.ingest.${shard}.>`,
     ingestConsumer: (shard) => `${ns}_ingest_${shard}`,
+    ingestMaxedStream: `${ns}_INGEST_MAXED`,
+    ingestMaxedSubjects: `${MAX_DELIVERIES}.${ns}_INGEST.*`,
+    ingestMaxedSubject: (shard) => `${MAX_DELIVERIES}.${ns}_INGEST.${ns}_ingest_${shard}`,
+    ingestMaxedConsumer: (shard) => `${ns}_ingest_maxed_${shard}`,
     actorSubject: (shard, key) => `${ns}.actor.${shard}.${token(key.kind)}.${key.id.map(token).join('.')}`,
     actorShardWildcard: (shard) => `${ns}.actor.${shard}.>`,
     leaseBucket: `${ns}_leases`,
@@ -143,6 +161,18 @@ export function describeNames(ns = '<ns>'): Array<{ name: string; what: string; 
       name: `${ns}_ingest_<shard>`,
       what: 'durable consumer of one shard',
       watch: `nats consumer info ${ns}_INGEST ${ns}_ingest_0`,
+    },
+    {
+      name: `${ns}_INGEST_MAXED`,
+      what:
+        `stream on ${MAX_DELIVERIES}.${ns}_INGEST.* (work-queue): ` +
+        'ingest messages past max_deliver, each kept until it is dead-lettered',
+      watch: `nats stream info ${ns}_INGEST_MAXED`,
+    },
+    {
+      name: `${ns}_ingest_maxed_<shard>`,
+      what: "durable consumer of one shard's max-deliveries advisories",
+      watch: `nats consumer info ${ns}_INGEST_MAXED ${ns}_ingest_maxed_0`,
     },
     { name: `${ns}.actor.<shard>.<kind>.<id...>`, what: 'actor request/reply', watch: `nats sub '${ns}.actor.>'` },
     { name: `${ns}_leases`, what: 'KV: shard leases', watch: `nats kv watch ${ns}_leases` },
@@ -185,7 +215,9 @@ export function digest(s: string): string {
  * (INTERFACE §9.2), taken from the README table so `nats stream ls` says what each one is.
  */
 export function natsDescription(ns: string, name: string): string {
-  const generic = `<ns>${name.slice(ns.length)}`.replace(/_ingest_\d+$/, '_ingest_<shard>');
+  const generic = `<ns>${name.slice(ns.length)}`
+    .replace(/_ingest_\d+$/, '_ingest_<shard>')
+    .replace(/_ingest_maxed_\d+$/, '_ingest_maxed_<shard>');
   const what = describeNames().find((r) => r.name === generic)?.what ?? 'state';
   return `connector-service ${ns}: ${what}`;
 }

@@ -20,12 +20,25 @@ export interface DeadLetter {
 /** Long upstream bodies in errors are cut; the payload itself is kept whole. */
 const MAX_ERROR_CHARS = 4000;
 
-/** Returns the dead letter's id. */
+/**
+ * Returns the dead letter's id. Once per stream message (migration 070): when a row holds the
+ * same stream, sequence, subject, `Nats-Msg-Id` and install already, that row's id is
+ * returned and nothing is written.
+ */
 export async function recordDeadLetter(q: Queryable, dl: DeadLetter): Promise<string> {
   const { rows } = await q.query<{ id: string }>(
-    `INSERT INTO dead_letters (stream, stream_seq, subject, msg_id, install_id, deliveries, error, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-     RETURNING id`,
+    `WITH found AS (
+       SELECT id FROM dead_letters
+       WHERE stream = $1 AND stream_seq = $2 AND subject = $3 AND msg_id IS NOT DISTINCT FROM $4::text
+         AND install_id IS NOT DISTINCT FROM $5::uuid
+       LIMIT 1
+     ), added AS (
+       INSERT INTO dead_letters (stream, stream_seq, subject, msg_id, install_id, deliveries, error, payload)
+       SELECT $1, $2::bigint, $3, $4::text, $5::uuid, $6::int, $7, $8::bytea
+       WHERE NOT EXISTS (SELECT 1 FROM found)
+       RETURNING id
+     )
+     SELECT id FROM added UNION ALL SELECT id FROM found`,
     [
       sanitizeText(dl.stream),
       dl.streamSeq,

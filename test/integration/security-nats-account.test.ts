@@ -147,6 +147,15 @@ describe('the shipped NATS account', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
       expect(delivered[0]!.id).toBe(ev.id);
+      // Each shard's reader of max-deliveries advisories pulls from its stream (max-deliveries.ts).
+      for (const shard of [0, 1]) {
+        for (;;) {
+          const c = await jsm.consumers.info(names.ingestMaxedStream, names.ingestMaxedConsumer(shard));
+          if (c.num_waiting > 0) break;
+          if (Date.now() > end) throw new Error(`shard ${shard}'s advisories are never pulled`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
       nc.publish(names.graphChanged(ev.tenantId), '{}');
       await nc.flush();
     } finally {
