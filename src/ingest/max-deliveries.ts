@@ -147,7 +147,7 @@ export class MaxedDeadLetterer {
 }
 
 /** `{stream, stream_seq, deliveries}` of an `io.nats.jetstream.advisory.v1.max_deliver` advisory, or null. */
-export function parseAdvisory(data: Uint8Array): { stream: string; seq: number; deliveries: number } | null {
+function parseAdvisory(data: Uint8Array): { stream: string; seq: number; deliveries: number } | null {
   try {
     const a = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>;
     const seq = a.stream_seq;

@@ -185,7 +185,7 @@ export async function ensureIngestConsumer(
 }
 
 /** How long an advisory's dead-lettering may take before the server offers it again. */
-export const MAXED_ACK_WAIT_MS = 30_000;
+const MAXED_ACK_WAIT_MS = 30_000;
 
 async function ensureDurable(
   jsm: JetStreamManager,
