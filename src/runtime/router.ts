@@ -73,6 +73,8 @@ const SILENCE_FIRST_MS = 2_000;
  * subscribed for a moment, and a request must still be handled once, not twice.
  */
 const OWNER_QUEUE = 'owner';
+/** Refusals of unsealed actor requests are logged at most this often per served shard (counted every time). */
+const UNSEALED_LOG_EVERY_MS = 10_000;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -272,13 +274,27 @@ export function serveShard(opts: {
   const { nc, names, shard, handler } = opts;
   const log = opts.log.child({ shard });
   const inFlight = new Set<Promise<void>>();
+  // A flood of unsealed requests must not flood the log: the first refusal is told, then at most
+  // one line per UNSEALED_LOG_EVERY_MS with how many were refused meanwhile (all are counted).
+  let unsealedLoggedAt = -Infinity;
+  let unsealedUntold = 0;
+  const tellUnsealed = (subject: string): void => {
+    const now = Date.now();
+    if (now - unsealedLoggedAt < UNSEALED_LOG_EVERY_MS) {
+      unsealedUntold++;
+      return;
+    }
+    log.warn({ subject, refused_since_last_line: unsealedUntold }, 'actor request without a valid seal refused');
+    unsealedLoggedAt = now;
+    unsealedUntold = 0;
+  };
 
   const answer = async (m: Msg): Promise<void> => {
     let reply: Reply;
     try {
       if (opts.seal && !opts.seal.verify(m.data, m.headers?.get(SEAL_HEADER))) {
         opts.onRefused?.(m.subject);
-        log.warn({ subject: m.subject }, 'actor request without a valid seal refused');
+        tellUnsealed(m.subject);
         throw new Unauthorized('actor request is not sealed by this deployment');
       }
       const req = parseRequest(m, names, shard);

@@ -182,6 +182,17 @@ describe('NATS fence', () => {
       .ask(key, { type: 'uninstall', tenantId: victim.tenant_id }, { timeoutMs: 10_000 })
       .catch((e: unknown) => e);
     expect(unsealed).toMatchObject({ code: 'unauthorized' });
+    // A burst of them is counted one by one and logged once (one line per 10 s per shard, not per request).
+    const burst = 20;
+    const lineOf = () => logs.find('actor request without a valid seal refused', LOG_LEVEL.warn);
+    const linesBefore = lineOf().length;
+    for (let i = 0; i < burst; i++) {
+      const e = await rogue
+        .ask(key, { type: 'uninstall', tenantId: victim.tenant_id }, { timeoutMs: 10_000 })
+        .catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: 'unauthorized' });
+    }
+    expect(lineOf().length - linesBefore).toBeLessThanOrEqual(1);
     const wrongKey = await new Router({
       nc: outsider,
       names,
@@ -215,7 +226,7 @@ describe('NATS fence', () => {
       )
       .catch((e: unknown) => e);
     expect(forgedEmit).toMatchObject({ code: 'not_found' });
-    expect(await refused('actor')).toBe(before.actor + 2);
+    expect(await refused('actor')).toBe(before.actor + 2 + burst);
     expect(await refused('install_request')).toBe(before.install + 3);
     expect((await getInstallById(node.pool, victim.install_id))!.status).toBe('active');
     // Control: the install's own tenant, sealed, is served.
