@@ -124,11 +124,14 @@ describe('actor: indexer session retries, uninstall and removed repos', () => {
       lock_owner: null,
     });
     expect(failed.retry_at).not.toBeNull();
-    // A shard move would resume it: failed with a retry scheduled counts as unsettled.
-    expect((await listUnsettledSessions(pool)).find((s) => s.install_id === install.install_id)).toMatchObject({
-      repo_id: 31,
-      retry_owner: 'ns-retry/node-1',
+    // A shard move would resume it: failed with a retry scheduled counts as unsettled. Read while it is
+    // failed (the retry 500 ms later may already have moved it on when the first read ran: then a later
+    // failure shows it).
+    const unsettled = await until('the failed session listed as unsettled with its retry owner', async () => {
+      const s = (await listUnsettledSessions(pool)).find((x) => x.install_id === install.install_id);
+      return s?.retry_owner ? s : null;
     });
+    expect(unsettled).toMatchObject({ repo_id: 31, retry_owner: 'ns-retry/node-1' });
 
     await until('a second failure', async () => ((await state(install, 31))?.retries ?? 0) >= 2);
     daemon.set({ failIndex: false });
