@@ -17,7 +17,8 @@ import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey } from '../../src/runtime/names.js';
 import { openKv } from '../../src/runtime/nats.js';
 import { openReplayBuckets, replayGuard } from '../../src/runtime/replay-guard.js';
-import { Router, serveShard } from '../../src/runtime/router.js';
+import { Router } from '../../src/runtime/router.js';
+import { serveShard } from '../../src/runtime/serve-shard.js';
 import { createSeal } from '../../src/runtime/seal.js';
 
 const { values: args } = parseArgs({

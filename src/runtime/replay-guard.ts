@@ -30,6 +30,7 @@ import type { Logger } from '../log.js';
 import type { KvOpener } from './deployment-kv.js';
 import type { Names } from './names.js';
 import { isWrongSequence } from './shard-kv.js';
+import { logEvery } from './log-every.js';
 
 /**
  * Per bucket: the longest ask it serves, how far ahead a deadline it accepts (the ask plus
@@ -84,8 +85,7 @@ export function replayGuard(
   opts: { log: Logger; onReplay?: () => void; now?: () => number },
 ): ReplayGuard {
   const now = opts.now ?? Date.now;
-  let lastLog = -Infinity;
-  let unlogged = 0;
+  const tellReplay = logEvery(LOG_EVERY_MS, now);
   return {
     async admit(rid, body, deadline) {
       let id: string;
@@ -107,15 +107,12 @@ export function replayGuard(
         if (!isWrongSequence(err)) throw notStarted('the replay fence did not answer; resend', err);
       }
       opts.onReplay?.();
-      unlogged++;
-      if (now() - lastLog >= LOG_EVERY_MS) {
+      tellReplay((refused) =>
         opts.log.warn(
-          { refused: unlogged },
+          { refused },
           'sealed actor request delivered a second time refused: something replays captured requests',
-        );
-        lastLog = now();
-        unlogged = 0;
-      }
+        ),
+      );
       return false;
     },
   };

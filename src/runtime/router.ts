@@ -1,5 +1,6 @@
 /**
- * Actor routing over NATS request/reply (ARCHITECTURE.md "Actors").
+ * Actor routing over NATS request/reply (ARCHITECTURE.md "Actors"), the caller's side; the
+ * owner's side is serve-shard.ts.
  *
  * Caller side: `Router.ask` sends to the key's subject on its shard. While a shard moves
  * between nodes nobody subscribes to it, the server answers "no responders" at once, and
@@ -9,54 +10,25 @@
  * a node killed mid-request never answers, so a silence past the attempt window resends
  * it toward the shard's next owner (spec §8.24: a caller retrying for 15 s sees no failure).
  *
- * Owner side: `serveShard` subscribes to the shard's wildcard and answers each request
- * with `{ok:true,value}` or `{ok:false,error:WireError}`.
- *
  * Wire request: `{ key: ActorKey, msg, deadline, rid }`. The key travels structured (not as
  * `keyString`) because ids may contain `/`; the owner checks that the subject it arrived
  * on is the one the key maps to, so a request can never reach another key's handler.
  * `rid` is the attempt's own id: the owner refuses one it has served before (replay-guard.ts).
  */
 import { backoffMs } from '../backoff.js';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { errors as natsErrors } from '@nats-io/transport-node';
-import {
-  ActorUnavailable,
-  BadRequest,
-  DeadlineExceeded,
-  Internal,
-  Unauthorized,
-  Unavailable,
-  isNotStarted,
-} from '../errors.js';
-import { fromWire, toAppError, toWire, type WireError } from '../errors-wire.js';
-import { currentRequestId, logContext, type Logger } from '../log.js';
-import { contextOfHeaders, withTraceHeaders } from '../telemetry/nats-trace.js';
+import { ActorUnavailable, DeadlineExceeded, Internal, Unavailable, isNotStarted } from '../errors.js';
+import { fromWire } from '../errors-wire.js';
+import { currentRequestId, type Logger } from '../log.js';
+import { withTraceHeaders } from '../telemetry/nats-trace.js';
 import { inSpan, SpanKind, tracingOn } from '../telemetry/tracing.js';
-import { keyString, shardOf, type ActorKey, type Names } from './names.js';
+import { keyString, shardOf, type Names } from './names.js';
 import type { AskOptions, KeyOf, Protocol } from './ports.js';
-import { newRequestId, type ReplayGuard } from './replay-guard.js';
-import { SEAL_HEADER, type Seal } from './seal.js';
+import { newRequestId } from './replay-guard.js';
+import type { Reply, WireRequest } from './serve-shard.js';
+import type { Seal } from './seal.js';
 import { budgetSpent, currentWaitBudget } from '../wait-budget.js';
-
-export interface ActorRequest {
-  /** `keyString` of the addressed actor. */
-  key: string;
-  msg: { type: string } & Record<string, unknown>;
-  /** Epoch ms after which the caller no longer waits. */
-  deadline: number;
-}
-
-type Reply = { ok: true; value: unknown } | { ok: false; error: WireError };
-interface WireRequest {
-  key: ActorKey;
-  msg: { type: string };
-  deadline: number;
-  /** The edge request this ask serves: the actor's log lines carry it too (INTERFACE §9.3). */
-  request_id?: string;
-  /** This attempt's id, refused when delivered a second time (replay-guard.ts); absent from earlier releases. */
-  rid?: string;
-}
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
 /** Between resends while a key has no owner (backoff.ts: full jitter, so callers do not stampede the new owner). */
@@ -68,13 +40,6 @@ const LAST_ATTEMPT_MIN_MS = 100;
  * doubling per resend so a slow but live handler still gets the whole deadline.
  */
 const SILENCE_FIRST_MS = 2_000;
-/**
- * One queue group per shard subject: during a lease overlap two nodes may both be
- * subscribed for a moment, and a request must still be handled once, not twice.
- */
-const OWNER_QUEUE = 'owner';
-/** Refusals of unsealed actor requests are logged at most this often per served shard (counted every time). */
-const UNSEALED_LOG_EVERY_MS = 10_000;
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -252,130 +217,4 @@ function decodeReply(m: Msg): unknown {
   if (r.ok === true) return r.value;
   if (r.ok === false && r.error && typeof r.error.kind === 'string') throw fromWire(r.error);
   throw new Internal('actor reply has no ok field');
-}
-
-/**
- * Answer every request for one shard by calling `handler`. `stop()` unsubscribes (new
- * requests then see no responders and retry toward the next owner) and waits until
- * every request already received has been replied to.
- */
-export function serveShard(opts: {
-  nc: NatsConnection;
-  names: Names;
-  shard: number;
-  log: Logger;
-  handler: (req: ActorRequest) => Promise<unknown>;
-  /** INTERFACE §9.4: when set, a request without this deployment's seal is refused. */
-  seal?: Seal | null;
-  onRefused?: (key: string | null) => void;
-  /** Issue 32 item 3: when set, a request whose id was delivered before is refused (after its seal is checked). */
-  replay?: ReplayGuard | null;
-}): { stop(): Promise<void> } {
-  const { nc, names, shard, handler } = opts;
-  const log = opts.log.child({ shard });
-  const inFlight = new Set<Promise<void>>();
-  // A flood of unsealed requests must not flood the log: the first refusal is told, then at most
-  // one line per UNSEALED_LOG_EVERY_MS with how many were refused meanwhile (all are counted).
-  let unsealedLoggedAt = -Infinity;
-  let unsealedUntold = 0;
-  const tellUnsealed = (subject: string): void => {
-    const now = Date.now();
-    if (now - unsealedLoggedAt < UNSEALED_LOG_EVERY_MS) {
-      unsealedUntold++;
-      return;
-    }
-    log.warn({ subject, refused_since_last_line: unsealedUntold }, 'actor request without a valid seal refused');
-    unsealedLoggedAt = now;
-    unsealedUntold = 0;
-  };
-
-  const answer = async (m: Msg): Promise<void> => {
-    let reply: Reply;
-    try {
-      if (opts.seal && !opts.seal.verify(m.data, m.headers?.get(SEAL_HEADER))) {
-        opts.onRefused?.(m.subject);
-        tellUnsealed(m.subject);
-        throw new Unauthorized('actor request is not sealed by this deployment');
-      }
-      const req = parseRequest(m, names, shard);
-      if (Date.now() >= req.deadline) throw new DeadlineExceeded('request expired before it was handled');
-      if (opts.replay && !(await opts.replay.admit(req.rid, m.data, req.deadline)))
-        throw new Unauthorized('actor request was delivered before; a replay is refused');
-      const handle = () => handler({ key: keyString(req.key), msg: req.msg, deadline: req.deadline });
-      const call = tracingOn() ? () => handleTraced(m, req, handle) : handle;
-      const value = await (typeof req.request_id === 'string' && req.request_id.length <= 128
-        ? logContext.run({ request_id: req.request_id }, call)
-        : call());
-      reply = { ok: true, value };
-    } catch (err) {
-      const e = toAppError(err);
-      if (e.kind === 'Internal') log.error({ err, subject: m.subject }, 'actor handler failed');
-      reply = { ok: false, error: toWire(e) };
-    }
-    respond(m, reply, log);
-  };
-
-  const sub: Subscription = nc.subscribe(names.actorShardWildcard(shard), {
-    queue: OWNER_QUEUE,
-    callback: (err, m) => {
-      if (err) {
-        log.error({ err }, 'actor subscription failed; this shard no longer answers');
-        return;
-      }
-      const p = answer(m).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-    },
-  });
-
-  return {
-    async stop() {
-      if (!sub.isClosed()) await sub.drain();
-      await Promise.allSettled([...inFlight]);
-      // Replies are buffered writes; flush so they leave before the caller closes nc.
-      if (!nc.isClosed()) await nc.flush().catch(() => undefined);
-    },
-  };
-}
-
-/** The owner's side of `actor.request`: a span in the asker's trace, from the request's headers. */
-function handleTraced(m: Msg, req: WireRequest, handle: () => Promise<unknown>): Promise<unknown> {
-  const attributes = { 'actor.kind': req.key.kind, 'actor.key': keyString(req.key), 'actor.message': req.msg.type };
-  return inSpan('actor.handle', { kind: SpanKind.SERVER, attributes, parent: contextOfHeaders(m.headers) }, handle);
-}
-
-function parseRequest(m: Msg, names: Names, shard: number): WireRequest {
-  let req: WireRequest;
-  try {
-    req = JSON.parse(dec.decode(m.data)) as WireRequest;
-  } catch (err) {
-    throw new BadRequest('actor request is not JSON', { cause: err });
-  }
-  const k = req?.key;
-  const ok =
-    k &&
-    typeof k.kind === 'string' &&
-    Array.isArray(k.id) &&
-    k.id.every((p) => typeof p === 'string') &&
-    typeof req.msg?.type === 'string' &&
-    typeof req.deadline === 'number';
-  if (!ok) throw new BadRequest('actor request is malformed');
-  if (names.actorSubject(shard, k) !== m.subject) throw new BadRequest('actor request key does not match its subject');
-  return req;
-}
-
-function respond(m: Msg, reply: Reply, log: Logger): void {
-  if (!m.reply) return;
-  try {
-    m.respond(enc.encode(JSON.stringify(reply)));
-  } catch (err) {
-    // Typically a value larger than max_payload or one JSON cannot encode: say so instead.
-    log.error({ err, subject: m.subject }, 'actor reply could not be sent');
-    try {
-      m.respond(
-        enc.encode(JSON.stringify({ ok: false, error: toWire(new Internal('actor reply could not be encoded')) })),
-      );
-    } catch {
-      // The connection is gone; the caller's timeout reports it.
-    }
-  }
 }

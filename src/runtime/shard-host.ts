@@ -7,7 +7,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import type { Names } from './names.js';
-import { serveShard, type ActorRequest } from './router.js';
+import { serveShard, type ActorRequest } from './serve-shard.js';
 import type { ReplayGuard } from './replay-guard.js';
 import type { Seal } from './seal.js';
 import type { ShardListener, ShardWork } from './shard-ports.js';

@@ -8,7 +8,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey } from '../../src/runtime/names.js';
-import { Router, serveShard } from '../../src/runtime/router.js';
+import { Router } from '../../src/runtime/router.js';
+import { serveShard } from '../../src/runtime/serve-shard.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 
 const SHARDS = 4;

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ActorUnavailable, Conflict, RateLimited, notStarted } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey, type Names } from '../../src/runtime/names.js';
-import { Router, serveShard, type ActorRequest } from '../../src/runtime/router.js';
+import { Router } from '../../src/runtime/router.js';
+import { serveShard, type ActorRequest } from '../../src/runtime/serve-shard.js';
 import type { KeyOf } from '../../src/runtime/ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 
