@@ -7,7 +7,8 @@
  *   transaction may take other installs' batches too (commit.ts). What arrives meanwhile
  *   goes into the lane's next batch; pulling goes on.
  * - Each event is admitted first (settle.ts: its attempts counted, its blob read; its seal
- *   was checked as it arrived, consumer.ts); one that must be retried blocks its lane, so the events after it wait for it.
+ *   was checked as it arrived, consumer.ts); one that must be retried blocks its lane, so the events
+ *   after it wait for it.
  * - A failed batch is delivered again event by event: a poison event fails only itself. A
  *   failure that says nothing about the events (Postgres or the actor unavailable, the actor's
  *   mailbox full) retries the batch whole instead: a blip does not split it into one-event

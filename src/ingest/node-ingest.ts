@@ -84,7 +84,10 @@ interface ShardConsumer {
 
 export class NodeIngest implements ShardWork {
   private readonly running = new Map<number, ShardConsumer>();
-  /** Counts of consumers already stopped (so totals stay monotonic across shard moves), and dead letters made from advisories. */
+  /**
+   * Counts of consumers already stopped (so totals stay monotonic across shard moves), and dead
+   * letters made from advisories.
+   */
   private readonly retired = { delivered: 0, redeliveries: 0, deadLettered: 0 };
   private readonly room = new DeliveryRoom();
   private readonly buffer: IngestBuffer;

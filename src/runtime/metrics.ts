@@ -239,7 +239,9 @@ export function createRuntimeMetrics(registry: Registry): RuntimeMetrics {
     }),
     fenceRefused: new Counter({
       name: 'connector_service_nats_refused_total',
-      help: 'NATS messages refused by the fence: unsealed, replayed, or naming another tenant or install (INTERFACE §9.4)',
+      help:
+        'NATS messages refused by the fence: unsealed, replayed, or naming another tenant or install ' +
+        '(INTERFACE §9.4)',
       labelNames: ['path'],
       registers,
     }),

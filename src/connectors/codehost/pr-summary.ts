@@ -86,7 +86,8 @@ export async function summarisePullRequest(
   const owners = await findActiveInstalls(deps.pool, 'codehost', install.external_id);
   if (owners[0]?.install_id !== install.install_id) return;
 
-  const marker = `${CODEHOST_SUMMARY_PREFIX}.${install.install_id}.${Buffer.from(event.id).toString('hex').slice(0, 200)}`;
+  const eventHex = Buffer.from(event.id).toString('hex').slice(0, 200);
+  const marker = `${CODEHOST_SUMMARY_PREFIX}.${install.install_id}.${eventHex}`;
   if (!info.inserted && (await deps.dedup.get(marker).catch(() => null))) return;
 
   const p = event.payload as PullRequestPayload;
