@@ -13,8 +13,9 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../support/github-harness.js';
+import { installWithPr, proxied, timed } from '../support/stalled-routes.js';
 import { testNatsUrl } from '../support/env.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
 
 let proxy: TcpProxy;
@@ -25,37 +26,16 @@ let prId: string;
 const P = 7_800_000 + Math.floor(Math.random() * 1000);
 
 beforeAll(async () => {
-  const nats = new URL(testNatsUrl());
-  proxy = await startTcpProxy(nats.hostname, Number(nats.port || 4222));
-  const viaProxy = new URL(nats);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
-  h = await startCodehostHarness({ NATS_URL: viaProxy.toString() });
-  t = await h.tenant('nats-stall');
-  installId = await h.install(t, P);
-  expect((await h.deliver('pull_request', forInstallation(examplePayload('pull_request', 'opened'), P))).status).toBe(
-    202,
-  );
-  prId = await until('the PR node', async () => {
-    const res = await h.api('/api/v1/graph/nodes?kind=codehost.pull_request', t);
-    return ((await res.json()) as { nodes: Array<{ id: string; install_id: string }> }).nodes.find(
-      (n) => n.install_id === installId,
-    )?.id;
-  });
+  const via = await proxied(testNatsUrl(), 4222);
+  proxy = via.proxy;
+  h = await startCodehostHarness({ NATS_URL: via.url });
+  ({ t, installId, prId } = await installWithPr(h, 'nats-stall', P));
 }, 60_000);
 afterAll(async () => {
   proxy?.resume();
   await h?.stop();
   await proxy?.close();
 });
-
-async function timed(what: Promise<Response>): Promise<{ status: number; code: string | null; ms: number }> {
-  const started = performance.now();
-  const res = await what.catch(() => null);
-  if (res === null) return { status: 0, code: null, ms: performance.now() - started };
-  const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
-  return { status: res.status, code: body?.error?.code ?? null, ms: performance.now() - started };
-}
 
 const calls = () => ({
   emit: () =>

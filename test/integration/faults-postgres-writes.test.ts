@@ -8,14 +8,10 @@
  * within 3 s too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  examplePayload,
-  forInstallation,
-  startCodehostHarness,
-  type CodehostHarness,
-} from '../support/github-harness.js';
+import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 import { testDatabaseUrl } from '../support/env.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
+import { installWithPr, proxied, timed } from '../support/stalled-routes.js';
 import { until } from '../support/until.js';
 
 let proxy: TcpProxy;
@@ -26,43 +22,21 @@ let prId: string;
 const P = 7_700_000 + Math.floor(Math.random() * 1000);
 
 beforeAll(async () => {
-  const db = new URL(testDatabaseUrl());
-  proxy = await startTcpProxy(db.hostname, Number(db.port || 5432));
-  const viaProxy = new URL(db);
-  viaProxy.hostname = '127.0.0.1';
-  viaProxy.port = String(proxy.port);
+  const via = await proxied(testDatabaseUrl(), 5432);
+  proxy = via.proxy;
   h = await startCodehostHarness({
-    DATABASE_URL: viaProxy.toString(),
+    DATABASE_URL: via.url,
     CHATAPP_CLIENT_ID: 'cid',
     CHATAPP_CLIENT_SECRET: 'csecret',
     CHATAPP_SIGNING_SECRET: 'stall-signing-secret',
   });
-  t = await h.tenant('stall-writes');
-  installId = await h.install(t, P);
-  expect((await h.deliver('pull_request', forInstallation(examplePayload('pull_request', 'opened'), P))).status).toBe(
-    202,
-  );
-  prId = await until('the PR node', async () => {
-    const res = await h.api('/api/v1/graph/nodes?kind=codehost.pull_request', t);
-    return ((await res.json()) as { nodes: Array<{ id: string; install_id: string }> }).nodes.find(
-      (n) => n.install_id === installId,
-    )?.id;
-  });
+  ({ t, installId, prId } = await installWithPr(h, 'stall-writes', P));
 }, 60_000);
 afterAll(async () => {
   proxy?.resume();
   await h?.stop();
   await proxy?.close();
 });
-
-async function timed(what: Promise<Response>): Promise<{ status: number; code: string | null; ms: number }> {
-  const started = performance.now();
-  const res = await what.catch(() => null);
-  // No answer at all (the connection reset) is a failure the assertions name.
-  if (res === null) return { status: 0, code: null, ms: performance.now() - started };
-  const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
-  return { status: res.status, code: body?.error?.code ?? null, ms: performance.now() - started };
-}
 
 /** Each route's call, made when invoked. */
 const calls = () => ({
