@@ -30,6 +30,7 @@ import { buildModules } from './node/modules.js';
 import { openNodeNats } from './node/nats-setup.js';
 import { startOpsListeners } from './node/ops-listeners.js';
 import { openPools } from './node/postgres.js';
+import { LivenessProbe } from './runtime/liveness-probe.js';
 import { warnIncompleteConnectors } from './node/preflight.js';
 import { nodeReadiness } from './node/readiness.js';
 import { stopAll, undoAll, type Undo } from './node/undo.js';
@@ -81,7 +82,9 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   const keyring = await loadKeyring(pools.pool, masterKeys);
   const nats = await openNodeNats(config, names, log, started);
   const { registry, runtime: metrics } = openMetrics(config, pools.pool, log, started);
-  const router = new Router({ nc: nats.nc, names, shards: config.shards, log, seal });
+  // INTERFACE §9.3: a request awaiting an actor answers 503 when NATS or Postgres goes silent meanwhile.
+  const dependencies = [new LivenessProbe('Postgres', () => pools.probePool.query('select 1'))];
+  const router = new Router({ nc: nats.nc, names, shards: config.shards, log, seal, dependencies });
   const { effectTimings, resumeSweepMs } = opts;
   const modulesParts = { config, log, pools, nats, names, seal, masterKeys: keyring, router, metrics, registry };
   const built = await buildModules({ ...modulesParts, hostsActors, effectTimings });

@@ -21,6 +21,12 @@ export type Pool = ReturnType<typeof createPool>;
 export interface NodePools {
   pool: Pool;
   requestPool: Pool;
+  /**
+   * One connection that only answers "does Postgres answer?" for requests awaiting an actor
+   * (runtime/liveness-probe.ts): on a pool of its own, so a busy pool's queue never reads as
+   * a silent server.
+   */
+  probePool: Pool;
   onIdleError: (err: Error) => void;
 }
 
@@ -37,7 +43,14 @@ export async function openPools(config: Readonly<Config>, log: Logger, undo: Und
     statementTimeoutMs: REQUEST_WAIT_MS,
     onIdleError,
   });
-  undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end()]) });
+  const probePool = createPool(databaseUrl, {
+    max: 1,
+    connectionTimeoutMs: 10_000,
+    queryTimeoutMs: 10_000,
+    applicationName: 'connector-service probe',
+    onIdleError,
+  });
+  undo.push({ name: 'postgres', fn: () => Promise.all([pool.end(), requestPool.end(), probePool.end()]) });
   // Migrations run as the schema owner (DATABASE_MIGRATE_URL) while the node itself serves
   // as the application role, which row-level security binds (README "Security model").
   const migrator = config.security.migrateDatabaseUrl
@@ -48,7 +61,7 @@ export async function openPools(config: Readonly<Config>, log: Logger, undo: Und
       throw new Error(`Postgres is unreachable or refused the migration: ${(err as Error).message}`, { cause: err });
     })
     .finally(() => (migrator === pool ? undefined : migrator.end()));
-  return { pool, requestPool, onIdleError };
+  return { pool, requestPool, probePool, onIdleError };
 }
 
 /**

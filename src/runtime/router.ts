@@ -29,6 +29,7 @@ import { newRequestId } from './replay-guard.js';
 import type { Reply, WireRequest } from './serve-shard.js';
 import type { Seal } from './seal.js';
 import { budgetSpent, currentWaitBudget } from '../wait-budget.js';
+import { LivenessProbe } from './liveness-probe.js';
 
 /** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
 /** Between resends while a key has no owner (backoff.ts: full jitter, so callers do not stampede the new owner). */
@@ -52,9 +53,22 @@ export class Router {
   private readonly log: Logger;
 
   private readonly seal: Seal | null;
+  /** What a request awaiting an answer checks still answers: NATS, then what the node adds (Postgres). */
+  private readonly dependencies: LivenessProbe[];
 
-  constructor(opts: { nc: NatsConnection; names: Names; shards: number; log: Logger; seal?: Seal | null }) {
+  constructor(opts: {
+    nc: NatsConnection;
+    names: Names;
+    shards: number;
+    log: Logger;
+    seal?: Seal | null;
+    /** Dependencies besides NATS whose silence ends a request's ask with 503 (INTERFACE §9.3). */
+    dependencies?: LivenessProbe[];
+  }) {
     this.seal = opts.seal ?? null;
+    const nc = opts.nc;
+    // Refused while reconnecting: not an answer, only the time left decides.
+    this.dependencies = [new LivenessProbe('NATS', () => nc.flush()), ...(opts.dependencies ?? [])];
     this.nc = opts.nc;
     this.names = opts.names;
     this.shards = opts.shards;
@@ -117,9 +131,9 @@ export class Router {
           timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining,
           ...(headers ? { headers } : {}),
         });
-        reply = await whileNatsAnswers(this.nc, asked);
+        reply = await whileDependenciesAnswer(this.dependencies, asked);
       } catch (err) {
-        // NATS did not answer within the request's budget: already the 503 it is.
+        // NATS or Postgres did not answer within the request's budget: already the 503 it is.
         if (err instanceof Unavailable) throw err;
         if (isNoResponders(err)) {
           if (untouched && Date.now() >= unownedUntil)
@@ -157,20 +171,22 @@ export class Router {
   }
 }
 
-/** Between checks that NATS still answers, while an ask on a request's path awaits its answer. */
-const NATS_PROBE_MS = 250;
+/** Between checks that NATS and Postgres still answer, while an ask on a request's path awaits its answer. */
+const PROBE_MS = 250;
 
 /**
  * INTERFACE §9.3 on a request's path (a wait budget is running, src/wait-budget.ts): while the
- * actor's answer is awaited, NATS itself is asked (PING, PONG) at once and every 250 ms. A PING
- * unanswered for what the request has left ends the ask with 503 `unavailable`, within the
- * request's 2 s; an actor that takes long (an upstream call, a rate bucket) over a NATS that
- * answers is waited for up to the ask's own timeout. A PONG spends nothing: an emit waiting
- * 10 s for its workspace token pings 40 times, and a loaded event loop must not turn those
- * into a spent budget. A connection being re-established answers no PING until it is back.
- * Outside a request, only the ask's own timeout.
+ * actor's answer is awaited, NATS (PING, PONG) and Postgres (`SELECT 1`) are asked at once
+ * and every 250 ms. One of them silent for what the request has left ends the ask with 503
+ * `unavailable`, within the request's 2 s: so does a Postgres stall that begins inside the
+ * actor's own work, after the route's reads. The actor is not stopped: what it wrote upstream
+ * it records once Postgres answers again, and an `Idempotency-Key` retry gets that receipt
+ * (edge/idempotency.ts keeps the claim after a 503). An actor that takes long (an upstream
+ * call, a rate bucket) while both answer is waited for up to the ask's own timeout. An answer
+ * spends nothing: an emit waiting 10 s for its workspace token checks 40 times, and a loaded
+ * event loop must not turn those into a spent budget. Outside a request, only the ask's own timeout.
  */
-async function whileNatsAnswers<T>(nc: NatsConnection, asked: Promise<T>): Promise<T> {
+async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: Promise<T>): Promise<T> {
   const budget = currentWaitBudget();
   if (!budget) return asked;
   let timer: NodeJS.Timeout | undefined;
@@ -178,18 +194,16 @@ async function whileNatsAnswers<T>(nc: NatsConnection, asked: Promise<T>): Promi
   const silent = new Promise<never>((_, reject) => {
     const probe = async () => {
       let cut: NodeJS.Timeout | undefined;
-      const answered = await Promise.race([
-        // Refused while reconnecting: only the time left decides.
-        nc.flush().then(
-          () => true,
-          () => new Promise<boolean>(() => undefined),
-        ),
-        new Promise<boolean>((r) => (cut = setTimeout(() => r(false), budget.leftMs()))),
+      const timeLeft = new Promise<false>((r) => (cut = setTimeout(() => r(false), budget.leftMs())));
+      const answered = dependencies.map(() => false);
+      const silentOne = await Promise.race([
+        Promise.all(dependencies.map((d, i) => d.answered().then(() => (answered[i] = true)))).then(() => null),
+        timeLeft.then(() => dependencies[answered.indexOf(false)] ?? dependencies[0]!),
       ]);
       clearTimeout(cut);
       if (over) return;
-      if (!answered) reject(budgetSpent('NATS', budget));
-      else timer = setTimeout(() => void probe(), NATS_PROBE_MS);
+      if (silentOne) reject(budgetSpent(silentOne.what, budget));
+      else timer = setTimeout(() => void probe(), PROBE_MS);
     };
     void probe();
   });

@@ -72,6 +72,11 @@ export class FakeGitHub {
    * the window between GitHub's revoke and what the caller does once it returns.
    */
   holdRevokeAnswer: (() => Promise<void>) | null = null;
+  /**
+   * Called once a call is routed (its write done) and before it is answered: lets a test make
+   * something happen between the platform's write and the caller hearing of it.
+   */
+  beforeAnswer: ((call: RecordedCall) => void) | null = null;
   /** Lifetime of minted tokens. */
   tokenTtlMs = 60 * 60_000;
   private readonly failures: Array<FailRule & { left: number }> = [];
@@ -172,6 +177,7 @@ export class FakeGitHub {
     if (method === 'DELETE' && url.pathname === '/installation/token' && reply.status === 204) {
       await this.holdRevokeAnswer?.();
     }
+    this.beforeAnswer?.(call);
     send(res, reply);
   }
 

@@ -5,7 +5,9 @@
  * 3 s (a request waits at most 2 s for Postgres or NATS), and work again once it forwards.
  * With Postgres slow instead (every answer 1.2 s late, none past a statement's own timeout),
  * the 2 s are the request's in all, not each statement's: a route that needs more answers 503
- * within 3 s too.
+ * within 3 s too. A stall that begins inside the actor's work (after the route's reads, between
+ * GitHub's write and the actor recording it) answers 503 within 3 s as well, and loses nothing:
+ * the retry with the same `Idempotency-Key` gets that write's receipt, GitHub saw one write.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
@@ -135,5 +137,52 @@ describe('Postgres slow: the 2 s are per request', () => {
       async () => (await h.api(`/api/v1/connectors/installs/${installId}/health`, t)).status === 200,
       { timeoutMs: 15_000 },
     );
+  }, 60_000);
+});
+
+describe("Postgres stalls inside the actor's work", () => {
+  it('the emit answers 503 within 3 s; the retry with its Idempotency-Key gets the one write made', async () => {
+    const marker = `stalled-mid-emit-${P}`;
+    const emit = () =>
+      fetch(`${h.node.url}/api/v1/connectors/installs/${installId}/emit`, {
+        method: 'POST',
+        headers: { ...t.auth, 'content-type': 'application/json', 'idempotency-key': marker },
+        body: JSON.stringify({
+          kind: 'codehost.issue_comment',
+          body: { repo_full_name: 'Codertocat/Hello-World', issue_number: 2, body: marker },
+        }),
+      });
+    const writes = () =>
+      h.gh.callsTo('POST', /\/issues\/2\/comments$/).filter((c) => (c.body as { body?: string }).body === marker);
+    await until(
+      'health answers after the earlier stalls',
+      async () => (await h.api(`/api/v1/connectors/installs/${installId}/health`, t)).status === 200,
+      { timeoutMs: 15_000 },
+    );
+    // GitHub has written the comment; Postgres stops answering before the actor hears so.
+    h.gh.beforeAnswer = (call) => {
+      if (call.method === 'POST' && (call.body as { body?: string } | null)?.body === marker) proxy.pause();
+    };
+    let first: Awaited<ReturnType<typeof timed>>;
+    try {
+      first = await timed(emit());
+    } finally {
+      h.gh.beforeAnswer = null;
+      proxy.resume();
+    }
+    console.log(`figures: Postgres stalled inside the emit's actor: ${first.status} in ${first.ms.toFixed(0)} ms`);
+    expect(writes()).toHaveLength(1);
+    expect({ status: first.status, code: first.code }).toEqual({ status: 503, code: 'unavailable' });
+    expect(first.ms).toBeLessThan(3_000);
+    // The retry waits while the first call's claim is held, then answers the write it made.
+    const retried = await until('the retried emit answers 200', async () => {
+      const res = await emit();
+      return res.status === 200 ? res : undefined;
+    });
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    const receipt = (await retried.json()) as { provider_id?: string };
+    expect(writes()).toHaveLength(1);
+    const made = [...h.gh.repos.comments.values()].filter((c) => c.body === marker);
+    expect(made.map((c) => String(c.id))).toEqual([receipt.provider_id]);
   }, 60_000);
 });
