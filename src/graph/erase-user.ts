@@ -2,16 +2,28 @@
  * `POST /api/v1/graph/erase` (INTERFACE §10.5): a platform user of an install forgotten, in
  * one transaction: the user's node loses its name props, every node it authored (an
  * `authored_by` edge to it: chat messages, code-host comments, reviews, issues and pull
- * requests) loses its text, and so do the stored events that carried that text; a tombstone
- * (migration 040) keeps later chat events of the user from bringing it back (the chat
- * driver's `withoutForgotten`). Each changed node is a change of the feed.
+ * requests) loses its text, and so do the stored events and dead letters that carried that
+ * text; a tombstone (migration 040) keeps every later event of the user (a late or repeated
+ * delivery, a backfill or catch-up re-reading history, a replayed dead letter) from bringing
+ * it back: the drivers' `withoutForgotten`, in the ingest transaction that stores the event
+ * (chat: forget-deleted.ts; code host: forget-erased.ts). Each changed node is a change of
+ * the feed.
  */
-import { CONTENT_KEYS, recordForgotten } from '../store/forgotten.js';
+import {
+  CONTENT_KEYS,
+  chatInstallsOfWorkspace,
+  recordForgotten,
+  scrubDeadLetters,
+  withoutContent,
+  type EnvelopedEvent,
+} from '../store/forgotten.js';
 import type { Queryable } from '../store/db.js';
 import type { Install } from '../store/installs.js';
 import { recordChanges } from './change-log.js';
 import type { GraphChange } from './change.js';
+import { withoutAuthorsText } from './codehost-authored.js';
 import { searchText } from './search-text.js';
+import { jsonText } from '../store/sanitize.js';
 
 /** A user's name props (INTERFACE §9.5), gone with the user. */
 export const NAME_PROPS = ['name', 'real_name', 'display_name', 'email'];
@@ -82,21 +94,62 @@ async function eraseChatEvents(tx: Queryable, install: Install, userId: string):
           OR (e.kind = 'user_info' AND e.payload->>'user_id' = $3 AND e.payload ?| $4::text[]))`,
     [install.tenant_id, install.external_id, userId, NAME_PROPS, CONTENT_KEYS],
   );
+  const redact = (ev: EnvelopedEvent): unknown => {
+    const p = ev.payload as Record<string, unknown> | null;
+    if (typeof p !== 'object' || p === null) return null;
+    if (ev.kind === 'user_info' && p.user_id === userId && NAME_PROPS.some((k) => k in p))
+      return Object.fromEntries(Object.entries(p).filter(([k]) => !NAME_PROPS.includes(k)));
+    if ((ev.kind === 'message' || ev.kind === 'message_changed') && p.user === userId) {
+      const out = withoutContent(p);
+      return out === p ? null : out;
+    }
+    return null;
+  };
+  const installs = await chatInstallsOfWorkspace(tx, install.tenant_id, install.external_id);
+  await scrubDeadLetters(tx, installs, [userId], redact);
   return rowCount ?? 0;
 }
 
-/** Webhook payloads: the body of each comment, review, issue and pull request the login wrote. */
+/**
+ * Webhook payloads of every code-host install of the tenant: the text of each object the login
+ * wrote, and of the edits of it (codehost-authored.ts, the rule ingest applies after the erase).
+ * One rewrite of the changed rows.
+ */
 async function eraseCodehostEvents(tx: Queryable, install: Install, login: string): Promise<number> {
-  let n = 0;
-  for (const field of ['comment', 'review', 'issue', 'pull_request']) {
-    const { rowCount } = await tx.query(
-      `UPDATE events e SET payload = e.payload #- ARRAY[$3, 'body']
-         FROM installs i
-        WHERE i.tenant_id = $1 AND i.connector_id = 'codehost' AND e.install_id = i.install_id
-          AND e.payload->$3->'user'->>'login' = $2 AND e.payload->$3 ? 'body'`,
-      [install.tenant_id, login, field],
+  const { rows } = await tx.query<{ install_id: string; id: string; kind: string; payload: unknown }>(
+    `SELECT e.install_id, e.id, e.kind, e.payload
+       FROM installs i JOIN events e ON e.install_id = i.install_id
+      WHERE i.tenant_id = $1 AND i.connector_id = 'codehost'
+        AND (EXISTS (SELECT 1 FROM jsonb_each(CASE jsonb_typeof(e.payload) WHEN 'object' THEN e.payload END) f
+                      WHERE f.value->'user'->>'login' = $2 OR f.value->'author'->>'login' = $2)
+             OR e.payload->'changes'->'new_issue'->'user'->>'login' = $2)
+      FOR UPDATE OF e`,
+    [install.tenant_id, login],
+  );
+  const changed = rows.flatMap((r) => {
+    const payload = withoutAuthorsText(r.kind, r.payload, (l) => l === login);
+    return payload === r.payload ? [] : [{ install_id: r.install_id, id: r.id, payload }];
+  });
+  if (changed.length > 0) {
+    await tx.query(
+      `UPDATE events e SET payload = c.payload
+         FROM jsonb_to_recordset($1::jsonb) AS c(install_id uuid, id text, payload jsonb)
+        WHERE e.install_id = c.install_id AND e.id = c.id`,
+      [jsonText(changed)],
     );
-    n += rowCount ?? 0;
   }
-  return n;
+  const { rows: installs } = await tx.query<{ install_id: string }>(
+    `SELECT install_id FROM installs WHERE tenant_id = $1 AND connector_id = 'codehost'`,
+    [install.tenant_id],
+  );
+  await scrubDeadLetters(
+    tx,
+    installs.map((i) => i.install_id),
+    [login],
+    (ev) => {
+      const payload = withoutAuthorsText(ev.kind, ev.payload, (l) => l === login);
+      return payload === ev.payload ? null : payload;
+    },
+  );
+  return changed.length;
 }

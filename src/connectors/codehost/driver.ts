@@ -9,6 +9,7 @@ import { NotConfigured } from '../../errors.js';
 import type { ConnectorDriver, SelfEmitDrop } from '../driver.js';
 import { parseEmit, type CodehostWrite } from './emit-schema.js';
 import { installRefOf, type GithubClients, type InstallRef } from './github-client.js';
+import { withoutErased } from './forget-erased.js';
 import { checkHealth } from './health.js';
 import type { WriteOutcome } from './perform-write.js';
 import { PR_SUMMARY_EFFECT, prSummaryTarget, summarisePullRequest, type PrSummaryDeps } from './pr-summary.js';
@@ -79,6 +80,13 @@ export function codehostDriver(deps: CodehostDriverDeps): ConnectorDriver {
         }),
       );
     },
+
+    // INTERFACE §10.5: an erased login's text never comes back with a later or repeated event.
+    withoutForgotten: (tx, batches) =>
+      withoutErased(
+        tx,
+        batches.map((b) => ({ install: b.ctx.install, events: b.events })),
+      ),
 
     effectsOf: (_install, event) => {
       const pr = prSummaryTarget(event);

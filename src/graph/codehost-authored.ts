@@ -1,0 +1,74 @@
+/**
+ * What a code-host user wrote in a webhook payload (INTERFACE §4 kinds), for the erase of a
+ * login (INTERFACE §10.5, erase-user.ts) and for the events of that login arriving after it
+ * (connectors/codehost/forget-erased.ts): the one rule for both.
+ *
+ * A webhook payload names its objects at its top level (`comment`, `review`, `issue`,
+ * `pull_request`, `discussion`, `release`...), each with its author (`user`, or `author` for
+ * a release); an object written by an erased login loses its `body`, and so does the event's
+ * `changes` (the text before an edit) when the object it describes is theirs. A transferred
+ * issue's new copy (`changes.new_issue`) is an object too. Ids, kinds, titles and the
+ * author's login stay. Pure.
+ */
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The object an event's `changes` describe, by the event's name, when it is not the object named alike. */
+const CHANGED_OBJECT: Record<string, string> = {
+  issue_comment: 'comment',
+  pull_request_review_comment: 'comment',
+  commit_comment: 'comment',
+  discussion_comment: 'comment',
+  pull_request_review: 'review',
+  issues: 'issue',
+};
+
+function authorOf(o: unknown): string | null {
+  if (!isObj(o)) return null;
+  const by = isObj(o.user) ? o.user : isObj(o.author) ? o.author : null;
+  return by !== null && typeof by.login === 'string' && by.login.length > 0 ? by.login : null;
+}
+
+const withoutBody = (o: Obj): Obj => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'body'));
+
+/** The logins whose text the payload carries (the authors of its objects). */
+export function authorsIn(payload: unknown): string[] {
+  if (!isObj(payload)) return [];
+  const out = new Set<string>();
+  for (const v of Object.values(payload)) {
+    const login = authorOf(v);
+    if (login !== null) out.add(login);
+  }
+  const moved = isObj(payload.changes) ? authorOf(payload.changes.new_issue) : null;
+  if (moved !== null) out.add(moved);
+  return [...out];
+}
+
+/**
+ * The payload without the text `erased` logins wrote; the same object when it holds none.
+ * `kind` is the event's (`{X-GitHub-Event}.{action}`, INTERFACE §4).
+ */
+export function withoutAuthorsText(kind: string, payload: unknown, erased: (login: string) => boolean): unknown {
+  if (!isObj(payload)) return payload;
+  const gone = (o: unknown): o is Obj => {
+    const login = authorOf(o);
+    return login !== null && erased(login) && isObj(o) && o.body !== undefined;
+  };
+  let out: Obj | null = null;
+  const set = (k: string, v: unknown) => {
+    out ??= { ...payload };
+    out[k] = v;
+  };
+  for (const [k, v] of Object.entries(payload)) if (k !== 'changes' && gone(v)) set(k, withoutBody(v));
+  if (isObj(payload.changes)) {
+    let changes: Obj = payload.changes;
+    const name = kind.split('.', 1)[0]!;
+    const described = payload[CHANGED_OBJECT[name] ?? name];
+    const login = authorOf(described);
+    if (login !== null && erased(login) && changes.body !== undefined) changes = withoutBody(changes);
+    if (gone(changes.new_issue)) changes = { ...changes, new_issue: withoutBody(changes.new_issue) };
+    if (changes !== payload.changes) set('changes', changes);
+  }
+  return out ?? payload;
+}

@@ -1,0 +1,65 @@
+/**
+ * What an erased login wrote in a webhook payload (INTERFACE §10.5, graph/codehost-authored.ts):
+ * the body of each top-level object they authored, the text before their edit, a transferred
+ * issue's new copy; nobody else's text, and the same object when nothing is theirs.
+ */
+import { describe, expect, it } from 'vitest';
+import { authorsIn, withoutAuthorsText } from '../../src/graph/codehost-authored.js';
+
+const by = (login: string) => ({ login, id: 1, type: 'User' });
+const erased = (login: string) => login === 'gone';
+
+describe('withoutAuthorsText', () => {
+  it("drops the erased login's bodies and keeps the others'", () => {
+    const payload = {
+      action: 'created',
+      issue: { number: 1, title: 'T', body: 'issue text', user: by('gone') },
+      comment: { id: 2, body: 'reply text', user: by('kept') },
+      sender: by('kept'),
+    };
+    expect(authorsIn(payload).sort()).toEqual(['gone', 'kept']);
+    expect(withoutAuthorsText('issue_comment.created', payload, erased)).toEqual({
+      ...payload,
+      issue: { number: 1, title: 'T', user: by('gone') },
+    });
+    expect(payload.issue.body).toBe('issue text');
+  });
+
+  it('drops the text before an edit only when the edited object is theirs', () => {
+    const edit = (author: string) => ({
+      issue: { number: 1, title: 'T', body: 'b', user: by('kept') },
+      comment: { id: 2, body: 'now', user: by(author) },
+      changes: { body: { from: 'before' } },
+    });
+    expect(withoutAuthorsText('issue_comment.edited', edit('gone'), erased)).toMatchObject({ changes: {} });
+    expect(withoutAuthorsText('issue_comment.edited', edit('gone'), erased)).not.toHaveProperty('changes.body');
+    const theirs = edit('kept');
+    expect(withoutAuthorsText('issue_comment.edited', theirs, erased)).toBe(theirs);
+    const review = { review: { id: 3, body: 'r', user: by('gone') }, changes: { body: { from: 'old r' } } };
+    expect(withoutAuthorsText('pull_request_review.edited', review, erased)).toEqual({
+      review: { id: 3, user: by('gone') },
+      changes: {},
+    });
+  });
+
+  it('covers a release (its author) and a transferred issue (its new copy)', () => {
+    const release = { release: { id: 4, name: 'v1', body: 'notes', author: by('gone') } };
+    expect(withoutAuthorsText('release.published', release, erased)).toEqual({
+      release: { id: 4, name: 'v1', author: by('gone') },
+    });
+    const moved = {
+      issue: { number: 1, title: 'T', body: 'b', user: by('gone') },
+      changes: { new_issue: { number: 9, title: 'T', body: 'b', user: by('gone') }, new_repository: { id: 1 } },
+    };
+    expect(authorsIn({ changes: moved.changes })).toEqual(['gone']);
+    expect(withoutAuthorsText('issues.transferred', moved, erased)).toEqual({
+      issue: { number: 1, title: 'T', user: by('gone') },
+      changes: { new_issue: { number: 9, title: 'T', user: by('gone') }, new_repository: { id: 1 } },
+    });
+  });
+
+  it('leaves what is not an object as it is', () => {
+    expect(withoutAuthorsText('push', null, erased)).toBeNull();
+    expect(authorsIn([by('gone')])).toEqual([]);
+  });
+});
