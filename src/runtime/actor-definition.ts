@@ -65,7 +65,7 @@ export interface KernelOptions {
   idleMs?: number;
   /** Default 1000. */
   mailboxCapacity?: number;
-  /** Times idle passivation; the system clock unless a test drives it. */
+  /** Times idle passivation and message deadlines (epoch ms on it); the system clock unless a test drives it. */
   clock?: Clock;
 }
 

@@ -1,7 +1,7 @@
 /**
  * One message on its way through an actor's mailbox, with its own completion promise
  * (STYLE.md "Actors on nact": the NATS reply and the JetStream ack wait on it), its own
- * deadline and its own AbortSignal. Pure: no nact, no kernel state.
+ * deadline (on the kernel's clock) and its own AbortSignal. Pure: no nact, no kernel state.
  *
  * Invariant: an envelope settles exactly once. `resolve`/`reject` after the first
  * settlement are no-ops, so every path (handler result, deadline, crash, passivation)
@@ -9,6 +9,7 @@
  */
 import { DeadlineExceeded } from '../errors.js';
 import type { Context } from '../telemetry/tracing.js';
+import type { Clock } from './ports.js';
 
 /** Node clamps longer timeouts to 1 ms (and fires at once); re-arm instead. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -29,13 +30,14 @@ export class Envelope {
   trace: Context | undefined = undefined;
   private done = false;
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private settleOk!: (value: unknown) => void;
   private settleErr!: (err: unknown) => void;
 
   constructor(
     readonly msg: ActorMessage,
     readonly deadline: number,
+    private readonly clock: Clock,
   ) {
     this.promise = new Promise<unknown>((resolve, reject) => {
       this.settleOk = resolve;
@@ -55,14 +57,14 @@ export class Envelope {
   resolve(value: unknown): void {
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.settleOk(value);
   }
 
   reject(err: unknown): void {
     if (this.done) return;
     this.done = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.settleErr(err);
   }
 
@@ -77,19 +79,18 @@ export class Envelope {
    * envelope settled this way is skipped when the mailbox reaches it.
    */
   private armDeadline(): void {
-    const wait = this.deadline - Date.now();
+    const wait = this.deadline - this.clock.now();
     if (wait <= 0) {
       this.expire();
       return;
     }
-    this.timer = setTimeout(
+    this.timer = this.clock.setTimeout(
       () => {
-        if (Date.now() >= this.deadline) this.expire();
+        if (this.clock.now() >= this.deadline) this.expire();
         else this.armDeadline();
       },
       Math.min(wait, MAX_TIMEOUT_MS),
     );
-    this.timer.unref();
   }
 
   private expire(): void {

@@ -71,14 +71,14 @@ export class Kernel {
     if (!Object.hasOwn(def.handlers, msg.type))
       throw new Internal(`actor kind ${key.kind} has no handler for ${msg.type}`);
     if (!Number.isFinite(opts.deadline)) throw new Internal('a message needs a finite deadline');
-    if (Date.now() >= opts.deadline) throw new DeadlineExceeded(`deadline passed before handling ${msg.type}`);
+    if (this.clock.now() >= opts.deadline) throw new DeadlineExceeded(`deadline passed before handling ${msg.type}`);
 
     const id = keyString(key);
     const act = this.live.get(id) ?? this.activate(key, id, def);
     if (act.pending.size >= (def.mailboxCapacity ?? this.capacity)) {
       throw new ActorOverloaded(`mailbox of ${id} is full`);
     }
-    const env = new Envelope(msg, opts.deadline);
+    const env = new Envelope(msg, opts.deadline, this.clock);
     env.trace = captureContext();
     this.clock.clearTimeout(act.idleTimer);
     act.pending.add(env);

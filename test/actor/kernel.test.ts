@@ -1,9 +1,10 @@
 /**
  * actor: the kernel itself, with an in-memory actor kind whose ports (hydrate source,
- * onPassivate sink) are plain arrays and counters. Real timers with short deadlines:
- * nact schedules each turn with setImmediate, which fake timers would freeze.
+ * onPassivate sink) are plain arrays and counters. Every kernel here runs on a manual clock
+ * (idle passivation and message deadlines move only when a test advances it); nact still
+ * schedules each turn with setImmediate, so the tests wait for those turns with `until`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ActorOverloaded, ActorUnavailable, AppError, DeadlineExceeded, Internal, NotFound } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import type { ActorDefinition, KernelOptions } from '../../src/runtime/actor-definition.js';
@@ -27,9 +28,17 @@ function deferred<T = void>(): Deferred<T> {
   return { promise, resolve };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Lets `n` turns of the event loop pass: a handler that takes a while, without real time. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+}
 const key = (...id: string[]): ActorKey => ({ kind: 'counter', id });
-const soon = (ms = 2000) => ({ deadline: Date.now() + ms });
+/** The clock of every kernel in this file; a deadline is read on it. */
+let clock: ManualClock;
+beforeEach(() => {
+  clock = new ManualClock();
+});
+const soon = (ms = 2000) => ({ deadline: clock.now() + ms });
 
 /** The rejection of p, or a failure if p resolved. */
 async function rejection(p: Promise<unknown>): Promise<AppError> {
@@ -42,12 +51,12 @@ async function rejection(p: Promise<unknown>): Promise<AppError> {
 }
 
 type CounterProtocol = {
-  inc: { msg: { n: number; holdMs?: number; hold?: number }; answer: number };
+  inc: { msg: { n: number; turns?: number; hold?: number }; answer: number };
   get: { msg: object; answer: Counter };
   reset: { msg: object; answer: number };
   missing: { msg: object; answer: never };
   boom: { msg: { hold?: number }; answer: never };
-  waitForAbort: { msg: object; answer: string };
+  waitForAbort: { msg: { hold: number }; answer: string };
 };
 
 /** A counter actor whose ports are in memory, with hooks to hold a handler or hydration open. */
@@ -61,6 +70,8 @@ function counterKind(over: Partial<ActorDefinition<Counter, CounterProtocol>> = 
     running: 0,
     maxRunning: 0,
     signals: [] as AbortSignal[],
+    /** waitForAbort handlers that saw their abort and run on. */
+    aborted: 0,
   };
   const def: ActorDefinition<Counter, CounterProtocol> = {
     kind: 'counter',
@@ -80,7 +91,7 @@ function counterKind(over: Partial<ActorDefinition<Counter, CounterProtocol>> = 
         ports.maxRunning = Math.max(ports.maxRunning, ports.running);
         ports.signals.push(ctx.signal);
         try {
-          if (msg.holdMs) await sleep(msg.holdMs);
+          if (msg.turns) await turns(msg.turns);
           if (msg.hold !== undefined) await ports.holds.get(msg.hold)?.promise;
           ctx.state.n++;
           ctx.state.seen.push(msg.n);
@@ -103,10 +114,11 @@ function counterKind(over: Partial<ActorDefinition<Counter, CounterProtocol>> = 
         if (msg.hold !== undefined) await ports.holds.get(msg.hold)?.promise;
         throw new TypeError('bug in handler');
       },
-      async waitForAbort(ctx) {
+      async waitForAbort(ctx, msg) {
         ports.signals.push(ctx.signal);
         await new Promise((r) => ctx.signal.addEventListener('abort', r));
-        await sleep(20); // keeps running after the abort: the mailbox must wait for it
+        ports.aborted++;
+        await ports.holds.get(msg.hold)?.promise; // keeps running after the abort: the mailbox must wait for it
         return 'late';
       },
     },
@@ -129,7 +141,7 @@ function makeKernel(opts: Partial<KernelOptions> = {}, logLines: Array<Record<st
     { level: 'debug', node: 'test' },
     { write: (s: string) => void logLines.push(JSON.parse(s)) },
   );
-  const k = new Kernel({ log, ...opts });
+  const k = new Kernel({ log, clock, ...opts });
   kernels.push(k);
   return k;
 }
@@ -144,7 +156,7 @@ describe('Kernel', () => {
     kernel.register(def);
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        kernel.dispatch(key('a'), { type: 'inc', n: i, holdMs: (i * 7) % 5 }, soon()),
+        kernel.dispatch(key('a'), { type: 'inc', n: i, turns: (i * 7) % 5 }, soon()),
       ),
     );
     expect(results).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
@@ -262,13 +274,18 @@ describe('Kernel', () => {
     const kernel = makeKernel();
     kernel.register(def);
     expect(
-      await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 0 }, { deadline: Date.now() - 1 })),
+      await rejection(kernel.dispatch(key('a'), { type: 'inc', n: 0 }, { deadline: clock.now() - 1 })),
     ).toBeInstanceOf(DeadlineExceeded);
     const held = hold(1);
     const first = kernel.dispatch(key('a'), { type: 'inc', n: 1, hold: 1 }, soon());
-    const late = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, { deadline: Date.now() + 30 });
+    const late = kernel.dispatch(key('a'), { type: 'inc', n: 2 }, { deadline: clock.now() + 30 });
+    await until('the first handler running', () => ports.running === 1, { timeoutMs: 2000 });
+    await clock.advance(29);
+    expect(kernel.stats().mailboxDepth).toBe(1); // not yet at its deadline
+    await clock.advance(1);
     // Settles at its deadline even though the handler ahead of it is still running.
     expect(await rejection(late)).toBeInstanceOf(DeadlineExceeded);
+    expect(ports.running).toBe(1);
     held.resolve();
     await expect(first).resolves.toBe(1);
     const state = (await kernel.dispatch(key('a'), { type: 'get' }, soon())) as Counter;
@@ -277,16 +294,21 @@ describe('Kernel', () => {
   });
 
   it('aborts the signal at the deadline of a running handler and waits for it before the next message', async () => {
-    const { def, ports } = counterKind();
+    const { def, ports, hold } = counterKind();
     const kernel = makeKernel();
     kernel.register(def);
-    const slow = kernel.dispatch(key('a'), { type: 'waitForAbort' }, { deadline: Date.now() + 200 });
+    const held = hold(1);
+    const slow = kernel.dispatch(key('a'), { type: 'waitForAbort', hold: 1 }, { deadline: clock.now() + 200 });
     const next = kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
+    await until('the slow handler running', () => ports.signals.length === 1, { timeoutMs: 2000 });
+    await clock.advance(200);
     const err = await rejection(slow);
     expect(err).toBeInstanceOf(DeadlineExceeded);
     expect(ports.signals[0]?.aborted).toBe(true);
     expect(ports.signals[0]?.reason).toBeInstanceOf(DeadlineExceeded);
+    await until('the aborted handler running on', () => ports.aborted === 1, { timeoutMs: 2000 });
     expect(ports.signals).toHaveLength(1); // inc has not started: the aborted handler still runs
+    held.resolve();
     await expect(next).resolves.toBe(1);
     expect(ports.hydrations).toEqual(['a']); // a deadline is not a crash
   });
@@ -313,6 +335,7 @@ describe('Kernel', () => {
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 7 }, soon());
     expect(kernel.stats().active).toBe(1);
+    await clock.advance(30);
     await until('one activation passivated', () => ports.passivated.length === 1, { timeoutMs: 2000 });
     expect(ports.passivated).toEqual([{ key: 'a', state: { n: 1, seen: [7] } }]);
     await until('no activation left', () => kernel.stats().active === 0, { timeoutMs: 2000 });
@@ -321,9 +344,8 @@ describe('Kernel', () => {
   });
 
   it('idle passivation follows the kernel clock: not before idleMs after the last message, then at once', async () => {
-    const clock = new ManualClock();
     const { def, ports } = counterKind({ idleMs: 60_000 });
-    const kernel = makeKernel({ clock });
+    const kernel = makeKernel();
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
     await clock.advance(59_999);
@@ -351,8 +373,7 @@ describe('Kernel', () => {
         events.push('passivate:end');
       },
     });
-    const clock = new ManualClock();
-    const kernel = makeKernel({ clock });
+    const kernel = makeKernel();
     kernel.register(def);
     await kernel.dispatch(key('a'), { type: 'inc', n: 1 }, soon());
     await clock.advance(10);

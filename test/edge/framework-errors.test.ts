@@ -24,6 +24,7 @@ function rawRequest(url: string, raw: string): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => socket.write(raw));
     const chunks: Buffer[] = [];
+    // A bound on a server that never answers, not a wait: every answer here closes the connection.
     socket.setTimeout(5_000, () => socket.destroy(new Error('no answer within 5 s')));
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', reject);
