@@ -63,7 +63,7 @@ describe('chatapp emit', () => {
     const reply = await post(ch(1), 'in thread', { thread_ts: receipt.provider_id });
     expect(reply.status).toBe(502); // the parent is in another channel: Slack refuses, we say so
     expect((await json(reply)).error).toMatchObject({ code: 'upstream_error', upstream_error: 'thread_not_found' });
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 1_000)); // the channel's bucket (1 post/s) has a token again
     const threaded = await post(ch(0), 'in thread', { thread_ts: receipt.provider_id });
     expect(threaded.status).toBe(200);
     expect(s.slack.posted.at(-1)).toMatchObject({ thread_ts: receipt.provider_id });
@@ -118,7 +118,7 @@ describe('chatapp emit', () => {
     });
     expect(first.status).toBe(200);
     expect((await json(first)).provider_id).toBe(`${target.id}:${ts}:tada`);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await new Promise((r) => setTimeout(r, 1_000)); // the channel's bucket has a token again
     const again = await emit(s.node.url, tenant, installId, 'chatapp.reaction', {
       channel_id: target.id,
       timestamp: ts,
@@ -161,7 +161,7 @@ describe('chatapp emit', () => {
           retryAfter: r.headers.get('retry-after'),
           code: r.status === 200 ? undefined : (await json(r)).error.code,
         });
-      await new Promise((r) => setTimeout(r, 150));
+      await new Promise((r) => setTimeout(r, 150)); // pacing the client
     }
     const elapsed = Date.now() - started;
     const ok = answers.filter((a) => a.status === 200);
@@ -231,6 +231,7 @@ describe('chatapp emit', () => {
     expect(first.status).toBe(429);
     expect(first.headers.get('retry-after')).toBe('3');
     const upstreamCalls = s.slack.callsOf('chat.postMessage').length;
+    // Past the channel's own bucket (1 post/s), within Slack's 3 s: only Slack's 429 holds it.
     await new Promise((r) => setTimeout(r, 1_100));
     const second = await post(held, 'still held');
     expect(second.status).toBe(429);

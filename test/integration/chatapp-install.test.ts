@@ -232,6 +232,7 @@ describe('chatapp oauth/callback', () => {
     const tenant = await s.node.tenant();
     const { install_id } = await installOk(s, tenant, team.id);
     const install = (await getInstallById(s.node.pool, install_id))!;
+    // Past half the token's life on the fake Slack's real clock: the next users must refresh it.
     await new Promise((r) => setTimeout(r, 1_100));
     // Two independent credential stores, as two nodes (or the install actor and the walker) would hold.
     const config = loadConfig({ ...chatEnv(s.slack), SERVICE_MASTER_KEY: TEST_MASTER_KEY });

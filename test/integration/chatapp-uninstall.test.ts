@@ -109,6 +109,7 @@ describe('chatapp uninstall', () => {
     const team = s.slack.addTeam({ rotationExpiresInS: 1 });
     const tenant = await s.node.tenant();
     const { install_id } = await installOk(s, tenant, team.id);
+    // The token expires on the fake Slack's real clock.
     await new Promise((r) => setTimeout(r, 1_100));
     const refreshes = s.slack.refreshes.length;
     const res = await del(tenant, install_id);

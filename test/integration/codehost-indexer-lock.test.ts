@@ -104,13 +104,16 @@ describe('actor: repo indexer session', () => {
     });
     const firstLock = Date.parse(first.lock_expires_at!);
     // Past the first lock's expiry the index is still running and its lock has moved on.
-    await new Promise((r) => setTimeout(r, Math.max(0, firstLock - Date.now()) + 100));
-    const mid = (await s.state(11))!;
+    const mid = await until('a read of the state past the first lock expiry', async () => {
+      const asked = Date.now();
+      const r = await s.state(11);
+      return asked > firstLock && r;
+    });
     expect(mid.status).toBe('indexing');
     expect(Date.parse(mid.lock_expires_at!)).toBeGreaterThan(firstLock);
     expect(mid.progress).toMatchObject({ files_done: expect.any(Number) });
     const ready = await until(
-      'ready',
+      'repo 11 indexed (ready)',
       async () => {
         const r = await s.state(11);
         return r?.status === 'ready' ? r : null;
@@ -128,10 +131,12 @@ describe('actor: repo indexer session', () => {
     const s = await session();
     daemon.set({ indexingPolls: 1000 });
     expect(await s.sync(12, 'd'.repeat(40))).toEqual({ status: 'indexing' });
-    await until('a poll', async () => daemon.callsOf('index/status').length >= 1, { timeoutMs: 5000 });
+    await until('a status poll of the daemon', async () => daemon.callsOf('index/status').length >= 1, {
+      timeoutMs: 5000,
+    });
     daemon.set({ httpStatus: 503 });
     const failed = await until(
-      'failed',
+      'repo 12 failed',
       async () => {
         const r = await s.state(12);
         return r?.status === 'failed' ? r : null;

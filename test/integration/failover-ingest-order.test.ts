@@ -18,6 +18,7 @@ import { type IngestEvent } from '../../src/runtime/ports.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { eachEvent } from '../support/each-event.js';
+import { until } from '../support/until.js';
 
 const ACK_WAIT_MS = 1_500;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,12 +105,14 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
     // stays 0 exactly then).
     const e0Committed = victim.includes('e0');
     const unsettled = e0Committed ? 3 : 4;
-    for (const end = Date.now() + 10_000; ;) {
-      const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(0));
-      if (info.num_ack_pending === unsettled && info.ack_floor.stream_seq >= 1 === e0Committed) break;
-      if (Date.now() > end) throw new Error(`victim still has ${info.num_ack_pending} unacked events`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      `the victim's acks of what it committed seen (${unsettled} unsettled)`,
+      async () => {
+        const info = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(0));
+        return info.num_ack_pending === unsettled && info.ack_floor.stream_seq >= 1 === e0Committed;
+      },
+      { timeoutMs: 10_000 },
+    );
     const exited = new Promise((r) => child!.once('exit', r));
     child.kill('SIGKILL');
     await exited;
@@ -133,9 +136,14 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
       deliver: eachEvent(async (ev) => void got.push({ id: ev.id, at: Date.now() - t0 })),
     });
     await successor.start();
-    const until = Date.now() + 15_000;
     const expectedIx = [...(e0Committed ? [] : ['e0']), 'e1', 'e2', 'e3', 'e4', 'e5'];
-    while (got.length < expectedIx.length + 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await until(
+      'the unsettled and newer events delivered to the successor',
+      () => got.length >= expectedIx.length + 1,
+      {
+        timeoutMs: 15_000,
+      },
+    );
 
     const ix = got.filter((g) => g.id.startsWith('e')).map((g) => g.id);
     expect(ix).toEqual(expectedIx);

@@ -149,7 +149,7 @@ describe('integration: failover with real node processes', () => {
       scraper.start();
       load.start();
       asks.start();
-      await sleep(2_500);
+      await sleep(2_500); // pacing: the load runs on three nodes a while before the kill
 
       // kill -9 the first node: its shards come back only once its leases expire.
       const [a, b, c] = nodes as [ServeProcess, ServeProcess, ServeProcess];
@@ -167,7 +167,7 @@ describe('integration: failover with real node processes', () => {
         { timeoutMs: 20_000 },
       );
       const takeoverS = (Math.max(...takeovers.values()) - killedAt) / 1000;
-      await sleep(1_000);
+      await sleep(1_000); // pacing: the load runs on the two survivors a while
 
       // Restart the second node gracefully: it drains and hands its shards over at once.
       await scraper.retire(incarnation(b));
@@ -179,7 +179,7 @@ describe('integration: failover with real node processes', () => {
       scraper.add(incarnation(b2), b2.url);
       await until('2 nodes holding 6 shards each', balanced([b.nodeId, c.nodeId], SHARDS / 2), { timeoutMs: 30_000 });
       const restartS = (Date.now() - termAt) / 1000;
-      await sleep(1_500);
+      await sleep(1_500); // pacing: the load runs on the restarted cluster a while before it stops
 
       await Promise.all([load.stop(), asks.stop()]);
       const publishedUntil = Date.now();

@@ -192,7 +192,11 @@ describe('integration: a node holds no more ingest events than its buffer', () =
     // Full and paused (no pull request open): another client takes the next delivery and
     // drops it, as a pull request that ended while the server still sent to it would.
     await until('the shard is full', () => buffer.free() < PULL_LEAST / 4, { timeoutMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await until(
+      'no pull request of the shard open',
+      async () => (await jsm.consumers.info(names.ingestStream, names.ingestConsumer(0))).num_waiting === 0,
+      { timeoutMs: 15_000 },
+    );
     const consumer = await js.consumers.get(names.ingestStream, names.ingestConsumer(0));
     const stolen = await consumer.next({ expires: 5_000 });
     expect(stolen).not.toBeNull();

@@ -18,6 +18,7 @@ import { kvPort } from '../../src/runtime/kv-port.js';
 import { names as makeNames } from '../../src/runtime/names.js';
 import { openKv } from '../../src/runtime/nats.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const MAX_DELIVER = 3;
 const MOVES = MAX_DELIVER + 2;
@@ -38,12 +39,6 @@ function event(id: string): IngestEvent {
     occurredAt: null,
     payload: {},
   };
-}
-
-async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !(await fn()); await new Promise((r) => setTimeout(r, 20))) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-  }
 }
 
 describe('integration: ingest backlog across shard moves', () => {
@@ -161,7 +156,7 @@ describe('integration: ingest backlog across shard moves', () => {
         await new Promise(() => undefined);
       }, conn);
       await c.start();
-      await until(`attempt ${attempt} to run`, () => reached, 15_000);
+      await until(`attempt ${attempt} to run`, () => reached, { timeoutMs: 15_000 });
       running.delete(c);
       await conn.close();
     }

@@ -135,7 +135,7 @@ describe('integration: ingest stream and shard consumer', () => {
     const c = consumer(0, async (ev) => {
       active++;
       maxActive = Math.max(maxActive, active);
-      await new Promise((r) => setTimeout(r, Math.random() * 5));
+      await new Promise((r) => setTimeout(r, Math.random() * 5)); // handlers of uneven length
       got.set(ev.installId, [...(got.get(ev.installId) ?? []), ev.id]);
       active--;
     });
@@ -430,7 +430,7 @@ describe('integration: ingest stream and shard consumer', () => {
     await publisher.publish(event('i1', 'slow'));
     let finished = 0;
     const c = consumer(0, async () => {
-      await new Promise((r) => setTimeout(r, 800));
+      await new Promise((r) => setTimeout(r, 800)); // the handler's work, still going when stop() begins
       finished = Date.now();
     });
     await c.start();

@@ -169,6 +169,7 @@ describe('integration: shard leases', () => {
     expect(first.map((l) => l?.node)).toEqual(Array(S).fill('a'));
     // Renewals keep it: still all owned after more than a TTL, every lease the same one (same
     // value, so not expired and created again) at a later revision (renewed by CAS updates).
+    // Real time must pass: the leases expire on the NATS server's clock.
     await sleep(TTL + RENEW);
     expect(a.m.owned()).toHaveLength(S);
     const later = await leaseTable(a.nc, names);
@@ -211,7 +212,7 @@ describe('integration: shard leases', () => {
     let stops = 0;
     let crashes = 0;
     while (performance.now() - t0 < 7_000) {
-      await sleep(200 + Math.random() * 400);
+      await sleep(200 + Math.random() * 400); // pacing the churn
       const i = Math.floor(Math.random() * 3);
       const n = slots[i];
       if (!n) {

@@ -8,6 +8,7 @@ import { Router } from '../../src/runtime/router.js';
 import { serveShard, type ActorRequest } from '../../src/runtime/serve-shard.js';
 import type { KeyOf } from '../../src/runtime/ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const SHARDS = 4;
 const log = createLogger({ level: 'silent', node: 'test' });
@@ -137,6 +138,8 @@ describe('integration: router', () => {
   it('a received but unanswered request is DeadlineExceeded, not retried', async () => {
     const key: ActorKey = { kind: 'install', id: ['slow'] };
     let calls = 0;
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
     const s = serveShard({
       nc,
       names,
@@ -144,7 +147,7 @@ describe('integration: router', () => {
       log,
       handler: async () => {
         calls++;
-        await new Promise((r) => setTimeout(r, 1_500));
+        await held; // answers only after the caller's deadline
         return 'late';
       },
     });
@@ -152,6 +155,7 @@ describe('integration: router', () => {
     const err = await router.ask(key, { type: 'ping' }, { timeoutMs: 500 }).catch((e) => e);
     expect(err).toMatchObject({ kind: 'DeadlineExceeded' });
     expect(calls).toBe(1);
+    answer();
     await s.stop();
   });
 
@@ -193,18 +197,20 @@ describe('integration: router', () => {
 
   it('stop() waits for in-flight handlers to reply', async () => {
     const key: ActorKey = { kind: 'install', id: ['drain'] };
+    let running = false;
     const s = serveShard({
       nc,
       names,
       shard: shardOf(key, SHARDS),
       log,
       handler: async () => {
-        await new Promise((r) => setTimeout(r, 400));
+        running = true;
+        await new Promise((r) => setTimeout(r, 400)); // a handler's work, still going when stop() begins
         return 'done';
       },
     });
     const pending = router.ask(key, { type: 'ping' }, { timeoutMs: 3_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the handler running', () => running);
     await s.stop();
     await expect(pending).resolves.toBe('done');
   });

@@ -25,6 +25,7 @@ import { createSeal } from '../../src/runtime/seal.js';
 import { ShardHost } from '../../src/runtime/shard-host.js';
 import { ShardManager } from '../../src/runtime/shard-manager.js';
 import { TEST_MASTER_KEY, freshNamespace } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const ACCOUNT = new URL('../../deploy/nats/connectors-account.conf', import.meta.url);
 const log = pino({ level: 'silent' });
@@ -52,16 +53,11 @@ beforeAll(async () => {
     stdio: 'ignore',
   });
   url = `nats://127.0.0.1:${port}`;
-  const end = Date.now() + 20_000;
-  for (;;) {
-    try {
-      nc = await connect({ servers: url, user: 'connectors', pass: 'account-test-pw', timeout: 1_000 });
-      break;
-    } catch (err) {
-      if (Date.now() > end) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  nc = await until(
+    'the nats-server with the account taking connections',
+    () => connect({ servers: url, user: 'connectors', pass: 'account-test-pw', timeout: 1_000 }).catch(() => null),
+    { timeoutMs: 20_000, everyMs: 100 },
+  );
   names = makeNames(namespace);
 });
 afterAll(async () => {
@@ -115,11 +111,7 @@ describe('the shipped NATS account', () => {
         await kv.put('probe', 'v');
         expect((await kv.get('probe'))?.string()).toBe('v');
       }
-      const end = Date.now() + 20_000;
-      while (shards.owned().length < 2) {
-        if (Date.now() > end) throw new Error('the shards were never leased');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until('both shards leased', () => shards.owned().length === 2, { timeoutMs: 20_000, everyMs: 100 });
       const router = new Router({ nc, names, shards: 2, log, seal });
       expect(await router.ask({ kind: 'install', id: ['i-1'] }, { type: 'health' }, { timeoutMs: 10_000 })).toEqual({
         echoed: 'health',
@@ -142,19 +134,16 @@ describe('the shipped NATS account', () => {
         payload: {},
       };
       await publisher.publish(ev);
-      while (delivered.length === 0) {
-        if (Date.now() > end) throw new Error('the event was never delivered');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until('the event delivered', () => delivered.length > 0, { timeoutMs: 20_000, everyMs: 100 });
       expect(delivered[0]!.id).toBe(ev.id);
       // Each shard's reader of max-deliveries advisories pulls from its stream (max-deliveries.ts).
       for (const shard of [0, 1]) {
-        for (;;) {
-          const c = await jsm.consumers.info(names.ingestMaxedStream, names.ingestMaxedConsumer(shard));
-          if (c.num_waiting > 0) break;
-          if (Date.now() > end) throw new Error(`shard ${shard}'s advisories are never pulled`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await until(
+          `shard ${shard}'s advisories pulled`,
+          async () =>
+            (await jsm.consumers.info(names.ingestMaxedStream, names.ingestMaxedConsumer(shard))).num_waiting > 0,
+          { timeoutMs: 20_000, everyMs: 100 },
+        );
       }
       nc.publish(names.graphChanged(ev.tenantId), '{}');
       await nc.flush();

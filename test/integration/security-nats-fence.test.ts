@@ -23,6 +23,7 @@ import { pgBlobPort } from '../../src/store/runtime-ports.js';
 import { TEST_MASTER_KEY, testNatsUrl } from '../support/env.js';
 import { LOG_LEVEL, LogCapture } from '../support/log-capture.js';
 import { startTestNode, type TestNode } from '../support/node.js';
+import { until } from '../support/until.js';
 
 let node: TestNode;
 let names: Names;
@@ -46,13 +47,8 @@ async function refused(path: string): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith(`connector_service_nats_refused_total{path="${path}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
-async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** A node's refusals and stores come through NATS and Postgres: a generous bound. */
+const LONG = { timeoutMs: 20_000, everyMs: 50 };
 async function chatInstall(tenantId: string, teamId: string): Promise<Install> {
   const inst = await createInstall(node.pool, { tenantId, connectorId: 'chatapp', externalId: teamId });
   await setBackfill(node.pool, inst.install_id, 'complete');
@@ -99,11 +95,12 @@ describe('NATS fence', () => {
     const genuine = message(victim, '1700000001.000003');
     await sealed.publish(genuine);
 
-    await until('the genuine event stored', async () => (await stored(victim, genuine.id)) === 1);
+    await until('the genuine event stored', async () => (await stored(victim, genuine.id)) === 1, LONG);
     await until(
       'both refusals counted',
       async () =>
         (await refused('ingest')) === before.ingest + 1 && (await refused('install_ingest')) === before.install + 1,
+      LONG,
     );
     expect(await stored(victim, forged.id)).toBe(0);
     expect(await stored(victim, crossed.id)).toBe(0);
@@ -141,12 +138,16 @@ describe('NATS fence', () => {
       }
     }
     const total = installs.length * 4;
-    await until('every refusal counted', async () => (await refused('ingest')) >= before + total);
+    await until('every refusal counted', async () => (await refused('ingest')) >= before + total, LONG);
     // Terminated in a form the server reads: a work-queue stream deletes the message.
-    await until('the unsealed messages gone from the stream', async () => {
-      for (const seq of seqs) if ((await jsm.streams.getMessage(names.ingestStream, { seq })) !== null) return false;
-      return true;
-    });
+    await until(
+      'the unsealed messages gone from the stream',
+      async () => {
+        for (const seq of seqs) if ((await jsm.streams.getMessage(names.ingestStream, { seq })) !== null) return false;
+        return true;
+      },
+      LONG,
+    );
     for (let shard = 0; shard < node.config.shards; shard++) {
       const c = await jsm.consumers.info(names.ingestStream, names.ingestConsumer(shard));
       expect({ shard, ackPending: c.num_ack_pending, redelivered: c.num_redelivered }).toEqual({

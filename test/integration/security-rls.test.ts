@@ -32,6 +32,7 @@ import { createTenant } from '../../src/store/tenants.js';
 import { dropAppRoles } from '../support/app-roles.js';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
 import { startTestNode, type TestNode } from '../support/node.js';
+import { until } from '../support/until.js';
 
 const role = `connectors_rls_${randomBytes(4).toString('hex')}`;
 let appUrl: string;
@@ -368,14 +369,15 @@ describe('a node running as the application role', () => {
       payload: { channel_id: 'C1', channel_type: 'channel', ts: '1700000900.000001', user: 'U1', text: 'fenced' },
     });
     const get = (path: string, t: typeof a) => fetch(`${node.url}${path}`, { headers: t.auth });
-    const end = Date.now() + 20_000;
-    for (;;) {
-      const res = await get(`/api/v1/connectors/installs/${inst.install_id}/events`, a);
-      expect(res.status).toBe(200);
-      if (((await res.json()) as { events: unknown[] }).events.length === 1) break;
-      if (Date.now() > end) throw new Error('the event never became visible to its tenant');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      'the event visible to its tenant',
+      async () => {
+        const res = await get(`/api/v1/connectors/installs/${inst.install_id}/events`, a);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { events: unknown[] }).events.length === 1;
+      },
+      { timeoutMs: 20_000, everyMs: 100 },
+    );
     const listed = (await (await get('/api/v1/connectors/installs', a)).json()) as { installs: unknown[] };
     expect(listed.installs).toHaveLength(1);
     expect((await get(`/api/v1/connectors/installs/${inst.install_id}`, b)).status).toBe(404);

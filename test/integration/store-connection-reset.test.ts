@@ -37,7 +37,19 @@ describe('a connection reset', () => {
       await tx.query('SELECT pg_sleep(5)');
     }).catch((e: unknown) => e);
     await until('the transaction is inside its long query', () => inside, { timeoutMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 100));
+    // Seen running by Postgres itself (on a connection of its own, not through the proxy).
+    const direct = new pg.Client({ connectionString: testDatabaseUrl() });
+    await direct.connect();
+    try {
+      await until('Postgres running the long query', async () => {
+        const { rows } = await direct.query(
+          "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query = 'SELECT pg_sleep(5)' AND state = 'active'",
+        );
+        return rows.length > 0;
+      });
+    } finally {
+      await direct.end();
+    }
     proxy.reset();
     const err = await cut;
     expect(err).toBeInstanceOf(Error);

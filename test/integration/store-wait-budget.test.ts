@@ -10,6 +10,7 @@ import { toAppError } from '../../src/errors-wire.js';
 import { createPool, withTx } from '../../src/store/db.js';
 import { outsideWaitBudget, runWithWaitBudget, WaitBudget } from '../../src/wait-budget.js';
 import { testDatabaseUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 let pool: pg.Pool;
 
@@ -70,7 +71,7 @@ describe('a request pool under a wait budget', () => {
   it('waiting for a connection is cut by the budget', async () => {
     // The pool's one connection is held by work outside any request.
     const holding = outsideWaitBudget(() => pool.query(sleepSql(1.5)));
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the one connection taken', () => pool.totalCount === 1 && pool.idleCount === 0);
     const r = await timed(() => runWithWaitBudget(new WaitBudget(400), () => pool.query('SELECT 1')));
     expect(toAppError(r.err).code).toBe('unavailable');
     expect(r.ms).toBeLessThan(1_000);

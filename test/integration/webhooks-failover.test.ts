@@ -97,7 +97,7 @@ describe('integration: webhook delivery across kill -9', () => {
     const publishing = (async () => {
       for (let n = 0; n < EVENTS; n++) {
         await publisher.publish(chatMessage(inst, n));
-        await sleep(25);
+        await sleep(25); // pacing: a steady trickle while the owner changes
       }
     })();
     const delivered = () => receiver.delivered(secret).flatMap((d) => d.changes.map((c) => Number(c.cursor)));
