@@ -66,17 +66,17 @@ describe('housekeeping actor', () => {
     await clock.advance(FIRST - 1);
     expect(ran).toEqual([]);
     await clock.advance(1);
-    await until('first pass', () => ran.length === 1);
+    await until('the first pass run', () => ran.length === 1);
     expect(ran).toEqual([t0 + FIRST]);
-    await until('reported', () => reported.length === 1);
+    await until('the first pass reported', () => reported.length === 1);
     expect(reported).toEqual([{ events: 3 }]);
 
     await clock.advance(PERIOD);
     await until('second pass (fails)', () => ran.length === 2);
     await clock.advance(PERIOD);
-    await until('third pass', () => ran.length === 3);
+    await until('the third pass run', () => ran.length === 3);
     expect(ran).toEqual([t0 + FIRST, t0 + FIRST + PERIOD, t0 + FIRST + 2 * PERIOD]);
-    await until('reported', () => reported.length === 2);
+    await until('two passes reported', () => reported.length === 2);
     expect(reported).toEqual([{ events: 3 }, { dead_letters: 1 }]);
   });
 });

@@ -33,7 +33,11 @@ describe('an actors-only node', () => {
     const health = await fetch(`${plain.url}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ ok: true });
-    await until('ready', async () => (await fetch(`${plain.url}/readyz`)).status === 200, { timeoutMs: 15_000 });
+    await until(
+      'the actors-only node ready (/readyz 200)',
+      async () => (await fetch(`${plain.url}/readyz`)).status === 200,
+      { timeoutMs: 15_000 },
+    );
     const ready = (await (await fetch(`${plain.url}/readyz`)).json()) as { ready: boolean };
     expect(ready.ready).toBe(true);
     const metrics = await fetch(`${plain.url}/metrics`);

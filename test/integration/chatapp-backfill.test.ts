@@ -246,7 +246,7 @@ describe('chatapp backfill', () => {
     expect(history.slice(1).every((c) => c.params.limit === '200')).toBe(true);
     expect(history.some((c) => c.params.channel === gdm.id)).toBe(false);
     const ids = await until(
-      'messages',
+      'every expected message event stored',
       async () => {
         const evs = (await allEvents(n.url, tenant, install_id)).filter((e) => e.kind === 'message').map((e) => e.id);
         return evs.length >= expected.length ? evs : undefined;

@@ -51,7 +51,7 @@ const userMessage = (c: FakeChannel, text: string, extra: Partial<FakeMessage> =
 };
 const events = () => allEvents(s.node.url, tenant, installId);
 const eventById = async (id: string) => (await events()).find((e) => e.id === id);
-const waitFor = (id: string) => until(id, () => eventById(id), { timeoutMs: 10_000 });
+const waitFor = (id: string) => until(`event ${id} stored`, () => eventById(id), { timeoutMs: 10_000 });
 
 describe('chatapp events over HTTP', () => {
   it('answers url_verification with the challenge (signed)', async () => {

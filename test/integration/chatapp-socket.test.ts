@@ -48,7 +48,7 @@ describe('chatapp Socket Mode', () => {
     const m = message('over the socket');
     const first = await s.slack.socket.push(team.id, messageEvent(team, chan, m), { eventId: 'EvSOCK1' });
     expect(first.acked).toBe(true);
-    await until('ingested', () => ingested(idOf(m)), { timeoutMs: 10_000 });
+    await until('the socket message ingested', () => ingested(idOf(m)), { timeoutMs: 10_000 });
     for (const retryAttempt of [1, 2, 3]) {
       const again = await s.slack.socket.push(team.id, messageEvent(team, chan, m), {
         eventId: 'EvSOCK1',
@@ -95,9 +95,13 @@ describe('chatapp Socket Mode', () => {
     s.slack.socket.refuseNext = 1;
     const dropped = Date.now();
     s.slack.socket.drop();
-    await until('reconnected', async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0, {
-      timeoutMs: 20_000,
-    });
+    await until(
+      'a new socket connection after the drop',
+      async () => s.slack.socket.connections.length > before && s.slack.socket.openCount > 0,
+      {
+        timeoutMs: 20_000,
+      },
+    );
     // One attempt refused, then one connection: it kept trying after a failed attempt.
     expect(s.slack.socket.refusals.length - refusedBefore).toBe(1);
     expect(s.slack.socket.connections.length - before).toBe(1);

@@ -153,9 +153,13 @@ describe('chatapp uninstall', () => {
     expect(
       (await s.slack.deliver(team.id, { type: 'tokens_revoked', tokens: { oauth: [], bot: [team.botUserId] } })).status,
     ).toBe(200);
-    await until('uninstalled', async () => (await getInstall(tenant, install_id)).status === 'uninstalled', {
-      timeoutMs: 5_000,
-    });
+    await until(
+      'the install uninstalled',
+      async () => (await getInstall(tenant, install_id)).status === 'uninstalled',
+      {
+        timeoutMs: 5_000,
+      },
+    );
     expect((await s.slack.deliver(team.id, { type: 'app_uninstalled' })).status).toBe(200);
     expect(await claimOf(team.id)).toEqual([]);
     const res = await install(s, tenant, team.id);

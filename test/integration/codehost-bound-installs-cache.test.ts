@@ -57,7 +57,7 @@ beforeAll(async () => {
       cache.setLive(l);
     },
   });
-  await until('listening', async () => live);
+  await until('the cache listening for changes', async () => live);
 });
 afterAll(async () => {
   await listener?.stop();
@@ -71,7 +71,7 @@ const ids = async (id: number) => (await cache.lookup(id)).map((i) => i.install_
 async function heardAfter<T>(change: () => Promise<T>): Promise<T> {
   const before = heard.length;
   const r = await change();
-  await until('announced', async () => heard.length > before);
+  await until('the change announced to the cache', async () => heard.length > before);
   return r;
 }
 
@@ -117,7 +117,7 @@ describe('bound-installs cache on Postgres', () => {
   it('keeps nothing once it can no longer hear changes', async () => {
     const id = installation + 3;
     await createInstall(pool, { tenantId: await tenant('c'), connectorId: 'codehost', externalId: String(id) });
-    await until('cached', async () => (await ids(id)).length === 1 && cache.size > 0);
+    await until('the install cached', async () => (await ids(id)).length === 1 && cache.size > 0);
     await listener.stop();
     expect(live).toBe(false);
     expect(cache.size).toBe(0);

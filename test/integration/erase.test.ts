@@ -85,7 +85,7 @@ const post = async (user: string, text: string) => {
   const m: FakeMessage = { ts: nextTs(), user, text };
   expect((await s.slack.deliver(team.id, messageEvent(team, ch, m))).status).toBe(200);
   await until(
-    'stored',
+    'the message event stored',
     async () => (await allEvents(s.node.url, tenant, installId)).some((e) => e.id === `message:${ch.id}:${m.ts}`),
     { timeoutMs: 10_000 },
   );

@@ -29,7 +29,7 @@ async function post(t: Tenant, install: string, team: FakeTeam, ch: FakeChannel,
   const m = { ts: nextTs(), user: 'U0EXPORT', text };
   expect((await s.slack.deliver(team.id, messageEvent(team, ch, m))).status).toBe(200);
   await until(
-    'stored',
+    'the message event stored',
     async () => (await allEvents(s.node.url, t, install)).some((e) => e.id === `message:${ch.id}:${m.ts}`),
     { timeoutMs: 10_000 },
   );

@@ -105,7 +105,7 @@ describe('graph change feed on a real node', () => {
       text: 'ship it',
     });
     await publisher.publish(first);
-    await until('condition', () => mine.length >= 3);
+    await until('three graph changes heard by the tenant', () => mine.length >= 3);
     await ingest(
       event(otherChat, 'message:C1:1700000500.000100', 'message', {
         channel_id: 'C1',
