@@ -8,8 +8,6 @@ import type pg from 'pg';
 import type { Config } from '../config.js';
 import { UsageError, UUID, type Command } from './command.js';
 
-/** INTERFACE §9.1: a command that cannot start gives up well within 15 s. */
-const NATS_CONNECT_TIMEOUT_MS = 10_000;
 type Values = Record<string, string | boolean | undefined>;
 
 /** Dead letters span tenants: the owner connection when configured, cross-tenant scope. */
@@ -69,31 +67,31 @@ async function replay(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
   if (id !== undefined && !/^\d{1,18}$/.test(id)) throw new UsageError('--id must be a dead letter id (a number)');
   const installId = uuidFlag(f, 'install');
 
-  const [{ jetstream }, { connect }, { loadConfig }, { names: makeNames }, nats, { createSeal }, { migrate }, wiring] =
-    await Promise.all([
-      import('@nats-io/jetstream'),
-      import('@nats-io/transport-node'),
-      import('../config.js'),
-      import('../runtime/names.js'),
-      import('../runtime/nats.js'),
-      import('../runtime/seal.js'),
-      import('../store/migrate.js'),
-      import('../wiring/replay-dead-letters.js'),
-    ]);
-  const { natsAuthOptions, redactUrl } = nats;
+  const [
+    { jetstream },
+    { loadConfig },
+    { names: makeNames },
+    { connectNatsOnce },
+    { createSeal },
+    { migrate },
+    wiring,
+  ] = await Promise.all([
+    import('@nats-io/jetstream'),
+    import('../config.js'),
+    import('../runtime/names.js'),
+    import('../runtime/nats-connect.js'),
+    import('../runtime/seal.js'),
+    import('../store/migrate.js'),
+    import('../wiring/replay-dead-letters.js'),
+  ]);
   const config = loadConfig(env, { requireDatabase: true, requireMasterKey: true });
   const pool = await operatorPool(config);
   let nc;
   try {
-    nc = await connect({
-      servers: config.natsServers,
-      name: 'connectors-dead-letters',
-      timeout: NATS_CONNECT_TIMEOUT_MS,
-      ...natsAuthOptions(config.nats),
-    });
+    nc = await connectNatsOnce(config.natsServers, config.nats, 'connectors-dead-letters');
   } catch (err) {
     await pool.end();
-    throw new Error(`cannot connect to NATS at ${config.natsServers.map(redactUrl).join(', ')}`, { cause: err });
+    throw err;
   }
   try {
     await migrate(pool);

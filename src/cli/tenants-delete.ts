@@ -14,8 +14,7 @@ import type { Config } from '../config.js';
 import type { NatsForgetReport, TenantNatsRefs } from '../wiring/forget-tenant-nats.js';
 
 const REVOKE_BUDGET_MS = 5_000;
-/** NATS: the connection, each request, and the whole pass over KV and the ingest stream. */
-const NATS_CONNECT_MS = 5_000;
+/** NATS: each request, and the whole pass over KV and the ingest stream (the connect: nats-connect.ts). */
 const NATS_REQUEST_MS = 5_000;
 const NATS_DEADLINE_MS = 30_000;
 
@@ -95,23 +94,16 @@ async function natsRefsOf(pool: pg.Pool, tenantId: string): Promise<TenantNatsRe
 }
 
 async function forgetInNats(config: Readonly<Config>, refs: TenantNatsRefs): Promise<NatsForgetReport> {
-  const [{ connect }, { natsAuthOptions, redactUrl }, { names }, { forgetTenantInNats }] = await Promise.all([
-    import('@nats-io/transport-node'),
-    import('../runtime/nats.js'),
+  const [{ connectNatsOnce }, { names }, { forgetTenantInNats }] = await Promise.all([
+    import('../runtime/nats-connect.js'),
     import('../runtime/names.js'),
     import('../wiring/forget-tenant-nats.js'),
   ]);
   let nc;
   try {
-    nc = await connect({
-      servers: config.natsServers,
-      name: 'connectors-tenants-delete',
-      timeout: NATS_CONNECT_MS,
-      ...natsAuthOptions(config.nats),
-    });
-  } catch {
-    const where = config.natsServers.map(redactUrl).join(', ');
-    return { removed: {}, not_removed: [`NATS at ${where}: not reachable in ${NATS_CONNECT_MS / 1000} s`] };
+    nc = await connectNatsOnce(config.natsServers, config.nats, 'connectors-tenants-delete');
+  } catch (err) {
+    return { removed: {}, not_removed: [(err as Error).message] };
   }
   try {
     return await forgetTenantInNats(nc, names(config.namespace), refs, {

@@ -12,7 +12,8 @@ import { ensureIngestStream } from '../ingest/stream.js';
 import { retryJsAdmin } from '../runtime/js-admin-retry.js';
 import { deploymentKvOpener, type KvOpener } from '../runtime/deployment-kv.js';
 import type { Names } from '../runtime/names.js';
-import { checkServerVersion, connectNats } from '../runtime/nats.js';
+import { checkServerVersion } from '../runtime/nats.js';
+import { connectNats } from '../runtime/nats-connect.js';
 import type { Undo } from './undo.js';
 
 export interface NodeNats {

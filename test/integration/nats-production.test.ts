@@ -1,7 +1,8 @@
 /**
  * Integration: NATS for production (INTERFACE §9.2). A node authenticates to a private
  * nats-server (spare port, own store dir) by token, by user and password, and over TLS
- * with a client certificate, and is refused with an error naming the settings otherwise;
+ * with a client certificate, and is refused with an error naming the settings otherwise (an
+ * operator command's one-shot connection too);
  * streams and buckets carry the configured replicas and descriptions (an existing stream
  * is brought to them, a server that cannot hold them stops the start saying how); a full
  * ingest stream refuses new events without discarding a stored one.
@@ -15,6 +16,7 @@ import { AppError } from '../../src/errors.js';
 import { ensureIngestStream } from '../../src/ingest/stream.js';
 import { IngestPublisher } from '../../src/ingest/publish.js';
 import { names as makeNames } from '../../src/runtime/names.js';
+import { connectNatsOnce } from '../../src/runtime/nats-connect.js';
 import { cleanNamespace, startTestNode, type TestNode } from '../support/node.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { makeTestCerts } from '../support/tls-certs.js';
@@ -53,6 +55,17 @@ describe('NATS authentication', () => {
     );
     expect(refused?.message).toMatch(/authorization refused: check NATS_CREDS, NATS_TOKEN or NATS_USER\/NATS_PASSWORD/);
     expect(refused?.message).not.toContain('wrong-token');
+    // An operator command's one-shot connection: the same settings, the same refusal.
+    const none = { credsFile: null, user: null, password: null, tlsCaFile: null, tlsCertFile: null, tlsKeyFile: null };
+    const auth = (t: string) => ({ ...none, token: t });
+    const once = await connectNatsOnce([c.url], auth(token), 'test-cli');
+    await once.close();
+    const cliRefused = await connectNatsOnce([c.url], auth('wrong-token'), 'test-cli').then(
+      () => null,
+      (err: Error) => err,
+    );
+    expect(cliRefused?.message).toMatch(/^cannot connect to NATS at nats:\/\/[^ ]+: authorization refused/);
+    expect(cliRefused?.message).not.toContain('wrong-token');
   });
 
   it('user and password: connects with NATS_USER/NATS_PASSWORD; a user:pass in the URL is not used', async () => {

@@ -6,7 +6,7 @@
  */
 import { createLogger } from '../../src/log.js';
 import { names } from '../../src/runtime/names.js';
-import { connectNats } from '../../src/runtime/nats.js';
+import { connectNats } from '../../src/runtime/nats-connect.js';
 import { ShardManager } from '../../src/runtime/shard-manager.js';
 
 function need(name: string): string {
