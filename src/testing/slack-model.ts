@@ -79,6 +79,18 @@ let tsCounter = 0;
 /** A Web API call's parameters (form or JSON body, query). */
 export type Params = Record<string, string>;
 
+/** One Web API answer: Slack's `{ok:true,...}` or `{ok:false,error}`, on HTTP 200 unless `status` says otherwise. */
+export interface Answer {
+  status?: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export const fail = (error: string, extra: Record<string, unknown> = {}): Answer => ({
+  body: { ok: false, error, ...extra },
+});
+export const ok = (body: Record<string, unknown>): Answer => ({ body: { ok: true, ...body } });
+
 /** A message the bot posted (chat.postMessage). */
 export interface PostedMessage {
   teamId: string;
