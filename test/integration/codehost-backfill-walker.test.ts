@@ -24,6 +24,7 @@ import { FakeGitHub, generateAppKeyPair } from 'connector-service/testing';
 import { memoryKv } from '../support/github-edge.js';
 import { seedRepos, type FakeRepo } from 'connector-service/testing';
 import { TEST_MASTER_KEY, testDatabaseUrl } from '../support/env.js';
+import { until } from '../support/until.js';
 
 const log = pino({ level: 'silent' });
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -84,13 +85,15 @@ async function walker(caps?: BackfillCaps) {
     }),
   );
   const done = async (timeoutMs = 20_000) => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const i = await getInstallById(pool, install.install_id);
-      if (i?.backfill.state === 'complete' || i?.backfill.state === 'failed') return i;
-      if (Date.now() > end) throw new Error(`backfill not finished: ${JSON.stringify(i?.backfill)}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    let seen: Awaited<ReturnType<typeof getInstallById>> = null;
+    return until(
+      'the backfill complete or failed',
+      async () => {
+        seen = await getInstallById(pool, install.install_id);
+        return (seen?.backfill.state === 'complete' || seen?.backfill.state === 'failed') && seen;
+      },
+      { timeoutMs, everyMs: 25, explain: () => `backfill: ${JSON.stringify(seen?.backfill)}` },
+    );
   };
   const start = () => actors.ask(codehostBackfillKey(install.install_id), { type: 'resume' });
   const backfillCalls = () =>

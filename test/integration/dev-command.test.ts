@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { BIN, exited, runCli, startCli } from '../support/cli.js';
+import { until } from '../support/until.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const dir = mkdtempSync(join(tmpdir(), 'connectors-dev-'));
@@ -17,17 +18,18 @@ function childrenOf(dataDir: string): string[] {
 }
 
 async function readyz(url: string, timeoutMs: number): Promise<number> {
-  const until = Date.now() + timeoutMs;
   let status = 0;
-  while (Date.now() < until) {
-    status = await fetch(`${url}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return status;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return status;
+  return until(
+    'dev answering /readyz with 200',
+    async () => {
+      status = await fetch(`${url}/readyz`).then(
+        (r) => r.status,
+        () => 0,
+      );
+      return status === 200 && status;
+    },
+    { timeoutMs, everyMs: 200, explain: () => `last /readyz status: ${status}` },
+  );
 }
 
 describe('connectors dev', () => {
@@ -94,10 +96,15 @@ describe('connectors dev', () => {
       stdio: 'ignore',
     });
     // Once its embedded Postgres is starting (a process on the data dir), it is mid-start.
-    for (const until = Date.now() + 60_000; childrenOf(dir).length === 0;) {
-      if (Date.now() > until || child.exitCode !== null) throw new Error('dev never started its embedded servers');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await until(
+      'dev starting its embedded servers',
+      () => {
+        if (child.exitCode !== null)
+          throw new Error(`dev exited (${child.exitCode}) before its embedded servers started`);
+        return childrenOf(dir).length > 0;
+      },
+      { timeoutMs: 60_000 },
+    );
     child.kill('SIGTERM');
     expect(await exited(child, 60_000)).toBe(0);
     expect(childrenOf(dir)).toEqual([]);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exited, runCli, startCli } from '../support/cli.js';
+import { until } from '../support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'connectors-sandbox-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -48,28 +49,30 @@ describe('connectors dev --sandbox', () => {
       ]);
 
       // Within 60 s both installs have events (INTERFACE §9.1), and the graph has their nodes.
-      const deadline = Date.now() + 60_000;
       const eventsOf = async (id: string) => (await get(`/api/v1/connectors/installs/${id}/events`)).events as any[];
-      let chat: any[] = [];
-      let code: any[] = [];
-      while (Date.now() < deadline && (chat.length === 0 || code.length === 0)) {
-        [chat, code] = await Promise.all([eventsOf(sandbox.chatapp_install_id), eventsOf(sandbox.codehost_install_id)]);
-        if (chat.length === 0 || code.length === 0) await new Promise((r) => setTimeout(r, 500));
-      }
-      expect(chat.length, stderr().slice(-2000)).toBeGreaterThan(0);
-      expect(code.length, stderr().slice(-2000)).toBeGreaterThan(0);
-      let thread: any;
-      for (const until = Date.now() + 30_000; !thread && Date.now() < until;) {
-        thread = (await get('/api/v1/graph/nodes?kind=chat.message&q=release')).nodes[0];
-        if (!thread) await new Promise((r) => setTimeout(r, 500));
-      }
-      expect(thread?.props.text).toContain('Release 1.4');
-      let pr: any;
-      for (const until = Date.now() + 30_000; !pr && Date.now() < until;) {
-        pr = (await get('/api/v1/graph/nodes?kind=codehost.pull_request')).nodes[0];
-        if (!pr) await new Promise((r) => setTimeout(r, 500));
-      }
-      expect(pr).toBeDefined();
+      const log = { everyMs: 500, explain: () => stderr().slice(-2000) };
+      await until(
+        'events of both installs',
+        async () => {
+          const [chat, code] = await Promise.all([
+            eventsOf(sandbox.chatapp_install_id),
+            eventsOf(sandbox.codehost_install_id),
+          ]);
+          return chat.length > 0 && code.length > 0;
+        },
+        { timeoutMs: 60_000, ...log },
+      );
+      const thread = await until(
+        'the seeded release thread in the graph',
+        async () => (await get('/api/v1/graph/nodes?kind=chat.message&q=release')).nodes[0],
+        { timeoutMs: 30_000, ...log },
+      );
+      expect(thread.props.text).toContain('Release 1.4');
+      const pr = await until(
+        'a pull request node in the graph',
+        async () => (await get('/api/v1/graph/nodes?kind=codehost.pull_request')).nodes[0],
+        { timeoutMs: 30_000, ...log },
+      );
 
       const emit = await post(`/api/v1/connectors/installs/${sandbox.chatapp_install_id}/emit`, {
         kind: 'chatapp.message',

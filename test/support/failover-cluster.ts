@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { BIN } from './cli.js';
+import { until } from './until.js';
 import { freePort } from '../../src/dev/free-port.js';
 
 export interface ServeProcess {
@@ -104,21 +105,22 @@ export function startServe(nodeId: string, port: number, env: Record<string, str
  * times out.
  */
 export async function waitReady(p: ServeProcess, timeoutMs: number): Promise<void> {
-  const until = Date.now() + timeoutMs;
   let exited = false;
   void p.exited.then(() => (exited = true));
-  while (Date.now() < until) {
-    if (exited) throw new Error(`${p.nodeId} exited while starting:\n${p.logTail()}`);
-    const ok =
-      p.readyLogged() &&
-      (await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
-        (r) => r.status === 200,
-        () => false,
-      ));
-    if (ok) return;
-    await sleep(50);
-  }
-  throw new Error(`${p.nodeId} not ready within ${timeoutMs} ms:\n${p.logTail()}`);
+  await until(
+    `${p.nodeId} ready`,
+    async () => {
+      if (exited) throw new Error(`${p.nodeId} exited while starting:\n${p.logTail()}`);
+      return (
+        p.readyLogged() &&
+        (await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+          (r) => r.status === 200,
+          () => false,
+        ))
+      );
+    },
+    { timeoutMs, everyMs: 50, explain: () => p.logTail() },
+  );
 }
 
 /**
