@@ -4,6 +4,7 @@
  * `list` prints one JSON object per dead letter (none when there are none); `replay` puts
  * the selected events back on the durable ingest path and prints `{"replayed": N}`.
  */
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { Config } from '../config.js';
 import { UsageError, UUID, type Command } from './command.js';
@@ -102,7 +103,13 @@ async function replay(f: Values, env: NodeJS.ProcessEnv): Promise<void> {
         names: makeNames(config.namespace),
         seal: createSeal([config.masterKey!, ...config.security.previousMasterKeys]),
       },
-      { id, installId },
+      // INTERFACE §10.5: audited like the route's replay; no API key did it (`key_id` null), and
+      // the command's run is its request (`cli-<uuid>`), as for `api-keys create`.
+      {
+        id,
+        installId,
+        audit: { action: 'dead_letter_replay', keyId: null, requestId: `cli-${randomUUID()}`, target: null },
+      },
     );
     if (out.skipped > 0) {
       process.stderr.write(`connectors: ${out.skipped} dead letter(s) of another SERVICE_NAMESPACE left alone\n`);

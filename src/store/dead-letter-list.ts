@@ -17,12 +17,14 @@ export interface DeadLetterView {
   dead_lettered_at: string;
 }
 
-/** What a replay needs: where the message went and its stored bytes. */
+/** What a replay needs: where the message went, its stored bytes, and whose it is (for its audit entry). */
 export interface DeadLetterMessage {
   id: string;
   stream: string;
   subject: string;
   payload: Buffer;
+  /** Null when the dead letter names no install of this database. */
+  tenant_id: string | null;
 }
 
 export interface DeadLetterFilter {
@@ -83,7 +85,7 @@ export async function selectDeadLetters(
   if (sel.id !== undefined && !/^\d{1,18}$/.test(sel.id)) return [];
   if (sel.installId !== undefined && !isUuid(sel.installId)) return [];
   const { rows } = await q.query<DeadLetterMessage>(
-    `SELECT d.id::text AS id, d.stream, d.subject, d.payload
+    `SELECT d.id::text AS id, d.stream, d.subject, d.payload, i.tenant_id
        FROM dead_letters d LEFT JOIN installs i ON i.install_id = d.install_id
       WHERE ($1::bigint IS NULL OR d.id = $1)
         AND ($2::uuid IS NULL OR d.install_id = $2)

@@ -4,9 +4,10 @@
  * path as it was (same subject, same envelope), and its row is removed once JetStream
  * acknowledged it. It is then ingested once, as if new: the install actor's unique key
  * absorbs an event that was stored after all, and the replay's own `Nats-Msg-Id` makes two
- * concurrent replays of one dead letter a single message. A tenant's replay (the route) is
- * audited in the transaction that removes the row, once JetStream took the event (INTERFACE
- * §10.5: with the receipt).
+ * concurrent replays of one dead letter a single message. A replay is audited in the
+ * transaction that removes the row, once JetStream took the event (INTERFACE §10.5: with the
+ * receipt), in the log of the dead letter's tenant: a tenant's (the route) or an operator's
+ * (the CLI, each dead letter in its own tenant's log).
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { Unavailable } from '../errors.js';
@@ -22,7 +23,11 @@ export interface ReplaySelection {
   id?: string;
   installId?: string;
   tenantId?: string;
-  /** The caller's entry (with `tenantId`), written with each replayed dead letter's removal. */
+  /**
+   * The caller's entry, written with each replayed dead letter's removal in its tenant's log;
+   * a null `target` names the dead letter (`dead-letter/<id>`). A dead letter of no known
+   * install has no tenant, and so no entry.
+   */
   audit?: AuditStamp;
 }
 
@@ -54,12 +59,13 @@ export async function replayDeadLetters(
     } catch (err) {
       throw new Unavailable('JetStream did not acknowledge the replayed event; retry', { cause: err });
     }
-    const { audit, tenantId } = sel;
+    const { audit } = sel;
+    const tenantId = dl.tenant_id;
     const removed =
       audit && tenantId
         ? await withTx(o.db, async (tx) => {
             const gone = await deleteDeadLetter(tx, dl.id);
-            if (gone) await recordAuditOk(tx, tenantId, audit);
+            if (gone) await recordAuditOk(tx, tenantId, { ...audit, target: audit.target ?? `dead-letter/${dl.id}` });
             return gone;
           })
         : await deleteDeadLetter(o.db, dl.id);

@@ -147,6 +147,17 @@ describe('connectors dead-letters', () => {
 
     const twice = await runCli(['dead-letters', 'replay', '--id', id], env());
     expect(JSON.parse(twice.stdout)).toEqual({ replayed: 0 });
+
+    // INTERFACE §10.5: audited in the tenant's log as the route's replay is; no key, the run its request.
+    const audit = (await (await h.api('/api/v1/audit?limit=100', a)).json()) as {
+      entries: Array<{ action: string; key_id: string | null; request_id: string; target: string; outcome: string }>;
+    };
+    const mine = audit.entries.filter((e) => e.target === `dead-letter/${id}`);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ action: 'dead_letter_replay', key_id: null, outcome: 'ok' });
+    expect(mine[0]!.request_id).toMatch(/^cli-[0-9a-f-]{36}$/);
+    const other = (await (await h.api('/api/v1/audit?limit=100', b)).json()) as { entries: Array<{ target: string }> };
+    expect(other.entries.filter((e) => e.target === `dead-letter/${id}`)).toEqual([]);
   });
 
   it('replays every dead letter of an install with --install', async () => {
@@ -158,6 +169,13 @@ describe('connectors dead-letters', () => {
     await until('both stored', async () => (await count(one.event.id)) === 1 && (await count(two.event.id)) === 1, {
       timeoutMs: 30_000,
     });
+    // One entry per dead letter replayed, all of the one run.
+    const audit = (await (await h.api('/api/v1/audit?limit=100', a)).json()) as {
+      entries: Array<{ request_id: string; target: string }>;
+    };
+    const runs = audit.entries.filter((e) => [one.id, two.id].some((id) => e.target === `dead-letter/${id}`));
+    expect(runs).toHaveLength(2);
+    expect(new Set(runs.map((e) => e.request_id)).size).toBe(1);
   });
 
   it.each([
