@@ -24,6 +24,8 @@ export interface InstallWritesPorts {
   drivers: DriverRegistry;
   /** INTERFACE §9.4: a request naming another tenant than the install's row was refused. */
   onRefused?(path: 'install_request'): void;
+  /** INTERFACE §10.5: an emit was done and its audit entry could not be written, twice. */
+  onAuditLost?(action: 'emit'): void;
 }
 
 export function installWritesActor(
@@ -92,9 +94,10 @@ export function installWritesActor(
           }).catch(async (err: unknown) => {
             ctx.log.error({ err }, 'could not store the receipt of an emit; the write stands');
             if (msg.audit) {
-              await recordAuditOk(ports.pool, install.tenant_id, msg.audit).catch((again: unknown) =>
-                ctx.log.error({ err: again, kind: msg.kind }, 'audit entry of an emit not written; the write stands'),
-              );
+              await recordAuditOk(ports.pool, install.tenant_id, msg.audit).catch((again: unknown) => {
+                ports.onAuditLost?.('emit');
+                ctx.log.error({ err: again, kind: msg.kind }, 'audit entry of an emit not written; the write stands');
+              });
             }
           });
         }

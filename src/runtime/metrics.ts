@@ -34,6 +34,11 @@ export interface RuntimeMetrics {
    * `actor_replay` (a sealed actor request delivered a second time, replay-guard.ts).
    */
   fenceRefused: Counter<'path'>;
+  /**
+   * INTERFACE §10.5: audit entries lost after their action was done: an emit's entry whose
+   * receipt transaction failed and whose write alone failed again. `action`: `emit`.
+   */
+  auditLost: Counter<'action'>;
 }
 
 /** What a node's ingest reports (ingest/node-ingest.ts), cumulative across shard moves. */
@@ -243,6 +248,14 @@ export function createRuntimeMetrics(registry: Registry): RuntimeMetrics {
         'NATS messages refused by the fence: unsealed, replayed, or naming another tenant or install ' +
         '(INTERFACE §9.4)',
       labelNames: ['path'],
+      registers,
+    }),
+    auditLost: new Counter({
+      name: 'connector_service_audit_entries_lost_total',
+      help:
+        'Audit entries not written although their action was done: an emit whose receipt and then its entry alone ' +
+        'failed to commit (INTERFACE §10.5), by action',
+      labelNames: ['action'],
       registers,
     }),
   };

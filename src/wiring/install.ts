@@ -23,7 +23,7 @@ export const installModule: ServiceModuleFactory = (deps) => {
         ...(effects ? { onEffects: () => effects.wake() } : {}),
         onRefused,
       }),
-      installWritesActor({ pool, drivers, onRefused }),
+      installWritesActor({ pool, drivers, onRefused, onAuditLost: (action) => m.auditLost.inc({ action }) }),
     ],
     routes: null,
   };

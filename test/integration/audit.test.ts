@@ -16,6 +16,7 @@ import { messageEvent, nextTs } from 'connector-service/testing';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, testAppDatabaseUrl, testDatabaseUrl } from '../support/env.js';
 import { installOk, json, startChatStack, type ChatStack, type Tenant } from '../support/slack-harness.js';
+import { scrapeSample } from '../support/metrics.js';
 import { until } from '../support/until.js';
 
 let s: ChatStack;
@@ -158,6 +159,28 @@ async function keyIdOf(t: Tenant): Promise<string> {
 
 const cliEnv = () => ({ DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
 
+/**
+ * As if the audit log's INSERT failed (a full disk, a constraint), for `t`'s entries only: a
+ * trigger on the table, as its owner. Returns what drops it.
+ */
+async function refuseEntriesOf(t: Tenant): Promise<() => Promise<void>> {
+  const owner = new pg.Client({ connectionString: testDatabaseUrl() });
+  await owner.connect();
+  const name = `audit_refused_${t.tenant_id.replace(/-/g, '')}`;
+  await owner.query(
+    `CREATE OR REPLACE FUNCTION audit_refused() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN RAISE EXCEPTION 'audit entry refused for the test'; END $$`,
+  );
+  await owner.query(
+    `CREATE TRIGGER ${name} BEFORE INSERT ON audit_log FOR EACH ROW
+     WHEN (NEW.tenant_id = '${t.tenant_id}'::uuid) EXECUTE FUNCTION audit_refused()`,
+  );
+  return async () => {
+    await owner.query(`DROP TRIGGER IF EXISTS ${name} ON audit_log`);
+    await owner.end();
+  };
+}
+
 describe('audit entries commit with their action', () => {
   it('gives every audited action that is done one ok entry with its request id and key id', async () => {
     const t = await s.node.tenant('every-action');
@@ -295,20 +318,6 @@ describe('audit entries commit with their action', () => {
 
   it('an entry that cannot be written undoes its action; a committed action always has its entry', async () => {
     const t = await s.node.tenant('atomic');
-    // As if the entry's INSERT failed (a full disk, a constraint): only this tenant's entries.
-    const owner = new pg.Client({ connectionString: testDatabaseUrl() });
-    await owner.connect();
-    const refuse = async (on: boolean) => {
-      if (!on) return owner.query('DROP TRIGGER IF EXISTS audit_refused ON audit_log');
-      await owner.query(
-        `CREATE OR REPLACE FUNCTION audit_refused() RETURNS trigger LANGUAGE plpgsql AS $$
-         BEGIN RAISE EXCEPTION 'audit entry refused for the test'; END $$`,
-      );
-      return owner.query(
-        `CREATE TRIGGER audit_refused BEFORE INSERT ON audit_log FOR EACH ROW
-         WHEN (NEW.tenant_id = '${t.tenant_id}'::uuid) EXECUTE FUNCTION audit_refused()`,
-      );
-    };
     const hooks = async () =>
       (await json(await fetch(`${s.node.url}/api/v1/webhooks`, { headers: t.auth }))).webhooks as unknown[];
     const keys = async () =>
@@ -325,8 +334,8 @@ describe('audit entries commit with their action', () => {
         headers: { ...t.auth, 'x-request-id': requestId, 'content-type': 'application/json' },
         body: JSON.stringify({ url: 'http://127.0.0.1:9/atomic' }),
       });
+    const allow = await refuseEntriesOf(t);
     try {
-      await refuse(true);
       const failed = await create('atomic-refused');
       expect(failed.status).toBeGreaterThanOrEqual(500);
       expect(await hooks()).toEqual([]);
@@ -335,8 +344,7 @@ describe('audit entries commit with their action', () => {
       expect(cli.code).not.toBe(0);
       expect(await keys()).toBe(keysBefore);
     } finally {
-      await refuse(false);
-      await owner.end();
+      await allow();
     }
     expect(await entriesOf(t, 'atomic-refused')).toEqual([]);
 
@@ -347,5 +355,31 @@ describe('audit entries commit with their action', () => {
     expect(await entriesOf(t, 'atomic-ok')).toEqual([
       expect.objectContaining({ action: 'webhook_change', target: `webhook/${made.id}`, outcome: 'ok' }),
     ]);
+  });
+
+  it('an emit whose entry cannot be written stands, and the lost entry is counted', async () => {
+    const t = await s.node.tenant('lost-entry');
+    const team3 = s.slack.addTeam();
+    const ch4 = s.slack.addChannel(team3.id, { type: 'channel' });
+    const install = (await installOk(s, t, team3.id)).install_id;
+    const lost = () => scrapeSample(s.node.url, 'connector_service_audit_entries_lost_total', { action: 'emit' });
+    const before = await lost();
+    // The receipt's transaction fails on its entry, and so does the entry written alone after it.
+    const allow = await refuseEntriesOf(t);
+    try {
+      const res = await fetch(`${s.node.url}/api/v1/connectors/installs/${install}/emit`, {
+        method: 'POST',
+        headers: { ...t.auth, 'x-request-id': 'lost-emit', 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'chatapp.message', body: { channel_id: ch4.id, text: 'posted all the same' } }),
+      });
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(s.slack.posted.filter((p) => p.channel === ch4.id)).toEqual([
+        expect.objectContaining({ text: 'posted all the same', ts: (await json(res)).provider_id }),
+      ]);
+      expect((await lost()) - before).toBe(1);
+    } finally {
+      await allow();
+    }
+    expect(await entriesOf(t, 'lost-emit')).toEqual([]);
   });
 });
