@@ -8,6 +8,7 @@ import { Kvm } from '@nats-io/kv';
 import { jetstream, jetstreamManager, type MsgRequest } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Names } from '../../src/runtime/names.js';
+import { until } from './until.js';
 
 export interface LeaseWrite {
   shard: number;
@@ -82,17 +83,21 @@ export class LeaseWatcher {
  * has events in hand); returns the last value seen, 0 when it never held any in time.
  */
 export async function waitForEventsInHand(url: string, timeoutMs: number): Promise<number> {
-  const end = Date.now() + timeoutMs;
   let last = 0;
-  while (Date.now() < end) {
-    const text = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(1_000) }).then(
-      (r) => r.text(),
-      () => '',
-    );
-    const m = /^connector_service_ingest_in_flight ([0-9.eE+-]+)$/m.exec(text);
-    last = m ? Number(m[1]) : 0;
-    if (last > 0) return last;
-  }
+  // A chance, not a condition: the kill goes ahead (and says so in its figures) when none came.
+  await until(
+    'the node holding ingest events',
+    async () => {
+      const text = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.text(),
+        () => '',
+      );
+      const m = /^connector_service_ingest_in_flight ([0-9.eE+-]+)$/m.exec(text);
+      last = m ? Number(m[1]) : 0;
+      return last > 0;
+    },
+    { timeoutMs },
+  ).catch(() => undefined);
   return last;
 }
 
