@@ -43,10 +43,13 @@ export async function openPools(config: Readonly<Config>, log: Logger, undo: Und
     statementTimeoutMs: REQUEST_WAIT_MS,
     onIdleError,
   });
+  // A check unanswered past a request's whole budget has told every waiter already; ending it
+  // then lets the next one start on a fresh connection rather than join one that died.
   const probePool = createPool(databaseUrl, {
     max: 1,
-    connectionTimeoutMs: 10_000,
-    queryTimeoutMs: 10_000,
+    connectionTimeoutMs: REQUEST_WAIT_MS,
+    queryTimeoutMs: REQUEST_WAIT_MS,
+    statementTimeoutMs: REQUEST_WAIT_MS,
     applicationName: 'connector-service probe',
     onIdleError,
   });
