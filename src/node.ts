@@ -19,6 +19,7 @@ import type { EffectTimings } from './effects/effect-runner.js';
 import type { Logger } from './log.js';
 import { names as makeNames } from './runtime/names.js';
 import { Router } from './runtime/router.js';
+import { openReplayBuckets, withdrawer } from './runtime/replay-guard.js';
 import { createSeal } from './runtime/seal.js';
 import type { ShardManager } from './runtime/shard-manager.js';
 import type { MasterKeys } from './store/credential-cipher.js';
@@ -84,7 +85,9 @@ async function startSteps(config: Readonly<Config>, opts: StartOptions, started:
   const { registry, runtime: metrics } = openMetrics(config, pools.pool, log, started);
   // INTERFACE §9.3: a request awaiting an actor answers 503 when NATS or Postgres goes silent meanwhile.
   const dependencies = [new LivenessProbe('Postgres', () => pools.probePool.query('select 1'))];
-  const router = new Router({ nc: nats.nc, names, shards: config.shards, log, seal, dependencies });
+  // INTERFACE §8.24: an attempt no node admitted (its node died as it arrived) is withdrawn and sent again.
+  const withdraw = withdrawer(await openReplayBuckets(nats.bucket, names));
+  const router = new Router({ nc: nats.nc, names, shards: config.shards, log, seal, dependencies, withdraw });
   const { effectTimings, resumeSweepMs } = opts;
   const modulesParts = { config, log, pools, nats, names, seal, masterKeys: keyring, router, metrics, registry };
   const built = await buildModules({ ...modulesParts, hostsActors, effectTimings });

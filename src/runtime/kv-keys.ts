@@ -19,7 +19,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 /** Lists the keys of one bucket; every call is one bounded round of requests. */
 export type KeyLister = () => Promise<string[]>;
 
-export function keyLister(nc: NatsConnection, kv: KV, bucket: string, timeoutMs: number): KeyLister {
+/** A key with the server's time of its last put (ms since the epoch, the NATS server's clock). */
+export interface KeyEntry {
+  key: string;
+  putAtMs: number;
+}
+/** Lists the keys of one bucket with the time of each one's put. */
+export type EntryLister = () => Promise<KeyEntry[]>;
+
+export function entryLister(nc: NatsConnection, kv: KV, bucket: string, timeoutMs: number): EntryLister {
   const prefix = `$KV.${bucket}.`;
   let jsm: Promise<JetStreamManager> | null = null;
   return async () => {
@@ -28,6 +36,13 @@ export function keyLister(nc: NatsConnection, kv: KV, bucket: string, timeoutMs:
     const info = await (await jsm).streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });
     const keys = Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length));
     const entries = await Promise.all(keys.map((k) => kv.get(k)));
-    return entries.flatMap((e) => (e !== null && e.operation === 'PUT' ? [e.key] : []));
+    return entries.flatMap((e) =>
+      e !== null && e.operation === 'PUT' ? [{ key: e.key, putAtMs: e.created.getTime() }] : [],
+    );
   };
+}
+
+export function keyLister(nc: NatsConnection, kv: KV, bucket: string, timeoutMs: number): KeyLister {
+  const list = entryLister(nc, kv, bucket, timeoutMs);
+  return async () => (await list()).map((e) => e.key);
 }

@@ -7,6 +7,7 @@
  * sum to exactly S, so once the nodes agree on who is alive no shard is wanted by two
  * nodes and none is left over: no node gives up a shard that another then gives back.
  */
+import type { KeyEntry } from './kv-keys.js';
 import { shardOf } from './names.js';
 
 /** Target shard count of every node in `nodes` (duplicates ignored). */
@@ -66,4 +67,17 @@ export function pickExtras(shards: number, owned: readonly number[], nodeId: str
     .reverse()
     .filter((s) => mine.has(s))
     .slice(0, count);
+}
+
+/**
+ * Ms until the first heartbeat of another node expires (its put time plus the TTL), counted
+ * on the NATS server's clock: `self`'s own heartbeat, just written, stands for the server's
+ * now, so nodes' clocks apart do not matter. Infinity when no other node is heard.
+ */
+export function untilHeartbeatExpiry(heard: readonly KeyEntry[], self: string, ttlMs: number): number {
+  const own = heard.find((e) => e.key === self);
+  const serverNow = own?.putAtMs ?? Math.max(0, ...heard.map((e) => e.putAtMs));
+  let soonest = Infinity;
+  for (const e of heard) if (e.key !== self) soonest = Math.min(soonest, e.putAtMs + ttlMs - serverNow);
+  return soonest;
 }

@@ -22,6 +22,13 @@
  * A node of an earlier release sends no id: the body's digest stands in (the body holds its
  * deadline to the millisecond and the edge's request id), so a replay of such a request is
  * refused too; only that node's own resend of the same body would be, during the roll.
+ *
+ * The asker may withdraw an attempt left unanswered (`withdrawer`, router.ts): it creates the
+ * id itself, marked withdrawn. Created, the id proves that no node had admitted the attempt,
+ * and none ever will (a late delivery is refused as a second one), so the asker may send it
+ * again, as a new attempt, without any risk of running it twice: that is how a request caught
+ * by a node killed before it read the request reaches the shard's next owner. Refused, the id
+ * says a node admitted the attempt and may have acted on it: it is never sent again.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
@@ -52,6 +59,8 @@ const LOG_EVERY_MS = 10_000;
 
 const RID = /^[sl][A-Za-z0-9_-]{22}$/;
 const EMPTY = new Uint8Array(0);
+/** The value of an id its asker withdrew (an admitted id holds nothing). */
+const WITHDRAWN = new TextEncoder().encode('withdrawn');
 
 /** A fresh id for one attempt of an ask of `timeoutMs` (128 random bits behind the bucket letter). */
 export function newRequestId(timeoutMs: number): string {
@@ -100,12 +109,16 @@ export function replayGuard(
       }
       if (deadline - now() > WINDOWS[tier].acceptMs)
         throw new BadRequest("actor request deadline lies beyond its id's window (are the nodes' clocks apart?)");
+      const bucket = tier === 's' ? buckets.short : buckets.long;
       try {
-        await (tier === 's' ? buckets.short : buckets.long).create(id, EMPTY);
+        await bucket.create(id, EMPTY);
         return true;
       } catch (err) {
         if (!isWrongSequence(err)) throw notStarted('the replay fence did not answer; resend', err);
       }
+      // Withdrawn by its asker, which resends it as a new attempt: nothing replays anything.
+      if (rid !== undefined && (await withdrawnId(bucket, id)))
+        throw notStarted('the asker withdrew this request and sends it again');
       opts.onReplay?.();
       tellReplay((refused) =>
         opts.log.warn(
@@ -116,4 +129,29 @@ export function replayGuard(
       return false;
     },
   };
+}
+
+/**
+ * The asker's side: `withdraw(rid)` is true when the attempt `rid` is withdrawn (no node
+ * admitted it, and none will), false when a node admitted it (it may have acted). Throws when
+ * the bucket does not answer: the attempt's fate is then unknown, and it stays sent.
+ */
+export type Withdraw = (rid: string) => Promise<boolean>;
+
+export function withdrawer(buckets: ReplayBuckets): Withdraw {
+  return async (rid) => {
+    if (!RID.test(rid)) throw new RangeError('not a request id');
+    try {
+      await (rid[0] === 's' ? buckets.short : buckets.long).create(rid, WITHDRAWN);
+      return true;
+    } catch (err) {
+      if (isWrongSequence(err)) return false;
+      throw err;
+    }
+  };
+}
+
+async function withdrawnId(bucket: KV, id: string): Promise<boolean> {
+  const e = await bucket.get(id).catch(() => null);
+  return e !== null && e.operation === 'PUT' && e.string() === 'withdrawn';
 }

@@ -14,6 +14,12 @@
  * `keyString`) because ids may contain `/`; the owner checks that the subject it arrived
  * on is the one the key maps to, so a request can never reach another key's handler.
  * `rid` is the attempt's own id: the owner refuses one it has served before (replay-guard.ts).
+ *
+ * A request a node received but never read (killed as it arrived, INTERFACE §8.24) would
+ * otherwise hold a plain ask until its deadline, past the client's own timeout. So an
+ * attempt left unanswered for a second is withdrawn (replay-guard.ts `withdrawer`): when no
+ * node had admitted it, none ever will, and it is sent again at once, toward the shard's next
+ * owner; when a node had, it may have acted, and the ask waits for its answer as before.
  */
 import { backoffMs } from '../backoff.js';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
@@ -28,6 +34,7 @@ import type { AskOptions, KeyOf, Protocol } from './ports.js';
 import { newRequestId } from './replay-guard.js';
 import type { Reply, WireRequest } from './serve-shard.js';
 import type { Seal } from './seal.js';
+import type { Withdraw } from './replay-guard.js';
 import { budgetSpent, currentWaitBudget } from '../wait-budget.js';
 import { LivenessProbe } from './liveness-probe.js';
 
@@ -41,6 +48,14 @@ const LAST_ATTEMPT_MIN_MS = 100;
  * doubling per resend so a slow but live handler still gets the whole deadline.
  */
 const SILENCE_FIRST_MS = 2_000;
+/**
+ * An attempt unanswered this long is withdrawn if no node admitted it (doubling per withdrawn
+ * attempt of the ask); while the bucket does not answer, tried again each WITHDRAW_RETRY_MS.
+ */
+const WITHDRAW_FIRST_MS = 1_000;
+const WITHDRAW_RETRY_MS = 1_000;
+/** Marks an attempt withdrawn before any node admitted it: it is sent again. */
+const WITHDRAWN = Symbol('withdrawn');
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -55,6 +70,7 @@ export class Router {
   private readonly seal: Seal | null;
   /** What a request awaiting an answer checks still answers: NATS, then what the node adds (Postgres). */
   private readonly dependencies: LivenessProbe[];
+  private readonly withdraw: Withdraw | null;
 
   constructor(opts: {
     nc: NatsConnection;
@@ -64,8 +80,11 @@ export class Router {
     seal?: Seal | null;
     /** Dependencies besides NATS whose silence ends a request's ask with 503 (INTERFACE §9.3). */
     dependencies?: LivenessProbe[];
+    /** Withdraws an attempt no node admitted (replay-guard.ts); null: an unanswered attempt is never withdrawn. */
+    withdraw?: Withdraw | null;
   }) {
     this.seal = opts.seal ?? null;
+    this.withdraw = opts.withdraw ?? null;
     const nc = opts.nc;
     // Refused while reconnecting: not an answer, only the time left decides.
     this.dependencies = [new LivenessProbe('NATS', () => nc.flush()), ...(opts.dependencies ?? [])];
@@ -106,6 +125,7 @@ export class Router {
     // INTERFACE §8.24: nobody holding the shard this long answers 503 now, the client retries.
     const unownedUntil = opts.unownedMs === undefined ? Infinity : Date.now() + opts.unownedMs;
     let silenceMs = SILENCE_FIRST_MS;
+    let withdrawAfterMs = WITHDRAW_FIRST_MS;
     const subject = this.names.actorSubject(shardOf(key, this.shards), key);
     const wire: WireRequest = { key, msg, deadline, request_id: currentRequestId() };
     // True while every attempt so far was refused before any node took it (no responders,
@@ -122,7 +142,8 @@ export class Router {
       }
       // Each attempt is a new request with its own id (replay-guard.ts): the serving node
       // refuses an id it has seen, so a resend must not reuse the one a node already took.
-      wire.rid = newRequestId(timeoutMs);
+      const rid = newRequestId(timeoutMs);
+      wire.rid = rid;
       const body = enc.encode(JSON.stringify(wire));
       const headers = withTraceHeaders(this.seal?.headers(body));
       let reply: Msg;
@@ -131,7 +152,17 @@ export class Router {
           timeout: opts.idempotent ? Math.min(remaining, silenceMs) : remaining,
           ...(headers ? { headers } : {}),
         });
-        reply = await whileDependenciesAnswer(this.dependencies, asked);
+        const answered = await whileDependenciesAnswer(
+          this.dependencies,
+          this.unlessWithdrawn(asked, rid, withdrawAfterMs),
+        );
+        if (answered === WITHDRAWN) {
+          // A node too busy to admit it in time gets longer next time, rather than a resend a second.
+          withdrawAfterMs *= 2;
+          this.log.debug({ key: keyString(key), type: msg.type }, 'no node took the request; sending it again');
+          continue;
+        }
+        reply = answered;
       } catch (err) {
         // NATS or Postgres did not answer within the request's budget: already the 503 it is.
         if (err instanceof Unavailable) throw err;
@@ -168,6 +199,33 @@ export class Router {
         await sleep(Math.max(0, Math.min(deadline - Date.now(), backoffMs(RESEND, attempt + 1))));
       }
     }
+  }
+
+  /**
+   * The attempt's answer, or WITHDRAWN once it was withdrawn before any node admitted it
+   * (tried after `afterMs` of silence, again each second while the bucket does not answer,
+   * never again once a node is known to have admitted it).
+   */
+  private unlessWithdrawn(asked: Promise<Msg>, rid: string, afterMs: number): Promise<Msg | typeof WITHDRAWN> {
+    const withdraw = this.withdraw;
+    if (!withdraw) return asked;
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const withdrawn = new Promise<typeof WITHDRAWN>((resolve) => {
+      const attempt = async () => {
+        const out = await withdraw(rid).catch(() => null);
+        if (settled) return;
+        if (out === true) resolve(WITHDRAWN);
+        else if (out === null) timer = setTimeout(() => void attempt(), WITHDRAW_RETRY_MS);
+      };
+      timer = setTimeout(() => void attempt(), afterMs);
+    });
+    return Promise.race([asked, withdrawn]).finally(() => {
+      settled = true;
+      clearTimeout(timer);
+      // A withdrawn attempt's request may still time out or be refused; nobody waits for it.
+      asked.catch(() => undefined);
+    });
   }
 }
 

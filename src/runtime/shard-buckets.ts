@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { deploymentKvOpener } from './deployment-kv.js';
 import { retryJsAdmin } from './js-admin-retry.js';
 import type { Names } from './names.js';
-import { keyLister, type KeyLister } from './kv-keys.js';
+import { entryLister, keyLister, type EntryLister, type KeyLister } from './kv-keys.js';
 import { ensureShardCount } from './shard-kv.js';
 
 export interface ShardBuckets {
@@ -20,7 +20,8 @@ export interface ShardBuckets {
   ttlMs: number;
   /** Held leases and live nodes, listed without a consumer (kv-keys.ts). */
   leaseKeys: KeyLister;
-  nodeKeys: KeyLister;
+  /** Live nodes' heartbeats, with the server's time of each (a silent node's expiry is foreseen). */
+  nodeEntries: EntryLister;
 }
 
 export async function openShardBuckets(
@@ -52,6 +53,6 @@ export async function openShardBuckets(
     nodes,
     ttlMs: Math.min(bucketTtl, o.leaseTtlMs),
     leaseKeys: keyLister(nc, leases, names.leaseBucket, timeoutMs),
-    nodeKeys: keyLister(nc, nodes, names.nodeBucket, timeoutMs),
+    nodeEntries: entryLister(nc, nodes, names.nodeBucket, timeoutMs),
   };
 }

@@ -18,21 +18,31 @@
  * - `stop()` releases every shard and deletes its lease, so others take over at once.
  * - Renewal and fencing run on their own timer (lease-keeper.ts), never behind a slow
  *   listener call or a round waiting on KV.
+ * - Takeover (INTERFACE §8.24: a dead node's actors answer within the lease TTL + 2 s): rounds
+ *   come every renewal period, but a round that sees another node's heartbeat expire before
+ *   the next one runs the next round just after that expiry (from the server's put times, so
+ *   clocks apart do not matter), and a node still below its share runs rounds every 200 ms
+ *   for one TTL, while the dead node's last leases expire. So a shard is taken within a
+ *   fraction of a second of its lease's expiry, whatever the TTL.
  */
 import type { KV } from '@nats-io/kv';
 import type { Logger } from '../log.js';
 import { checkServerVersion } from './nats.js';
 import { openShardBuckets } from './shard-buckets.js';
 import type { ShardManagerOptions, ShardStats } from './shard-ports.js';
-import { pickExtras, pickFree, releaseBatch, targetShare } from './rebalance.js';
+import { pickExtras, pickFree, releaseBatch, targetShare, untilHeartbeatExpiry } from './rebalance.js';
 import { keepLeases, type Lease } from './lease-keeper.js';
-import type { KeyLister } from './kv-keys.js';
+import type { EntryLister, KeyLister } from './kv-keys.js';
 import { isWrongSequence } from './shard-kv.js';
 
 export type { ShardListener, ShardManagerOptions, ShardStats } from './shard-ports.js';
 
 /** Work stops once this fraction of the TTL passed without a successful renew. */
 const FENCE_FRACTION = 0.6;
+/** Between rounds while below this node's share (for one TTL), and the least wait for a foreseen expiry. */
+const TAKEOVER_ROUND_MS = 200;
+/** After a heartbeat's foreseen expiry, before the round that counts it gone. */
+const EXPIRY_MARGIN_MS = 50;
 
 export class ShardManager {
   onChange?: (owned: number[]) => void;
@@ -48,7 +58,11 @@ export class ShardManager {
   private leases: KV | null = null;
   private nodes: KV | null = null;
   private leaseKeys: KeyLister = async () => [];
-  private nodeKeys: KeyLister = async () => [];
+  private nodeEntries: EntryLister = async () => [];
+  /** Wait before the next round (the renewal period unless a takeover is under way). */
+  private nextRoundMs = 0;
+  /** performance.now() since when this node has been below its share; null: at or above it. */
+  private belowSince: number | null = null;
   private timer: NodeJS.Timeout | null = null;
   private wake: (() => void) | null = null;
   private loopDone: Promise<void> = Promise.resolve();
@@ -115,7 +129,7 @@ export class ShardManager {
     this.leases = buckets.leases;
     this.nodes = buckets.nodes;
     this.leaseKeys = buckets.leaseKeys;
-    this.nodeKeys = buckets.nodeKeys;
+    this.nodeEntries = buckets.nodeEntries;
     if (buckets.ttlMs !== this.ttlMs) {
       this.ttlMs = buckets.ttlMs;
       this.renewEveryMs = Math.min(this.renewEveryMs, Math.floor(this.ttlMs / 3));
@@ -150,7 +164,7 @@ export class ShardManager {
   private async loop(): Promise<void> {
     while (!this.stopping) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.renewEveryMs);
+        const t = setTimeout(resolve, this.nextRoundMs || this.renewEveryMs);
         this.wake = () => {
           clearTimeout(t);
           resolve();
@@ -163,6 +177,7 @@ export class ShardManager {
   }
 
   private async runRound(): Promise<void> {
+    this.nextRoundMs = this.renewEveryMs;
     try {
       await this.round();
       if (this.roundFailing) this.log.info('shard rounds succeed again');
@@ -179,7 +194,11 @@ export class ShardManager {
     const { nodeId, shards } = this.o;
     const nodes = this.nodes!;
     await nodes.put(this.nodeKey, JSON.stringify({ node: nodeId, at: new Date().toISOString() }));
-    const live = await this.nodeKeys();
+    const heard = await this.nodeEntries();
+    const live = heard.map((e) => e.key);
+    // A heartbeat expiring before the next round (its node stopped): the next round comes just after it.
+    const expiry = untilHeartbeatExpiry(heard, this.nodeKey, this.ttlMs) + EXPIRY_MARGIN_MS;
+    if (expiry < this.nextRoundMs) this.nextRoundMs = Math.max(EXPIRY_MARGIN_MS, expiry);
     this.target = targetShare(shards, live, this.nodeKey);
     this.liveNodes = new Set([...live, this.nodeKey]).size;
     if (this.stopping) return;
@@ -201,7 +220,15 @@ export class ShardManager {
       if (acquired.length > 0) {
         this.log.info({ shards: acquired, held: mine.length + acquired.length, of: shards }, 'shards acquired');
       }
+      if (mine.length + acquired.length < this.target) {
+        // A dead node's leases expire within a TTL of its heartbeat: look often meanwhile.
+        this.belowSince ??= performance.now();
+        if (performance.now() - this.belowSince < this.ttlMs)
+          this.nextRoundMs = Math.min(this.nextRoundMs, TAKEOVER_ROUND_MS);
+        return;
+      }
     }
+    this.belowSince = null;
   }
 
   /** True when the shard is now running here. */

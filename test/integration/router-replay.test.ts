@@ -11,7 +11,7 @@ import { notStarted } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey, type Names } from '../../src/runtime/names.js';
 import { openKv } from '../../src/runtime/nats.js';
-import { openReplayBuckets, replayGuard, type ReplayBuckets } from '../../src/runtime/replay-guard.js';
+import { openReplayBuckets, replayGuard, withdrawer, type ReplayBuckets } from '../../src/runtime/replay-guard.js';
 import { Router } from '../../src/runtime/router.js';
 import { serveShard, type ActorRequest } from '../../src/runtime/serve-shard.js';
 import { createSeal } from '../../src/runtime/seal.js';
@@ -136,6 +136,29 @@ describe('integration: replayed actor requests', () => {
       error: { code: 'bad_request' },
     });
     expect(ran).toBe(1);
+  });
+
+  it('refuses an attempt its asker withdrew, as not started and not as a replay', async () => {
+    let ran = 0;
+    const counts = { replays: 0 };
+    node(async () => ++ran, counts);
+    const rid = `s${'W'.repeat(22)}`;
+    expect(await withdrawer(buckets)(rid)).toBe(true);
+    const data = enc.encode(JSON.stringify({ key, msg: { type: 'emit' }, deadline: Date.now() + 20_000, rid }));
+    // The request reaches a node after its asker withdrew it (the asker sends it again with a new id).
+    expect(await publishAgain({ data, headers: seal.headers(data) })).toMatchObject({
+      ok: false,
+      error: { code: 'unavailable', details: { not_started: true } },
+    });
+    expect(ran).toBe(0);
+    expect(counts.replays).toBe(0);
+    // An id a node admitted cannot be withdrawn any more.
+    const seen = tap();
+    await nc.flush();
+    expect(await router.ask(key, { type: 'emit' }, { timeoutMs: 20_000 })).toBe(1);
+    await until('the request seen on the wire', () => seen.length === 1);
+    const admitted = (JSON.parse(dec.decode(seen[0]!.data)) as { rid: string }).rid;
+    expect(await withdrawer(buckets)(admitted)).toBe(false);
   });
 
   it("refuses a replay of an earlier release's request (no id: its body's digest stands in)", async () => {

@@ -7,6 +7,7 @@ import {
   releaseBatch,
   shareTable,
   targetShare,
+  untilHeartbeatExpiry,
 } from '../../src/runtime/rebalance.js';
 
 describe('unit: rebalance targets', () => {
@@ -112,5 +113,34 @@ describe('unit: rebalance shard choice', () => {
       round(nodes);
       expect(owner).toEqual(again); // settled means no further moves (no thrashing)
     }
+  });
+});
+
+describe('unit: foreseen heartbeat expiry', () => {
+  it("counts on the server's clock: the own heartbeat's put time is now", () => {
+    const heard = [
+      { key: 'self', putAtMs: 100_000 },
+      { key: 'live', putAtMs: 99_500 },
+      { key: 'silent', putAtMs: 97_800 },
+    ];
+    // The silent node's heartbeat, put 2.2 s before ours, expires 0.8 s from now with a 3 s TTL.
+    expect(untilHeartbeatExpiry(heard, 'self', 3_000)).toBe(800);
+    // Already past its expiry (the server has not removed it yet): negative, the caller waits its least.
+    expect(untilHeartbeatExpiry([...heard, { key: 'gone', putAtMs: 96_000 }], 'self', 3_000)).toBe(-1_000);
+  });
+
+  it('without its own heartbeat listed, the newest put stands for now; alone, nothing expires', () => {
+    expect(
+      untilHeartbeatExpiry(
+        [
+          { key: 'a', putAtMs: 10_000 },
+          { key: 'b', putAtMs: 12_000 },
+        ],
+        'self',
+        3_000,
+      ),
+    ).toBe(1_000);
+    expect(untilHeartbeatExpiry([{ key: 'self', putAtMs: 5 }], 'self', 3_000)).toBe(Infinity);
+    expect(untilHeartbeatExpiry([], 'self', 3_000)).toBe(Infinity);
   });
 });
