@@ -38,9 +38,14 @@ import type { Withdraw } from './replay-guard.js';
 import { budgetSpent, currentWaitBudget } from '../wait-budget.js';
 import { LivenessProbe } from './liveness-probe.js';
 
-/** Backoff while nobody answers: a shard handover takes one lease round, about a second. */
-/** Between resends while a key has no owner (backoff.ts: full jitter, so callers do not stampede the new owner). */
-const RESEND = { firstMs: 50, capMs: 1_000 };
+/**
+ * Between resends while a key has no owner (backoff.ts: full jitter, so callers do not
+ * stampede the new owner). A "no responders" costs NATS one round trip, and the new owner
+ * serves the moment it subscribes: a short cap answers within a quarter second of that
+ * (INTERFACE §8.24: within the lease TTL + 2 s of the old owner's death, with an ask chain
+ * of a few actors moving together).
+ */
+const RESEND = { firstMs: 50, capMs: 250 };
 /** A request sent with less time than this could not tell "nobody there" from "no answer". */
 const LAST_ATTEMPT_MIN_MS = 100;
 /**

@@ -125,3 +125,54 @@ export async function leaseHolderOf(namespace: string, key: ActorKey, shards: nu
     await nc.close();
   }
 }
+
+/** How the lease of a killed owner's shard moved: ms after the kill it expired and was taken, and by whom. */
+export interface LeaseMove {
+  expiredMs: number | null;
+  takenMs: number | null;
+  by: string | null;
+}
+
+/**
+ * Watches the lease of `key`'s shard from `killedAt` (every 25 ms, one connection) until
+ * another node than `victim` holds it or `stop()`: when it disappeared and when it was taken.
+ */
+export function watchLeaseMove(
+  namespace: string,
+  key: ActorKey,
+  shards: number,
+  victim: string,
+  killedAt: number,
+): { stop(): Promise<LeaseMove> } {
+  let stopped = false;
+  const move: LeaseMove = { expiredMs: null, takenMs: null, by: null };
+  const watching = (async () => {
+    const nc = await connect({ servers: testNatsUrl() });
+    try {
+      const n = names(namespace);
+      const kv = await new Kvm(jetstream(nc)).open(n.leaseBucket);
+      while (!stopped && move.takenMs === null) {
+        const e = await kv.get(n.leaseKey(shardOf(key, shards))).catch(() => undefined);
+        const at = Date.now() - killedAt;
+        if (e !== undefined) {
+          const holder = e && e.operation === 'PUT' ? (JSON.parse(e.string()) as { node: string }).node : null;
+          if (holder !== victim) move.expiredMs ??= at;
+          if (holder !== null && holder !== victim) {
+            move.takenMs = at;
+            move.by = holder;
+          }
+        }
+        await sleep(25);
+      }
+    } finally {
+      await nc.close();
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await watching;
+      return move;
+    },
+  };
+}
