@@ -12,6 +12,7 @@
 import {
   CONTENT_KEYS,
   chatInstallsOfWorkspace,
+  holdForgetLock,
   recordForgotten,
   scrubDeadLetters,
   withoutContent,
@@ -41,6 +42,8 @@ export async function eraseUser(tx: Queryable, install: Install, userExternalId:
   const chat = install.connector_id === 'chatapp';
   const kind = chat ? 'chat.user' : 'codehost.user';
   if (chat && !userExternalId.startsWith(`${install.external_id}:`)) return { nodes: 0, events: 0, changes: [] };
+  // First: an ingest transaction of the tenant still open (it read no tombstone) commits before we look.
+  await holdForgetLock(tx, [install.tenant_id], 'exclusive');
   await recordForgotten(tx, [{ tenantId: install.tenant_id, kind, externalId: userExternalId }]);
 
   const { rows: users } = await tx.query<{ node_id: string; props: Record<string, unknown> }>(

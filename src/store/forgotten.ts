@@ -40,10 +40,42 @@ export function withoutContent(payload: unknown): unknown {
 
 const keyOf = (k: ForgottenKey) => `${k.tenantId}\u0000${k.kind}\u0000${k.externalId}`;
 
-/** Which of `keys` have a tombstone (one statement), as keys of `forgottenKey`. */
+/** The first key of the tenants' forget lock (pg_advisory_xact_lock's two-int form); the second is the tenant's hash. */
+const FORGET_LOCK_CLASS = 1_040_010;
+
+/**
+ * Holds the tenants' forget lock to the end of `tx`: shared by an ingest transaction before it
+ * reads the tombstones (`forgottenAmong`), exclusive by an erase before it writes one
+ * (erase-user.ts). Without it an ingest transaction that read no tombstone could commit the
+ * erased user's text after the erase had looked for it (its rows were not yet visible), and
+ * the text stayed. With it the erase waits for such a transaction and then finds its rows,
+ * and an ingest transaction that starts while an erase runs reads that erase's tombstone.
+ * Ingest transactions never wait for each other. Must come before the statements it guards:
+ * a statement's snapshot is taken before any lock it waits for.
+ */
+export async function holdForgetLock(
+  tx: Queryable,
+  tenantIds: readonly string[],
+  mode: 'shared' | 'exclusive',
+): Promise<void> {
+  const ids = [...new Set(tenantIds.filter((t) => isUuid(t)))].sort();
+  if (ids.length === 0) return;
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await tx.query(`SELECT count(${fn}(${FORGET_LOCK_CLASS}, hashtext(t))) FROM unnest($1::text[]) AS t`, [ids]);
+}
+
+/**
+ * Which of `keys` have a tombstone, as keys of `forgottenKey`; inside an ingest transaction,
+ * which from here on holds its tenants' forget lock shared (`holdForgetLock`).
+ */
 export async function forgottenAmong(q: Queryable, keys: readonly ForgottenKey[]): Promise<Set<string>> {
   const asked = keys.filter((k) => isUuid(k.tenantId));
   if (asked.length === 0) return new Set();
+  await holdForgetLock(
+    q,
+    asked.map((k) => k.tenantId),
+    'shared',
+  );
   const { rows } = await q.query<{ tenant_id: string; kind: string; external_id: string }>(
     `SELECT f.tenant_id, f.kind, f.external_id
        FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(tenant_id, kind, external_id)
