@@ -1,9 +1,10 @@
 /**
  * `POST /api/v1/graph/erase` (INTERFACE §10.5): a platform user's text is gone from the graph,
  * search, the stored events and the dead letters, and stays gone whatever of theirs arrives
- * after the erase: a chat message delivered late, a code-host comment, edit or review of the
- * erased login, another user's event that carries the login's issue again, the backfill
- * re-reading a repository's pulls. Another user's text stays; the erase is audited; another
+ * after the erase: a chat message delivered late, the chat backfill of a reinstall re-reading
+ * the channel's history, a code-host comment, edit or review of the erased login, another
+ * user's event that carries the login's issue again, the backfill re-reading a repository's
+ * pulls. Another user's text stays; the erase is audited; another
  * tenant's install answers 404. One node serves both connectors.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -147,6 +148,39 @@ describe('POST /api/v1/graph/erase', () => {
     expect((await json(foreign)).error.code).toBe('not_found');
     expect((await erase(tenant, { install_id: 'nope', user_external_id: 'x' })).status).toBe(400);
     expect((await erase(tenant, { install_id: installId })).status).toBe(400);
+  });
+
+  it("a backfill after a reinstall re-reads the erased user's history without its text", async () => {
+    const [old, keptOld] = [word(), word()];
+    // In Slack's history only: never delivered live, read by the new install's backfill.
+    const mine: FakeMessage = { ts: nextTs(), user: 'U0ERASE', text: `history ${old}` };
+    const theirs: FakeMessage = { ts: nextTs(), user: 'U0KEEP', text: `history ${keptOld}` };
+    ch.messages.push(mine, theirs);
+    const gone = await fetch(`${s.node.url}/api/v1/connectors/installs/${installId}`, {
+      method: 'DELETE',
+      headers: tenant.auth,
+    });
+    expect(gone.status).toBe(200);
+    const again = (await installOk(s, tenant, team.id)).install_id;
+    await until(
+      'the reinstall backfilled',
+      async () => {
+        const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${again}`, { headers: tenant.auth });
+        return (await json(r)).backfill.state === 'complete';
+      },
+      { timeoutMs: 20_000 },
+    );
+    const events = await allEvents(s.node.url, tenant, again);
+    const read = events.find((e) => e.id === `message:${ch.id}:${mine.ts}`);
+    expect(read?.payload).toMatchObject({ user: 'U0ERASE', ts: mine.ts });
+    expect(read?.payload).not.toHaveProperty('text');
+    expect(events.find((e) => e.id === `message:${ch.id}:${theirs.ts}`)?.payload).toMatchObject({
+      text: `history ${keptOld}`,
+    });
+    expect(await columnsHolding(s.node.pool, old)).toEqual([]);
+    await until("the other user's message in the graph", async () => (await search(keptOld)).length === 1, {
+      timeoutMs: 10_000,
+    });
   });
 });
 
