@@ -7,7 +7,8 @@
  * - `figures:ingest`: the bench's figures, from bench/results/ingest.jsonl (`npm run bench -- … --results`);
  * - `figures:tracing`: what tracing costs, from bench/results/tracing.jsonl (the same bench, per variant);
  * - `figures:feed`: what the change feed costs and how fast it delivers, from bench/results/feed.jsonl;
- * - `figures:chaos` and `figures:chaos-history`: the chaos runs, from bench/results/chaos.jsonl.
+ * - `figures:chaos` and `figures:chaos-history`: the chaos runs, from bench/results/chaos.jsonl;
+ * - `figures:retention`: ingest while retention purges, from bench/results/retention.jsonl (`npm run bench:retention`).
  *
  * Running it twice changes nothing; test/unit/readme-names.test.ts fails while a block
  * differs from what this renders.
@@ -17,11 +18,13 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ChaosResult } from '../bench/results/chaos-result.js';
 import { IngestResult } from '../bench/results/ingest-result.js';
+import { RetentionResult } from '../bench/results/retention-result.js';
 import { describeNames } from '../src/runtime/names.js';
 import { renderChaosFigures, renderChaosHistory } from './chaos-figures.js';
 import { renderIngestFigures } from './ingest-figures.js';
 import { renderTracingFigures } from './tracing-figures.js';
 import { renderFeedFigures } from './feed-figures.js';
+import { renderRetentionFigures } from './retention-figures.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -58,6 +61,7 @@ export function renderBlocks(): Record<string, string> {
     'figures:feed': renderFeedFigures(readResults('bench/results/feed.jsonl', IngestResult)),
     'figures:chaos': renderChaosFigures(chaos),
     'figures:chaos-history': renderChaosHistory(chaos),
+    'figures:retention': renderRetentionFigures(readResults('bench/results/retention.jsonl', RetentionResult)),
   };
 }
 

@@ -84,7 +84,7 @@ export function load(
  * counted as accepted, yet may have been published and are committed too (LoadResult
  * `inFlightAtEnd`), so committed may exceed accepted by at most that many.
  */
-async function drain(
+export async function drain(
   pool: pg.Pool,
   traffic: RouteTraffic,
   prefix: string,

@@ -51,12 +51,14 @@ export interface PassPorts {
   signal?: AbortSignal;
 }
 
-const DEFAULT_BATCH_SIZE = 1_000;
-const DEFAULT_MAX_BATCHES = 100;
+/** Rows per batch, batches per retention and pass, and the pause between batches (bench/retention reads them). */
+export const PASS_DEFAULTS = { batch_size: 1_000, max_batches: 100, pause_ms: 20 } as const;
+const DEFAULT_BATCH_SIZE = PASS_DEFAULTS.batch_size;
+const DEFAULT_MAX_BATCHES = PASS_DEFAULTS.max_batches;
 /** Dead letters' blobs are stored before them, by at most the consumer's redeliveries (hours). */
 const BLOB_MARGIN_MS = DAY_MS;
 
-const defaultPause = () => new Promise<void>((resolve) => setTimeout(resolve, 20));
+const defaultPause = () => new Promise<void>((resolve) => setTimeout(resolve, PASS_DEFAULTS.pause_ms));
 
 export async function housekeepingPass(ports: PassPorts): Promise<PassOutcome> {
   const limit = ports.batchSize ?? DEFAULT_BATCH_SIZE;
