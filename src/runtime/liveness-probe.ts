@@ -4,7 +4,8 @@
  * NATS and Postgres every 250 ms; a node with a thousand emits in flight must not put a
  * thousand PINGs or `SELECT 1`s on the wire, so a check already under way is joined rather
  * than repeated. A check that fails (the connection is being re-established, the server
- * refused) is not an answer: only the waiter's own time left decides, as for one that hangs.
+ * refused) is not an answer: the waiter checks again after its pause, and only its time left
+ * since the last answer decides, as for a check that hangs.
  */
 export class LivenessProbe {
   private inFlight: Promise<boolean> | null = null;
@@ -15,7 +16,7 @@ export class LivenessProbe {
     private readonly check: () => Promise<unknown>,
   ) {}
 
-  /** Resolves true when the dependency answered; never resolves while it does not. */
+  /** True when the dependency answered, false when the check failed; unsettled while it hangs. */
   answered(): Promise<boolean> {
     this.inFlight ??= this.check().then(
       () => {
@@ -27,6 +28,6 @@ export class LivenessProbe {
         return false;
       },
     );
-    return this.inFlight.then((ok) => (ok ? true : new Promise<boolean>(() => undefined)));
+    return this.inFlight;
   }
 }

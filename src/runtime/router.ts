@@ -242,12 +242,15 @@ const PROBE_MS = 250;
  * actor's answer is awaited, NATS (PING, PONG) and Postgres (`SELECT 1`) are asked at once
  * and every 250 ms. One of them silent for what the request has left ends the ask with 503
  * `unavailable`, within the request's 2 s: so does a Postgres stall that begins inside the
- * actor's own work, after the route's reads. The actor is not stopped: what it wrote upstream
- * it records once Postgres answers again, and an `Idempotency-Key` retry gets that receipt
- * (edge/idempotency.ts keeps the claim after a 503). An actor that takes long (an upstream
- * call, a rate bucket) while both answer is waited for up to the ask's own timeout. An answer
- * spends nothing: an emit waiting 10 s for its workspace token checks 40 times, and a loaded
- * event loop must not turn those into a spent budget. Outside a request, only the ask's own timeout.
+ * actor's own work, after the route's reads. A refused check (a connection being
+ * re-established) is silence too, but is tried again after the pause: one that answers before
+ * the time is up ends the silence, so a dependency back within it costs the request nothing.
+ * The actor is not stopped: what it wrote upstream it records once Postgres answers again, and
+ * an `Idempotency-Key` retry gets that receipt (edge/idempotency.ts keeps the claim after a
+ * 503). An actor that takes long (an upstream call, a rate bucket) while both answer is waited
+ * for up to the ask's own timeout. An answer spends nothing: an emit waiting 10 s for its
+ * workspace token checks 40 times, and a loaded event loop must not turn those into a spent
+ * budget. Outside a request, only the ask's own timeout.
  */
 async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: Promise<T>): Promise<T> {
   const budget = currentWaitBudget();
@@ -255,18 +258,32 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
   let timer: NodeJS.Timeout | undefined;
   let over = false;
   const silent = new Promise<never>((_, reject) => {
+    // Per dependency, since when it has not answered (a check hung or refused); null once it answers.
+    const silentSince: Array<number | null> = dependencies.map(() => null);
+    /** The one silent longest among `among` (indexes of dependencies). */
+    const longestSilent = (among: number[]) =>
+      dependencies[among.sort((a, b) => (silentSince[a] ?? Infinity) - (silentSince[b] ?? Infinity))[0] ?? 0]!;
     const probe = async () => {
+      const start = performance.now();
+      for (const i of silentSince.keys()) silentSince[i] ??= start;
+      const longest = Math.min(...silentSince.map((t) => t ?? start));
+      const leftMs = budget.leftMs() - (start - longest);
+      // Refused until its time was up (a refusal settles before any timer could).
+      if (leftMs <= 0) return reject(budgetSpent(longestSilent([...dependencies.keys()]).what, budget));
       let cut: NodeJS.Timeout | undefined;
-      const timeLeft = new Promise<false>((r) => (cut = setTimeout(() => r(false), budget.leftMs())));
+      const timeLeft = new Promise<false>((r) => (cut = setTimeout(() => r(false), leftMs)));
       const answered = dependencies.map(() => false);
       const silentOne = await Promise.race([
-        Promise.all(dependencies.map((d, i) => d.answered().then(() => (answered[i] = true)))).then(() => null),
-        timeLeft.then(() => dependencies[answered.indexOf(false)] ?? dependencies[0]!),
+        Promise.all(dependencies.map((d, i) => d.answered().then((ok) => (answered[i] = ok)))).then(() => null),
+        timeLeft.then(() => longestSilent([...dependencies.keys()].filter((i) => !answered[i]))),
       ]);
       clearTimeout(cut);
       if (over) return;
-      if (silentOne) reject(budgetSpent(silentOne.what, budget));
-      else timer = setTimeout(() => void probe(), PROBE_MS);
+      if (silentOne) return reject(budgetSpent(silentOne.what, budget));
+      // A refused check is checked again after the pause (no later than its time is up), its silence still counting.
+      for (const [i, ok] of answered.entries()) if (ok) silentSince[i] = null;
+      const pause = answered.every(Boolean) ? PROBE_MS : Math.min(PROBE_MS, leftMs - (performance.now() - start));
+      timer = setTimeout(() => void probe(), Math.max(0, pause));
     };
     void probe();
   });

@@ -4,9 +4,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ActorUnavailable, Conflict, RateLimited, notStarted } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { names as makeNames, shardOf, type ActorKey, type Names } from '../../src/runtime/names.js';
+import { LivenessProbe } from '../../src/runtime/liveness-probe.js';
 import { Router } from '../../src/runtime/router.js';
 import { serveShard, type ActorRequest } from '../../src/runtime/serve-shard.js';
 import type { KeyOf } from '../../src/runtime/ports.js';
+import { runWithWaitBudget, WaitBudget } from '../../src/wait-budget.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { until } from '../support/until.js';
 
@@ -133,6 +135,54 @@ describe('integration: router', () => {
     expect(err).toMatchObject({ kind: 'ActorUnavailable', code: 'unavailable', retryAfterS: 1 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(500);
     expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it("a dependency whose check was refused once and then answers does not end a request's ask", async () => {
+    // Postgres refuses the first check (its connection was being re-established), then answers.
+    let checks = 0;
+    const postgres = new LivenessProbe('Postgres', async () => {
+      if (++checks === 1) throw new Error('Connection terminated unexpectedly');
+    });
+    router = new Router({ nc, names, shards: SHARDS, log, dependencies: [postgres] });
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
+    serveAll(async () => {
+      await held; // the actor's work outlasts the request's budget
+      return 'done';
+    });
+    const budget = new WaitBudget(2_000);
+    let settled = false;
+    const asked = runWithWaitBudget(budget, () => router.ask({ kind: 'install', id: ['slow-work'] }, { type: 'ping' }));
+    void asked.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    try {
+      // Checks every 250 ms that all answer: past the budget's 2 s of them, the ask still waits.
+      await until('ten checks of Postgres (or the ask ended)', () => settled || checks >= 10, { timeoutMs: 15_000 });
+    } finally {
+      answer();
+    }
+    await expect(asked).resolves.toBe('done');
+  });
+
+  it("a dependency refusing every check ends a request's ask with 503 naming it", async () => {
+    const postgres = new LivenessProbe('Postgres', () => Promise.reject(new Error('ECONNREFUSED')));
+    router = new Router({ nc, names, shards: SHARDS, log, dependencies: [postgres] });
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
+    serveAll(async () => {
+      await held;
+      return 'done';
+    });
+    const asked = runWithWaitBudget(new WaitBudget(500), () =>
+      router.ask({ kind: 'install', id: ['refused'] }, { type: 'ping' }, { timeoutMs: 30_000 }),
+    );
+    try {
+      await expect(asked).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^Postgres /) });
+    } finally {
+      answer();
+    }
   });
 
   it('a received but unanswered request is DeadlineExceeded, not retried', async () => {

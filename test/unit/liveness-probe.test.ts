@@ -30,12 +30,13 @@ describe('LivenessProbe', () => {
     expect(started).toHaveLength(2);
   });
 
-  it('a refused check is no answer, and the next waiter checks again', async () => {
+  it('a refused check is no answer, a hung one none yet, and the next waiter checks again', async () => {
     const { started, check } = manualCheck();
     const probe = new LivenessProbe('NATS', check);
     const refused = probe.answered();
-    started[0]!.fail();
     expect(await settledWithin(refused)).toBe(false);
+    started[0]!.fail();
+    await expect(refused).resolves.toBe(false);
     const next = probe.answered();
     expect(started).toHaveLength(2);
     started[1]!.answer();
