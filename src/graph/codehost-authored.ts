@@ -7,8 +7,10 @@
  * `pull_request`, `discussion`, `release`...), each with its author (`user`, or `author` for
  * a release); an object written by an erased login loses its `body`, and so does the event's
  * `changes` (the text before an edit) when the object it describes is theirs. A transferred
- * issue's new copy (`changes.new_issue`) is an object too. Ids, kinds, titles and the
- * author's login stay. Pure.
+ * issue's new copy (`changes.new_issue`) is an object too. A push names people by
+ * `username`: a commit whose author is the login loses its message and the author's name and
+ * email, one they committed the committer's name and email; a pusher they are loses the email.
+ * Ids, kinds, titles and the login itself stay. Pure.
  */
 type Obj = Record<string, unknown>;
 
@@ -32,6 +34,38 @@ function authorOf(o: unknown): string | null {
 
 const withoutBody = (o: Obj): Obj => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'body'));
 
+/** A commit's person as a push names it (`{name, email, username}`): its login, if GitHub knows it. */
+const usernameOf = (p: unknown): string | null =>
+  isObj(p) && typeof p.username === 'string' && p.username.length > 0 ? p.username : null;
+const withoutContact = (p: Obj): Obj =>
+  Object.fromEntries(Object.entries(p).filter(([k]) => k !== 'name' && k !== 'email'));
+const hasContact = (p: unknown): p is Obj => isObj(p) && (p.name !== undefined || p.email !== undefined);
+
+/** The commits of a push (`commits[]` and `head_commit`). */
+const commitsOf = (payload: Obj): unknown[] => [
+  ...(Array.isArray(payload.commits) ? payload.commits : []),
+  ...(payload.head_commit === undefined ? [] : [payload.head_commit]),
+];
+
+/**
+ * A commit of a push without what erased logins wrote: the author's message (kept as `''`, as
+ * the graph reads a string) and name and email, a committer's name and email. The same object
+ * when it holds none of it.
+ */
+function withoutCommitText(c: unknown, erased: (login: string) => boolean): unknown {
+  if (!isObj(c)) return c;
+  const author = usernameOf(c.author);
+  const committer = usernameOf(c.committer);
+  const byAuthor = author !== null && erased(author);
+  const byCommitter = committer !== null && erased(committer);
+  const out: Obj = { ...c };
+  let changed = false;
+  if (byAuthor && typeof c.message === 'string' && c.message !== '') [out.message, changed] = ['', true];
+  if (byAuthor && hasContact(c.author)) [out.author, changed] = [withoutContact(c.author), true];
+  if (byCommitter && hasContact(c.committer)) [out.committer, changed] = [withoutContact(c.committer), true];
+  return changed ? out : c;
+}
+
 /** The logins whose text the payload carries (the authors of its objects). */
 export function authorsIn(payload: unknown): string[] {
   if (!isObj(payload)) return [];
@@ -42,6 +76,15 @@ export function authorsIn(payload: unknown): string[] {
   }
   const moved = isObj(payload.changes) ? authorOf(payload.changes.new_issue) : null;
   if (moved !== null) out.add(moved);
+  for (const c of commitsOf(payload)) {
+    for (const p of isObj(c) ? [c.author, c.committer] : []) {
+      const login = usernameOf(p);
+      if (login !== null) out.add(login);
+    }
+  }
+  // A push's pusher is named by its login.
+  if (isObj(payload.pusher) && typeof payload.pusher.name === 'string' && payload.pusher.email !== undefined)
+    out.add(payload.pusher.name);
   return [...out];
 }
 
@@ -70,5 +113,14 @@ export function withoutAuthorsText(kind: string, payload: unknown, erased: (logi
     if (gone(changes.new_issue)) changes = { ...changes, new_issue: withoutBody(changes.new_issue) };
     if (changes !== payload.changes) set('changes', changes);
   }
+  if (Array.isArray(payload.commits)) {
+    const commits = payload.commits.map((c) => withoutCommitText(c, erased));
+    if (commits.some((c, i) => c !== (payload.commits as unknown[])[i])) set('commits', commits);
+  }
+  const head = withoutCommitText(payload.head_commit, erased);
+  if (head !== payload.head_commit) set('head_commit', head);
+  const pusher = payload.pusher;
+  if (isObj(pusher) && typeof pusher.name === 'string' && erased(pusher.name) && pusher.email !== undefined)
+    set('pusher', Object.fromEntries(Object.entries(pusher).filter(([k]) => k !== 'email')));
   return out ?? payload;
 }

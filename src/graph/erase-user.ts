@@ -1,8 +1,8 @@
 /**
  * `POST /api/v1/graph/erase` (INTERFACE §10.5): a platform user of an install forgotten, in
  * one transaction: the user's node loses its name props, every node it authored (an
- * `authored_by` edge to it: chat messages, code-host comments, reviews, issues and pull
- * requests) loses its text, and so do the stored events and dead letters that carried that
+ * `authored_by` edge to it: chat messages, code-host comments, reviews, issues, pull
+ * requests and commits) loses its text, and so do the stored events and dead letters that carried that
  * text; a tombstone (migration 040) keeps every later event of the user (a late or repeated
  * delivery, a backfill or catch-up re-reading history, a replayed dead letter) from bringing
  * it back: the drivers' `withoutForgotten`, in the ingest transaction that stores the event
@@ -28,8 +28,8 @@ import { jsonText } from '../store/sanitize.js';
 
 /** A user's name props (INTERFACE §9.5), gone with the user. */
 export const NAME_PROPS = ['name', 'real_name', 'display_name', 'email'];
-/** The text of what a user authored. */
-const TEXT_PROPS = ['text', 'body', 'files'];
+/** The text of what a user authored (a commit's: its message, and the name it was made under). */
+const TEXT_PROPS = ['text', 'body', 'files', 'message', 'author_name'];
 
 export interface Erased {
   nodes: number;
@@ -125,7 +125,13 @@ async function eraseCodehostEvents(tx: Queryable, install: Install, login: strin
       WHERE i.tenant_id = $1 AND i.connector_id = 'codehost'
         AND (EXISTS (SELECT 1 FROM jsonb_each(CASE jsonb_typeof(e.payload) WHEN 'object' THEN e.payload END) f
                       WHERE f.value->'user'->>'login' = $2 OR f.value->'author'->>'login' = $2)
-             OR e.payload->'changes'->'new_issue'->'user'->>'login' = $2)
+             OR e.payload->'changes'->'new_issue'->'user'->>'login' = $2
+             OR e.payload->'pusher'->>'name' = $2
+             OR e.payload->'head_commit'->'author'->>'username' = $2
+             OR e.payload->'head_commit'->'committer'->>'username' = $2
+             OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(e.payload->'commits')
+                                                           WHEN 'array' THEN e.payload->'commits' END) c
+                         WHERE c->'author'->>'username' = $2 OR c->'committer'->>'username' = $2))
       FOR UPDATE OF e`,
     [install.tenant_id, login],
   );

@@ -162,21 +162,19 @@ describe('POST /api/v1/graph/erase', () => {
     });
     expect(gone.status).toBe(200);
     const again = (await installOk(s, tenant, team.id)).install_id;
-    await until(
-      'the reinstall backfilled',
+    // The walk publishes what it reads; its events are committed after it: wait for both.
+    const [read, other] = await until(
+      'both history messages stored by the reinstall',
       async () => {
-        const r = await fetch(`${s.node.url}/api/v1/connectors/installs/${again}`, { headers: tenant.auth });
-        return (await json(r)).backfill.state === 'complete';
+        const events = await allEvents(s.node.url, tenant, again);
+        const found = [mine, theirs].map((m) => events.find((e) => e.id === `message:${ch.id}:${m.ts}`));
+        return found.every((e) => e !== undefined) ? found : null;
       },
       { timeoutMs: 20_000 },
     );
-    const events = await allEvents(s.node.url, tenant, again);
-    const read = events.find((e) => e.id === `message:${ch.id}:${mine.ts}`);
     expect(read?.payload).toMatchObject({ user: 'U0ERASE', ts: mine.ts });
     expect(read?.payload).not.toHaveProperty('text');
-    expect(events.find((e) => e.id === `message:${ch.id}:${theirs.ts}`)?.payload).toMatchObject({
-      text: `history ${keptOld}`,
-    });
+    expect(other?.payload).toMatchObject({ text: `history ${keptOld}` });
     expect(await columnsHolding(s.node.pool, old)).toEqual([]);
     await until("the other user's message in the graph", async () => (await search(keptOld)).length === 1, {
       timeoutMs: 10_000,
@@ -207,6 +205,19 @@ describe('POST /api/v1/graph/erase, code host', () => {
     const p = forInstallation(examplePayload('pull_request_review', 'submitted'), P) as Record<string, any>;
     return { ...p, review: { ...p.review, id: P, body, user: { ...p.review.user, ...user(by) } } };
   };
+  /** A push of one commit by `by` (author and committer), its message and email naming `w`. */
+  const pushPayload = (by: string, w: string) => {
+    const p = forInstallation(examplePayload('push'), P) as Record<string, any>;
+    const person = { name: `${by} ${w}`, email: `${w}@mail.test`, username: by };
+    const commit = { ...p.head_commit, id: randomBytes(20).toString('hex'), message: `commit ${w}` };
+    const c = { ...commit, author: person, committer: person };
+    return { ...p, ref: 'refs/heads/main', commits: [c], head_commit: c, pusher: { name: by, email: person.email } };
+  };
+  const commitNode = async (sha: string) => {
+    const r = await fetch(`${s.node.url}/api/v1/graph/nodes?kind=codehost.commit&limit=500`, { headers: code.auth });
+    const nodes = (await json(r)).nodes as Array<{ external_id: string; props: Record<string, unknown> }>;
+    return nodes.find((n) => n.external_id === sha) ?? null;
+  };
   const codeEvents = () => allEvents(s.node.url, code, codeInstall);
   const storedCode = (id: string) =>
     until(`event ${id} stored`, async () => (await codeEvents()).find((e) => e.id === id), { timeoutMs: 20_000 });
@@ -227,9 +238,12 @@ describe('POST /api/v1/graph/erase, code host', () => {
     codeInstall = await h.install(code as Tenant & { user_id: string }, P);
   });
 
-  it("forgets the login's text, and its later comments, edits, reviews and backfilled pulls come without it", async () => {
-    const [issueText, mine, dead] = [word(), word(), word()];
+  it("forgets the login's text, and its later comments, edits, reviews, commits and backfilled pulls come without it", async () => {
+    const [issueText, mine, dead, committed] = [word(), word(), word(), word()];
     await send('issue_comment', commentPayload(LOGIN, P, `mine ${mine}`, `issue ${issueText}`));
+    const pushed = pushPayload(LOGIN, committed);
+    await send('push', pushed);
+    await until('the commit in the graph', () => commitNode(pushed.head_commit.id), { timeoutMs: 10_000 });
     await until('the comment in the graph', async () => (await search(mine, code)).length === 1, {
       timeoutMs: 10_000,
     });
@@ -247,8 +261,9 @@ describe('POST /api/v1/graph/erase, code host', () => {
 
     const res = await erase(code, { install_id: codeInstall, user_external_id: LOGIN }, 'erase-code');
     expect(res.status).toBe(200);
-    expect((await json(res)).erased).toEqual({ nodes: 2, events: 1 });
-    for (const w of [issueText, mine, dead]) await expectGone(w);
+    expect((await json(res)).erased).toEqual({ nodes: 3, events: 2 });
+    for (const w of [issueText, mine, dead, committed]) await expectGone(w);
+    expect((await commitNode(pushed.head_commit.id))?.props).toMatchObject({ message: null, author_name: null });
 
     // Another user's comment carries the login's issue, its body included: the body stays forgotten.
     const theirs = word();
@@ -266,6 +281,15 @@ describe('POST /api/v1/graph/erase, code host', () => {
     expect(edit.payload).toMatchObject({ comment: { id: P, user: { login: LOGIN } }, changes: {} });
     const reviewed = await send('pull_request_review', reviewPayload(LOGIN, `review ${review}`));
     expect(reviewed.payload).toMatchObject({ review: { id: P, user: { login: LOGIN } } });
+    // And pushes a commit: its message, name and email stay out.
+    const later = word();
+    const pushedLater = pushPayload(LOGIN, later);
+    const stored = await send('push', pushedLater);
+    expect(stored.payload).toMatchObject({ head_commit: { message: '', author: { username: LOGIN } } });
+    const node = await until('the later commit in the graph', () => commitNode(pushedLater.head_commit.id), {
+      timeoutMs: 10_000,
+    });
+    expect(node.props).toMatchObject({ message: '' });
 
     // A repository added later is backfilled: its pulls listing brings the login's pull request.
     const [prText, prKept] = [word(), word()];
@@ -294,6 +318,6 @@ describe('POST /api/v1/graph/erase, code host', () => {
       timeoutMs: 10_000,
     });
 
-    for (const w of [issueText, mine, dead, edited, before, review, prText]) await expectGone(w);
+    for (const w of [issueText, mine, dead, committed, edited, before, review, later, prText]) await expectGone(w);
   });
 });

@@ -58,6 +58,35 @@ describe('withoutAuthorsText', () => {
     });
   });
 
+  it("drops a push's commit messages, names and emails of the login, and the pusher's email", () => {
+    const person = (username: string) => ({ name: `${username} name`, email: `${username}@x.test`, username });
+    const commit = (id: string, author: string, committer = author) => ({
+      id,
+      message: `message ${id}`,
+      author: person(author),
+      committer: person(committer),
+    });
+    const push = {
+      ref: 'refs/heads/main',
+      commits: [commit('a', 'gone'), commit('b', 'kept', 'gone'), commit('c', 'kept')],
+      head_commit: commit('a', 'gone'),
+      pusher: { name: 'gone', email: 'gone@x.test' },
+    };
+    expect(authorsIn(push).sort()).toEqual(['gone', 'kept']);
+    const out = withoutAuthorsText('push', push, erased) as typeof push;
+    expect(out.commits[0]).toEqual({
+      id: 'a',
+      message: '',
+      author: { username: 'gone' },
+      committer: { username: 'gone' },
+    });
+    expect(out.commits[1]).toEqual({ ...commit('b', 'kept', 'gone'), committer: { username: 'gone' } });
+    expect(out.commits[2]).toBe(push.commits[2]);
+    expect(out.head_commit).toEqual(out.commits[0]);
+    expect(out.pusher).toEqual({ name: 'gone' });
+    expect(withoutAuthorsText('push', out, erased)).toBe(out);
+  });
+
   it('leaves what is not an object as it is', () => {
     expect(withoutAuthorsText('push', null, erased)).toBeNull();
     expect(authorsIn([by('gone')])).toEqual([]);
