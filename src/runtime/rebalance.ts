@@ -81,3 +81,19 @@ export function untilHeartbeatExpiry(heard: readonly KeyEntry[], self: string, t
   for (const e of heard) if (e.key !== self) soonest = Math.min(soonest, e.putAtMs + ttlMs - serverNow);
   return soonest;
 }
+
+/**
+ * The wait before the next round, given the heartbeats just heard: `renewMs`, or `marginMs`
+ * after another node's heartbeat expires when that comes sooner. A heartbeat already past its
+ * expiry but still listed (the server removes it a little late, or its bucket keeps entries
+ * longer than `ttlMs`, a TTL changed since the bucket was made) is looked at again after
+ * `pastDueMs`, the least wait: rounds `marginMs` apart would go on for as long as it stays.
+ */
+export function roundWaitMs(
+  heard: readonly KeyEntry[],
+  self: string,
+  o: { ttlMs: number; renewMs: number; marginMs: number; pastDueMs: number },
+): number {
+  const untilExpiry = untilHeartbeatExpiry(heard, self, o.ttlMs);
+  return Math.min(o.renewMs, untilExpiry > 0 ? untilExpiry + o.marginMs : o.pastDueMs);
+}

@@ -30,7 +30,7 @@ import type { Logger } from '../log.js';
 import { checkServerVersion } from './nats.js';
 import { openShardBuckets } from './shard-buckets.js';
 import type { ShardManagerOptions, ShardStats } from './shard-ports.js';
-import { pickExtras, pickFree, releaseBatch, targetShare, untilHeartbeatExpiry } from './rebalance.js';
+import { pickExtras, pickFree, releaseBatch, roundWaitMs, targetShare } from './rebalance.js';
 import { keepLeases, type Lease } from './lease-keeper.js';
 import type { EntryLister, KeyLister } from './kv-keys.js';
 import { isWrongSequence } from './shard-kv.js';
@@ -197,8 +197,12 @@ export class ShardManager {
     const heard = await this.nodeEntries();
     const live = heard.map((e) => e.key);
     // A heartbeat expiring before the next round (its node stopped): the next round comes just after it.
-    const expiry = untilHeartbeatExpiry(heard, this.nodeKey, this.ttlMs) + EXPIRY_MARGIN_MS;
-    if (expiry < this.nextRoundMs) this.nextRoundMs = Math.max(EXPIRY_MARGIN_MS, expiry);
+    this.nextRoundMs = roundWaitMs(heard, this.nodeKey, {
+      ttlMs: this.ttlMs,
+      renewMs: this.nextRoundMs,
+      marginMs: EXPIRY_MARGIN_MS,
+      pastDueMs: TAKEOVER_ROUND_MS,
+    });
     this.target = targetShare(shards, live, this.nodeKey);
     this.liveNodes = new Set([...live, this.nodeKey]).size;
     if (this.stopping) return;

@@ -7,6 +7,7 @@ import {
   releaseBatch,
   shareTable,
   targetShare,
+  roundWaitMs,
   untilHeartbeatExpiry,
 } from '../../src/runtime/rebalance.js';
 
@@ -127,6 +128,20 @@ describe('unit: foreseen heartbeat expiry', () => {
     expect(untilHeartbeatExpiry(heard, 'self', 3_000)).toBe(800);
     // Already past its expiry (the server has not removed it yet): negative, the caller waits its least.
     expect(untilHeartbeatExpiry([...heard, { key: 'gone', putAtMs: 96_000 }], 'self', 3_000)).toBe(-1_000);
+  });
+
+  it('the next round comes just after a foreseen expiry, and a past-due heartbeat is not polled in a loop', () => {
+    const o = { ttlMs: 3_000, renewMs: 1_000, marginMs: 50, pastDueMs: 200 };
+    const self = { key: 'self', putAtMs: 100_000 };
+    // Expires in 0.8 s: the round after it, 50 ms later, comes before the renewal period's.
+    expect(roundWaitMs([self, { key: 'silent', putAtMs: 97_800 }], 'self', o)).toBe(850);
+    // Expires after the renewal period: the period.
+    expect(roundWaitMs([self, { key: 'live', putAtMs: 99_900 }], 'self', o)).toBe(1_000);
+    expect(roundWaitMs([self], 'self', o)).toBe(1_000);
+    // Past its expiry and still listed (a nodes bucket made with a longer TTL keeps it 30 s):
+    // every round sees it past due, and each waits the least wait, not 50 ms.
+    for (const putAtMs of [96_000, 80_000, 71_000])
+      expect(roundWaitMs([self, { key: 'gone', putAtMs }], 'self', o)).toBe(200);
   });
 
   it('without its own heartbeat listed, the newest put stands for now; alone, nothing expires', () => {
