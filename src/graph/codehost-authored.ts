@@ -3,11 +3,12 @@
  * login (INTERFACE §10.5, erase-user.ts) and for the events of that login arriving after it
  * (connectors/codehost/forget-erased.ts): the one rule for both.
  *
- * A webhook payload names its objects at its top level (`comment`, `review`, `issue`,
- * `pull_request`, `discussion`, `release`...), each with its author (`user`, or `author` for
- * a release); an object written by an erased login loses its `body`, and so does the event's
- * `changes` (the text before an edit) when the object it describes is theirs. A transferred
- * issue's new copy (`changes.new_issue`) is an object too. A push names people by
+ * A webhook payload names its objects (`comment`, `review`, `issue`, `pull_request`,
+ * `discussion`, `release`..., and nested ones: a review thread's `thread.comments[]`, a
+ * transferred issue's or discussion's new copy under `changes`, a package's version), each
+ * with its author (`user`, or `author` for a release); an object written by an erased login
+ * loses its `body`, wherever it sits, and so does the event's `changes` (the text before an
+ * edit) when the object it describes is theirs. A push names people by
  * `username`: a commit whose author is the login loses its message and the author's name and
  * email, one they committed the committer's name and email; a pusher they are loses the email.
  * Ids, kinds, titles and the login itself stay. Pure.
@@ -66,16 +67,39 @@ function withoutCommitText(c: unknown, erased: (login: string) => boolean): unkn
   return changed ? out : c;
 }
 
-/** The logins whose text the payload carries (the authors of its objects). */
+/** Adds the author of every object under `v` (itself included) to `out`. */
+function addAuthors(v: unknown, out: Set<string>): void {
+  if (Array.isArray(v)) {
+    for (const x of v) addAuthors(x, out);
+    return;
+  }
+  if (!isObj(v)) return;
+  const login = authorOf(v);
+  if (login !== null) out.add(login);
+  for (const x of Object.values(v)) if (typeof x === 'object' && x !== null) addAuthors(x, out);
+}
+
+/** `v` with no `body` of an object `gone` says is an erased login's, at any depth; `v` itself when none. */
+function withoutBodiesOf(v: unknown, gone: (o: unknown) => o is Obj): unknown {
+  if (Array.isArray(v)) {
+    const a = v.map((x) => withoutBodiesOf(x, gone));
+    return a.some((x, i) => x !== v[i]) ? a : v;
+  }
+  if (!isObj(v)) return v;
+  let o: Obj | null = gone(v) ? withoutBody(v) : null;
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'body' || typeof x !== 'object' || x === null) continue;
+    const y = withoutBodiesOf(x, gone);
+    if (y !== x) (o ??= { ...v })[k] = y;
+  }
+  return o ?? v;
+}
+
+/** The logins whose text the payload carries (the authors of its objects, at any depth). */
 export function authorsIn(payload: unknown): string[] {
   if (!isObj(payload)) return [];
   const out = new Set<string>();
-  for (const v of Object.values(payload)) {
-    const login = authorOf(v);
-    if (login !== null) out.add(login);
-  }
-  const moved = isObj(payload.changes) ? authorOf(payload.changes.new_issue) : null;
-  if (moved !== null) out.add(moved);
+  for (const v of Object.values(payload)) addAuthors(v, out);
   for (const c of commitsOf(payload)) {
     for (const p of isObj(c) ? [c.author, c.committer] : []) {
       const login = usernameOf(p);
@@ -103,14 +127,18 @@ export function withoutAuthorsText(kind: string, payload: unknown, erased: (logi
     out ??= { ...payload };
     out[k] = v;
   };
-  for (const [k, v] of Object.entries(payload)) if (k !== 'changes' && gone(v)) set(k, withoutBody(v));
+  for (const [k, v] of Object.entries(payload)) {
+    if (k === 'changes') continue;
+    const w = withoutBodiesOf(v, gone);
+    if (w !== v) set(k, w);
+  }
   if (isObj(payload.changes)) {
-    let changes: Obj = payload.changes;
     const name = kind.split('.', 1)[0]!;
     const described = payload[CHANGED_OBJECT[name] ?? name];
     const login = authorOf(described);
-    if (login !== null && erased(login) && changes.body !== undefined) changes = withoutBody(changes);
-    if (gone(changes.new_issue)) changes = { ...changes, new_issue: withoutBody(changes.new_issue) };
+    const before = login !== null && erased(login) && payload.changes.body !== undefined;
+    // The text before the edit (`changes.body.from`) has no author of its own: the edited object's.
+    const changes = withoutBodiesOf(before ? withoutBody(payload.changes) : payload.changes, gone);
     if (changes !== payload.changes) set('changes', changes);
   }
   if (Array.isArray(payload.commits)) {

@@ -123,9 +123,8 @@ async function eraseCodehostEvents(tx: Queryable, install: Install, login: strin
     `SELECT e.install_id, e.id, e.kind, e.payload
        FROM installs i JOIN events e ON e.install_id = i.install_id
       WHERE i.tenant_id = $1 AND i.connector_id = 'codehost'
-        AND (EXISTS (SELECT 1 FROM jsonb_each(CASE jsonb_typeof(e.payload) WHEN 'object' THEN e.payload END) f
-                      WHERE f.value->'user'->>'login' = $2 OR f.value->'author'->>'login' = $2)
-             OR e.payload->'changes'->'new_issue'->'user'->>'login' = $2
+        AND (jsonb_path_exists(e.payload, 'lax $.** ? (@.user.login == $l || @.author.login == $l)',
+                               jsonb_build_object('l', $2::text))
              OR e.payload->'pusher'->>'name' = $2
              OR e.payload->'head_commit'->'author'->>'username' = $2
              OR e.payload->'head_commit'->'committer'->>'username' = $2

@@ -3,6 +3,7 @@
  * the body of each top-level object they authored, the text before their edit, a transferred
  * issue's new copy; nobody else's text, and the same object when nothing is theirs.
  */
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { authorsIn, withoutAuthorsText } from '../../src/graph/codehost-authored.js';
 
@@ -85,6 +86,44 @@ describe('withoutAuthorsText', () => {
     expect(out.head_commit).toEqual(out.commits[0]);
     expect(out.pusher).toEqual({ name: 'gone' });
     expect(withoutAuthorsText('push', out, erased)).toBe(out);
+  });
+
+  it('in every recorded GitHub webhook, each body a login wrote goes with the login, wherever it is nested', () => {
+    // A pull request's review thread carries its comments (`thread.comments[]`), a transferred
+    // discussion its new copy, a package its version's notes: not only the top-level objects.
+    const webhooks = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{
+      name: string;
+      examples: Array<Record<string, unknown>>;
+    }>;
+    const authoredBodies = (v: unknown, path: string, out: Array<{ path: string; login: string }>) => {
+      if (Array.isArray(v)) v.forEach((x, i) => authoredBodies(x, `${path}[${i}]`, out));
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return out;
+      const o = v as Record<string, any>;
+      const login: unknown = o.user?.login ?? o.author?.login;
+      if (typeof o.body === 'string' && o.body !== '' && typeof login === 'string') out.push({ path, login });
+      for (const [k, x] of Object.entries(o)) authoredBodies(x, `${path}.${k}`, out);
+      return out;
+    };
+    let checked = 0;
+    const kept: string[] = [];
+    for (const hook of webhooks) {
+      for (const example of hook.examples) {
+        const kind = typeof example.action === 'string' ? `${hook.name}.${example.action}` : hook.name;
+        for (const { login } of authoredBodies(example, '', [])) {
+          checked++;
+          expect(authorsIn(example), `${kind}: ${login} among the authors`).toContain(login);
+          const out = withoutAuthorsText(kind, example, (l) => l === login);
+          for (const left of authoredBodies(out, '', [])) {
+            if (left.login === login) kept.push(`${kind} ${left.path}`);
+          }
+          // Another login's text stays where it was.
+          const others = authoredBodies(example, '', []).filter((b) => b.login !== login);
+          expect(authoredBodies(out, '', []).filter((b) => b.login !== login)).toEqual(others);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+    expect(kept).toEqual([]);
   });
 
   it('leaves what is not an object as it is', () => {
