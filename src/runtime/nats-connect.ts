@@ -188,7 +188,13 @@ function describeConnectError(err: unknown): string {
   return 'check NATS_URL and that nats-server runs with -js';
 }
 
-/** `nats://user:pass@host:4222` → `nats://host:4222`; credentials never reach a log line. */
+/**
+ * `nats://user:pass@host:4222` → `nats://host:4222`; credentials never reach a log line. The
+ * server follows the last `@` (a password may hold an unencoded `@` or `/`): all before it goes.
+ */
 export function redactUrl(u: string): string {
-  return u.replace(/\/\/[^@/]*@/, '//').replace(/^[^/@]*@/, '');
+  const at = u.lastIndexOf('@');
+  if (at < 0) return u;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(u)?.[0] ?? '';
+  return scheme + u.slice(at + 1);
 }
