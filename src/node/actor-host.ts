@@ -6,9 +6,11 @@
  */
 import type { Registry } from 'prom-client';
 import type { Config } from '../config.js';
+import type { DriverRegistry } from '../connectors/driver.js';
 import type { EffectRunner } from '../effects/effect-runner.js';
 import type { IngestCommitter } from '../ingest/commit.js';
 import { ingestAttempts } from '../ingest/attempts.js';
+import { pgDeadLetterPort } from '../ingest/dead-letter-port.js';
 import { deliverToInstallActor } from '../ingest/deliver.js';
 import { NodeIngest } from '../ingest/node-ingest.js';
 import type { Logger } from '../log.js';
@@ -19,7 +21,7 @@ import { openReplayBuckets, replayGuard } from '../runtime/replay-guard.js';
 import type { Seal } from '../runtime/seal.js';
 import { ShardHost } from '../runtime/shard-host.js';
 import { ShardManager } from '../runtime/shard-manager.js';
-import { pgBlobPort, pgDeadLetterPort, pgStoredEventsPort } from '../store/runtime-ports.js';
+import { pgBlobPort, pgStoredEventsPort } from '../store/runtime-ports.js';
 import type { ModuleDeps, NodeModule } from '../wiring/module.js';
 import type { NodeNats } from './nats-setup.js';
 import type { Pool } from './postgres.js';
@@ -37,6 +39,8 @@ export interface ActorHostParts {
   modules: readonly NodeModule[];
   deps: ModuleDeps;
   committer: IngestCommitter;
+  /** The enabled connectors' drivers: a dead letter is recorded without what they forget (§10.5). */
+  drivers: DriverRegistry;
   effects: EffectRunner | null;
   registry: Registry;
   metrics: RuntimeMetrics;
@@ -66,7 +70,7 @@ export async function startActorHost(p: ActorHostParts, undo: Undo): Promise<Act
     jsm: nats.jsm,
     names: n,
     blobs: pgBlobPort(pool),
-    deadLetters: pgDeadLetterPort(pool),
+    deadLetters: pgDeadLetterPort(pool, p.drivers, log),
     deliver: deliverToInstallActor(kernel, metrics),
     seal,
     onRefused: () => metrics.fenceRefused.inc({ path: 'ingest' }),

@@ -8,7 +8,7 @@ import { jetstream } from '@nats-io/jetstream';
 import type { Config } from '../config.js';
 import { EffectRunner, type EffectTimings } from '../effects/effect-runner.js';
 import type { ConnectorId } from '../store/installs.js';
-import type { ConnectorDriver } from '../connectors/driver.js';
+import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
 import { createChangeFeed } from '../graph/change-feed.js';
 import { FeedNotices } from '../runtime/feed-notices.js';
 import type { IngestCommitter } from '../ingest/commit.js';
@@ -51,6 +51,8 @@ export interface NodeModules {
   modules: NodeModule[];
   deps: ModuleDeps;
   committer: IngestCommitter;
+  /** The enabled connectors' drivers. */
+  drivers: DriverRegistry;
   /** Started by the actor host, once it owns shards. */
   effects: EffectRunner | null;
   /** INTERFACE §10.1: wakes this node's feed readers when a tenant's feed advanced (ends with the connection). */
@@ -114,5 +116,5 @@ export async function buildModules(p: ModulesParts): Promise<NodeModules> {
   const services = serviceModules.map((make) =>
     make({ ...deps, drivers, committer, feed, feedNotices, effects, runtimeMetrics: metrics, ingest }),
   );
-  return { modules: [...connectors, ...services], deps, committer, effects, feedNotices };
+  return { modules: [...connectors, ...services], deps, committer, drivers, effects, feedNotices };
 }

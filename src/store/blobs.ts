@@ -20,6 +20,11 @@ export async function getBlob(q: Queryable, ref: string): Promise<Buffer | null>
   return rows[0]?.data ?? null;
 }
 
+/** A dead letter's blob without what its platform asked to forget (INTERFACE §10.5); the ref stays. */
+export async function replaceBlob(q: Queryable, ref: string, data: Buffer): Promise<void> {
+  if (isUuid(ref)) await q.query('UPDATE ingest_blobs SET data = $2 WHERE ref = $1', [ref, data]);
+}
+
 /** Returns whether the blob existed. */
 export async function deleteBlob(q: Queryable, ref: string): Promise<boolean> {
   if (!isUuid(ref)) return false;

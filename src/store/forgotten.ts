@@ -5,7 +5,7 @@
  * `message_deleted` (ARCHITECTURE "Data lifecycle": a deletion reaches every copy in the
  * transaction that records it).
  */
-import { getBlob } from './blobs.js';
+import { getBlob, replaceBlob } from './blobs.js';
 import { isUuid, type Queryable } from './db.js';
 import { jsonText } from './sanitize.js';
 
@@ -45,12 +45,15 @@ const FORGET_LOCK_CLASS = 1_040_010;
 
 /**
  * Holds the tenants' forget lock to the end of `tx`: shared by an ingest transaction before it
- * reads the tombstones (`forgottenAmong`), exclusive by an erase before it writes one
- * (erase-user.ts). Without it an ingest transaction that read no tombstone could commit the
- * erased user's text after the erase had looked for it (its rows were not yet visible), and
- * the text stayed. With it the erase waits for such a transaction and then finds its rows,
- * and an ingest transaction that starts while an erase runs reads that erase's tombstone.
- * Ingest transactions never wait for each other. Must come before the statements it guards:
+ * reads the tombstones (`forgottenAmong`) and before a deletion writes one (forget-deleted.ts),
+ * exclusive by an erase before it writes one (erase-user.ts) and by the recording of a dead
+ * letter before it reads them (ingest/dead-letter-port.ts: a dead letter recorded meanwhile is
+ * either scrubbed by the deletion or the erase, or records its event without the text).
+ * Without it an ingest transaction that read no tombstone could commit the erased user's text
+ * after the erase had looked for it (its rows were not yet visible), and the text stayed. With
+ * it the erase waits for such a transaction and then finds its rows, and an ingest transaction
+ * that starts while an erase runs reads that erase's tombstone. Ingest transactions never wait
+ * for each other. Must come before the statements it guards:
  * a statement's snapshot is taken before any lock it waits for.
  */
 export async function holdForgetLock(
@@ -189,7 +192,7 @@ export async function scrubDeadLetters(
       const inner = blob ? parse(blob) : null;
       const next = inner?.type === 'event' ? rewrite(inner, redact) : null;
       if (next === null) continue;
-      await q.query('UPDATE ingest_blobs SET data = $2 WHERE ref = $1', [env.ref, next]);
+      await replaceBlob(q, env.ref, next);
       n++;
     }
   }

@@ -3,9 +3,8 @@
  * ingest path (ingest/), so that code knows NATS and nothing of SQL (ARCHITECTURE "Layout").
  */
 import type { Pool } from 'pg';
-import type { BlobPort, DeadLetterPort, StoredEventsPort } from '../runtime/ports.js';
+import type { BlobPort, StoredEventsPort } from '../runtime/ports.js';
 import { deleteBlob, getBlob, putBlob } from './blobs.js';
-import { countDeadLetters, recordDeadLetter } from './dead-letters.js';
 import { storedEventKeys } from './events.js';
 
 /** Every put is a new row with a new uuid ref, never content-addressed (BlobPort's contract). */
@@ -16,16 +15,6 @@ export function pgBlobPort(pool: Pool): BlobPort {
     delete: async (ref) => {
       await deleteBlob(pool, ref);
     },
-  };
-}
-
-/** Also counts, for metrics and tests. */
-export function pgDeadLetterPort(pool: Pool): DeadLetterPort & { count(): Promise<number> } {
-  return {
-    record: async (dl) => {
-      await recordDeadLetter(pool, dl);
-    },
-    count: () => countDeadLetters(pool),
   };
 }
 

@@ -20,6 +20,7 @@ import {
   chatInstallsOfWorkspace,
   forgottenAmong,
   forgottenKey,
+  holdForgetLock,
   recordForgotten,
   scrubChatMessageEvents,
   scrubDeadLetters,
@@ -105,6 +106,13 @@ export async function forgetDeleted(tx: Queryable, batches: readonly Batch[]): P
     }
   }
   if (deleted.length === 0) return 0;
+  // Before the scrub below looks for dead letters: one being recorded meanwhile (it holds the
+  // lock exclusively while it reads the tombstones) is then either found here or finds ours.
+  await holdForgetLock(
+    tx,
+    deleted.map((d) => d.ref.tenantId),
+    'shared',
+  );
   await recordForgotten(
     tx,
     deleted.map(({ install, ref }) => keysOf(install, { ...ref, user: null })[0]!),
