@@ -18,6 +18,14 @@ import { Unavailable } from './errors.js';
 /** INTERFACE §9.3: what a request may wait for Postgres or NATS in all. */
 export const REQUEST_WAIT_MS = 2_000;
 
+/**
+ * The timers that bound a wait (setTimeout, pg's `query_timeout`) count whole milliseconds, and
+ * one fires up to 1 ms before performance.now() says its delay passed: a wait cut at what was
+ * left measures a fraction of a millisecond short of it. A remainder under this bounds no wait
+ * (a bound is at least 1 ms), so it counts as spent.
+ */
+const TIMER_RESOLUTION_MS = 1;
+
 export class WaitBudget {
   private spent = 0;
   private open = true;
@@ -26,7 +34,8 @@ export class WaitBudget {
 
   /** What the request may still wait, in ms (0 when spent). */
   leftMs(): number {
-    return Math.max(0, this.limitMs - this.spent);
+    const left = this.limitMs - this.spent;
+    return left < TIMER_RESOLUTION_MS ? 0 : left;
   }
 
   /** Counts a wait that took `ms`. */
