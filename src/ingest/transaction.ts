@@ -15,6 +15,7 @@ import type { IngestEvent } from '../runtime/ports.js';
 import type { Queryable } from '../store/db.js';
 import { insertEffects } from '../store/effects.js';
 import { insertEvents, newEventOf } from '../store/events.js';
+import { holdForgetLock } from '../store/forgotten.js';
 import type { Install } from '../store/installs.js';
 
 /**
@@ -50,6 +51,13 @@ export async function writeIngest(
   parts: readonly IngestPart[],
   ports: IngestWritePorts,
 ): Promise<PartOutcome[]> {
+  // INTERFACE §10.5: before anything is read or written, so that an erase holding the lock
+  // never waits for a row this transaction wrote while this one waits for the lock.
+  await holdForgetLock(
+    tx,
+    parts.filter((p) => p.events.length > 0).map((p) => p.ctx.install.tenant_id),
+    'shared',
+  );
   const verdicts = await selfEmitVerdicts(tx, parts, ports.drivers);
   // Per part, the positions of its kept events, and those events as they may be stored (§10.5).
   const keptAt = parts.map((p, i) => p.events.flatMap((_, j) => (verdicts[i]![j] === null ? [j] : [])));

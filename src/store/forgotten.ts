@@ -44,8 +44,9 @@ const keyOf = (k: ForgottenKey) => `${k.tenantId}\u0000${k.kind}\u0000${k.extern
 const FORGET_LOCK_CLASS = 1_040_010;
 
 /**
- * Holds the tenants' forget lock to the end of `tx`: shared by an ingest transaction before it
- * reads the tombstones (`forgottenAmong`) and before a deletion writes one (forget-deleted.ts),
+ * Holds the tenants' forget lock to the end of `tx`: shared by an ingest transaction from its
+ * start (ingest/transaction.ts `writeIngest`: before it reads the tombstones, `forgottenAmong`,
+ * and before it writes anything, a deletion's tombstone included, forget-deleted.ts),
  * exclusive by an erase before it writes one (erase-user.ts) and by the recording of a dead
  * letter before it reads them (ingest/dead-letter-port.ts: a dead letter recorded meanwhile is
  * either scrubbed by the deletion or the erase, or records its event without the text).
@@ -53,8 +54,9 @@ const FORGET_LOCK_CLASS = 1_040_010;
  * after the erase had looked for it (its rows were not yet visible), and the text stayed. With
  * it the erase waits for such a transaction and then finds its rows, and an ingest transaction
  * that starts while an erase runs reads that erase's tombstone. Ingest transactions never wait
- * for each other. Must come before the statements it guards:
- * a statement's snapshot is taken before any lock it waits for.
+ * for each other. Must come before the statements it guards (a statement's snapshot is taken
+ * before any lock it waits for), and before the transaction writes a row: one that wrote a row
+ * the erase then waits for, and waited for the lock the erase holds, would deadlock with it.
  */
 export async function holdForgetLock(
   tx: Queryable,
@@ -68,17 +70,13 @@ export async function holdForgetLock(
 }
 
 /**
- * Which of `keys` have a tombstone, as keys of `forgottenKey`; inside an ingest transaction,
- * which from here on holds its tenants' forget lock shared (`holdForgetLock`).
+ * Which of `keys` have a tombstone, as keys of `forgottenKey`. The caller's transaction holds
+ * the tenants' forget lock (`holdForgetLock`: an ingest transaction from its start, the
+ * recording of a dead letter exclusively), so no erase or deletion commits unseen meanwhile.
  */
 export async function forgottenAmong(q: Queryable, keys: readonly ForgottenKey[]): Promise<Set<string>> {
   const asked = keys.filter((k) => isUuid(k.tenantId));
   if (asked.length === 0) return new Set();
-  await holdForgetLock(
-    q,
-    asked.map((k) => k.tenantId),
-    'shared',
-  );
   const { rows } = await q.query<{ tenant_id: string; kind: string; external_id: string }>(
     `SELECT f.tenant_id, f.kind, f.external_id
        FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(tenant_id, kind, external_id)
