@@ -250,16 +250,18 @@ const PROBE_MS = 250;
  * 503). An actor that takes long (an upstream call, a rate bucket) while both answer is waited
  * for up to the ask's own timeout. An answer spends nothing: an emit waiting 10 s for its
  * workspace token checks 40 times, and a loaded event loop must not turn those into a spent
- * budget. Outside a request, only the ask's own timeout.
+ * budget. Silence does: what a dependency has not answered for when the ask ends is spent, so
+ * an attempt resent after it (an idempotent ask's window) has only the rest. Outside a
+ * request, only the ask's own timeout.
  */
 async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: Promise<T>): Promise<T> {
   const budget = currentWaitBudget();
   if (!budget) return asked;
   let timer: NodeJS.Timeout | undefined;
   let over = false;
+  // Per dependency, since when it has not answered (a check hung or refused); null once it answers.
+  const silentSince: Array<number | null> = dependencies.map(() => null);
   const silent = new Promise<never>((_, reject) => {
-    // Per dependency, since when it has not answered (a check hung or refused); null once it answers.
-    const silentSince: Array<number | null> = dependencies.map(() => null);
     /** The one silent longest among `among` (indexes of dependencies). */
     const longestSilent = (among: number[]) =>
       dependencies[among.sort((a, b) => (silentSince[a] ?? Infinity) - (silentSince[b] ?? Infinity))[0] ?? 0]!;
@@ -292,6 +294,10 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
   } finally {
     over = true;
     clearTimeout(timer);
+    // Silence spends the budget (an answer does not): an idempotent ask resent after its
+    // attempt window must not get the request's 2 s again while NATS still says nothing.
+    const now = performance.now();
+    budget.spend(Math.max(0, ...silentSince.map((t) => (t === null ? 0 : now - t))));
     // An ask given up on may still settle; nobody waits for it any more.
     asked.catch(() => undefined);
   }

@@ -185,6 +185,31 @@ describe('integration: router', () => {
     }
   });
 
+  it("an idempotent ask resent while a dependency is silent gets only what is left of the request's 2 s", async () => {
+    // Postgres answers the first check, then goes silent: its silence starts a round after the ask.
+    let checks = 0;
+    const postgres = new LivenessProbe('Postgres', () => (++checks === 1 ? Promise.resolve() : new Promise(() => {})));
+    router = new Router({ nc, names, shards: SHARDS, log, dependencies: [postgres] });
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
+    serveAll(async () => {
+      await held; // never answers within the test: each attempt's window (2 s) runs out
+      return 'done';
+    });
+    const started = performance.now();
+    const asked = runWithWaitBudget(new WaitBudget(2_000), () =>
+      router.ask({ kind: 'install', id: ['resent'] }, { type: 'ping' }, { timeoutMs: 15_000, idempotent: true }),
+    );
+    try {
+      await expect(asked).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^Postgres /) });
+    } finally {
+      answer();
+    }
+    // The attempt window (2 s) ends before the silence has lasted 2 s; the resend used to start
+    // the silence count again (4.2 s). 250 ms of answered checks, then 2 s of silence.
+    expect(performance.now() - started).toBeLessThan(3_000);
+  });
+
   it('a received but unanswered request is DeadlineExceeded, not retried', async () => {
     const key: ActorKey = { kind: 'install', id: ['slow'] };
     let calls = 0;
