@@ -56,7 +56,7 @@ describe('integration: ingest order across a kill -9 of the shard owner', () => 
   it("the next owner delivers the dead owner's unsettled events before newer ones of the same install", async () => {
     const names = makeNames(freshNamespace('foo'));
     await ensureIngestStream(jsm, names);
-    streams.push(names.ingestStream);
+    streams.push(names.ingestStream, names.ingestMaxedStream);
     const publisher = new IngestPublisher({
       js: jetstream(nc),
       names,

@@ -50,6 +50,7 @@ describe('integration: a node holds no more ingest events than its buffer', () =
   afterEach(async () => {
     await Promise.all(running.splice(0).map((c) => c.stop()));
     await jsm.streams.delete(names.ingestStream).catch(() => undefined);
+    await jsm.streams.delete(names.ingestMaxedStream).catch(() => undefined);
   });
 
   afterAll(async () => {

@@ -64,7 +64,7 @@ describe('integration: ingest backlog across shard moves', () => {
   async function shard(ackWaitMs: number) {
     const names = makeNames(freshNamespace('moves'));
     await ensureIngestStream(jsm, names);
-    streams.push(names.ingestStream);
+    streams.push(names.ingestStream, names.ingestMaxedStream);
     buckets.push(names.dedupBucket);
     const attempts = ingestAttempts(
       kvPort(await openKv(nc, names.dedupBucket, { ttlMs: 600_000 })),

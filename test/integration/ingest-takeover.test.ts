@@ -66,7 +66,7 @@ describe('integration: takeover of events committed and never acked', () => {
   it('a newer event of an install whose unsettled events are stored commits before their redelivery; one with an unstored event waits', async () => {
     const names = makeNames(freshNamespace('takeover'));
     await ensureIngestStream(jsm, names);
-    streams.push(names.ingestStream);
+    streams.push(names.ingestStream, names.ingestMaxedStream);
     const [a, b] = [await install(), await install()];
     const event = (inst: Install, id: string): IngestEvent => ({
       installId: inst.install_id,

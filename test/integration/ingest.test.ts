@@ -60,7 +60,7 @@ describe('integration: ingest stream and shard consumer', () => {
   async function setup(shards = 1) {
     const names: Names = makeNames(freshNamespace('ing'));
     await ensureIngestStream(jsm, names);
-    streams.push(names.ingestStream);
+    streams.push(names.ingestStream, names.ingestMaxedStream);
     const blobs = memoryBlobs();
     const deadLetters = memoryDeadLetters();
     const publisher = new IngestPublisher({ js, names, shards, blobs, maxPayload: nc.info!.max_payload });
@@ -118,7 +118,7 @@ describe('integration: ingest stream and shard consumer', () => {
       retention: RetentionPolicy.Workqueue,
       duplicate_window: 120e9,
     });
-    streams.push(names.ingestStream);
+    streams.push(names.ingestStream, names.ingestMaxedStream);
     await ensureIngestStream(jsm, names);
     const { config } = await jsm.streams.info(names.ingestStream);
     expect(config.duplicate_window).toBe(360e9);
