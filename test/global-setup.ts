@@ -5,6 +5,8 @@
  * database of their own (support/file-setup.ts), so one file's nodes never see another's installs. Tests read them with `inject()` (see test/support/env.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { ensureAppRole } from '../src/store/app-role.js';
@@ -57,6 +59,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     if (containers) return containers.stop();
     if (process.env.KEEP_TEST_DB) return;
+    // Every NATS namespace of the run starts with its id: what a file left behind (a stream its
+    // cleanup did not know of, a file that crashed) would keep reserving JetStream storage on a
+    // server that outlives the run, until it refuses new streams.
+    await deleteStreamsOf(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', runId);
     // Files that ended early (a crash, a timeout) leave their own copies behind.
     for (const name of await fileDatabasesOf(adminUrl, dbName)) await dropDatabase(adminUrl, name);
     const c = new pg.Client({ connectionString: adminUrl });
@@ -66,4 +72,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await c.query(`DROP ROLE IF EXISTS ${appRole}`);
     await c.end();
   };
+}
+
+async function deleteStreamsOf(natsUrl: string, runId: string): Promise<void> {
+  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    for await (const s of jsm.streams.list()) {
+      const name = s.config.name;
+      if (name.startsWith(`${runId}_`) || name.startsWith(`KV_${runId}_`)) await jsm.streams.delete(name);
+    }
+  } finally {
+    await nc.close();
+  }
 }
