@@ -114,15 +114,13 @@ async function eraseChatEvents(tx: Queryable, install: Install, userId: string):
 }
 
 /**
- * Webhook payloads of every code-host install of the tenant: the text of each object the login
- * wrote, and of the edits of it (codehost-authored.ts, the rule ingest applies after the erase).
- * One rewrite of the changed rows.
+ * The stored code-host events of the tenant ($1) that carry text the login ($2) wrote: those
+ * that name it at all (migration 099's index, so the erase reads only them), then the rule's
+ * own paths. Locked for the rewrite.
  */
-async function eraseCodehostEvents(tx: Queryable, install: Install, login: string): Promise<number> {
-  const { rows } = await tx.query<{ install_id: string; id: string; kind: string; payload: unknown }>(
-    `SELECT e.install_id, e.id, e.kind, e.payload
-       FROM installs i JOIN events e ON e.install_id = i.install_id
-      WHERE i.tenant_id = $1 AND i.connector_id = 'codehost'
+export const CODEHOST_EVENTS_OF_LOGIN = `SELECT e.install_id, e.id, e.kind, e.payload
+       FROM events e
+      WHERE e.tenant_id = $1 AND e.connector_id = 'codehost' AND codehost_payload_logins(e.payload) ? $2
         AND (jsonb_path_exists(e.payload, 'lax $.** ? (@.user.login == $l || @.author.login == $l)',
                                jsonb_build_object('l', $2::text))
              OR e.payload->'pusher'->>'name' = $2
@@ -131,7 +129,16 @@ async function eraseCodehostEvents(tx: Queryable, install: Install, login: strin
              OR EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(e.payload->'commits')
                                                            WHEN 'array' THEN e.payload->'commits' END) c
                          WHERE c->'author'->>'username' = $2 OR c->'committer'->>'username' = $2))
-      FOR UPDATE OF e`,
+      FOR UPDATE OF e`;
+
+/**
+ * Webhook payloads of every code-host install of the tenant: the text of each object the login
+ * wrote, and of the edits of it (codehost-authored.ts, the rule ingest applies after the erase).
+ * One rewrite of the changed rows.
+ */
+async function eraseCodehostEvents(tx: Queryable, install: Install, login: string): Promise<number> {
+  const { rows } = await tx.query<{ install_id: string; id: string; kind: string; payload: unknown }>(
+    CODEHOST_EVENTS_OF_LOGIN,
     [install.tenant_id, login],
   );
   const changed = rows.flatMap((r) => {

@@ -9,7 +9,8 @@ import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eraseUser } from '../../src/graph/erase-user.js';
+import { withoutAuthorsText } from '../../src/graph/codehost-authored.js';
+import { CODEHOST_EVENTS_OF_LOGIN, eraseUser } from '../../src/graph/erase-user.js';
 import { createPool, withTx } from '../../src/store/db.js';
 import { insertEvents } from '../../src/store/events.js';
 import { testDatabaseUrl } from '../support/env.js';
@@ -68,5 +69,46 @@ describe('erasing a code-host login reaches its text nested in stored events', (
     expect(payloadOf(stored[1]!.id).discussion).not.toHaveProperty('body');
     expect(payloadOf(stored[1]!.id).changes.new_discussion).not.toHaveProperty('body');
     expect(JSON.stringify(rows)).not.toMatch(/to forget/);
+  });
+});
+
+describe("the erase reads only the events that name the login (migration 099's index)", () => {
+  it('every recorded GitHub delivery names each login whose text the erase would remove', async () => {
+    const { rows } = await pool.query<{ logins: string[] }>(
+      `SELECT codehost_payload_logins(p) AS logins FROM jsonb_array_elements($1::jsonb) AS p`,
+      [JSON.stringify(webhooks.flatMap((w) => w.examples))],
+    );
+    const all = webhooks.flatMap((w) => w.examples.map((e) => ({ name: w.name, example: e })));
+    let checked = 0;
+    const missed: string[] = [];
+    all.forEach(({ name, example }, i) => {
+      const kind = typeof example.action === 'string' ? `${name}.${example.action}` : name;
+      const asked = new Set<string>();
+      withoutAuthorsText(kind, example, (l) => (asked.add(l), false));
+      for (const login of asked) {
+        if (withoutAuthorsText(kind, example, (l) => l === login) === example) continue;
+        checked++;
+        if (!rows[i]!.logins.includes(login)) missed.push(`${kind}: ${login}`);
+      }
+    });
+    expect(checked).toBeGreaterThan(50);
+    expect(missed).toEqual([]);
+  });
+
+  it("the erase's search of a tenant's events can use the index", async () => {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // A fresh test database is small: forbid the full scan to see whether the index fits at all.
+      await client.query('SET LOCAL enable_seqscan = off');
+      const plan = await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${CODEHOST_EVENTS_OF_LOGIN}`, [
+        randomUUID(),
+        'someone',
+      ]);
+      expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('events_codehost_logins');
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 });
