@@ -43,6 +43,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   url.pathname = `/${dbName}`;
   const databaseUrl = url.toString();
 
+  // What earlier runs left on the shared nats-server (a run killed before its teardown):
+  // a run's streams outlive its database only then, and they would fill JetStream's storage.
+  if (!containers) await deleteStreamsOfEndedRuns(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', adminUrl);
+
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   await migrate(pool);
   await pool.end();
@@ -72,6 +76,32 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await c.query(`DROP ROLE IF EXISTS ${appRole}`);
     await c.end();
   };
+}
+
+/** A test run's streams and KV buckets are named `[KV_]<runId>_…`, its database `connectors_<runId>`. */
+const RUN_STREAM = /^(?:KV_)?(t[0-9a-f]{8})_/;
+
+async function deleteStreamsOfEndedRuns(natsUrl: string, adminUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const live = new Set(
+    (
+      await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE 'connectors_t%'`)
+    ).rows.map((r) => r.datname),
+  );
+  await admin.end();
+  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    const ended: string[] = [];
+    for await (const s of jsm.streams.list()) {
+      const run = RUN_STREAM.exec(s.config.name)?.[1];
+      if (run && !live.has(`connectors_${run}`)) ended.push(s.config.name);
+    }
+    for (const name of ended) await jsm.streams.delete(name).catch(() => false);
+  } finally {
+    await nc.close();
+  }
 }
 
 async function deleteStreamsOf(natsUrl: string, runId: string): Promise<void> {
