@@ -273,6 +273,9 @@ describe('integration: router', () => {
   it('stop() waits for in-flight handlers to reply', async () => {
     const key: ActorKey = { kind: 'install', id: ['drain'] };
     let running = false;
+    let finished = false;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
     const s = serveShard({
       nc,
       names,
@@ -280,13 +283,21 @@ describe('integration: router', () => {
       log,
       handler: async () => {
         running = true;
-        await new Promise((r) => setTimeout(r, 400)); // a handler's work, still going when stop() begins
+        await held; // a handler's work, still going when stop() begins
+        finished = true;
         return 'done';
       },
     });
-    const pending = router.ask(key, { type: 'ping' }, { timeoutMs: 3_000 });
+    const pending = router.ask(key, { type: 'ping' }, { timeoutMs: 5_000 });
     await until('the handler running', () => running);
-    await s.stop();
+    let stopped = false;
+    const stopping = s.stop().then(() => (stopped = true));
+    // Event-loop turns with the handler held: a stop that did not wait would have ended by now.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(finished).toBe(true);
     await expect(pending).resolves.toBe('done');
   });
 });
