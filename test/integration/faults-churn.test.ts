@@ -342,7 +342,8 @@ describe('the churn row: owner killed under load, a second node restarted', () =
     moves.forEach((m, run) =>
       console.log(
         `timeline run ${run}: kill at 0, lease gone at ${m.expiredMs ?? '-'} ms, taken by ${m.by ?? '-'} at ` +
-          `${m.takenMs ?? '-'} ms, first survivor emit answered at ${takeovers[run]} ms`,
+          `${m.takenMs ?? '-'} ms, first survivor emit answered at ${takeovers[run]} ms` +
+          (m.failed ? ` (lease not watched: ${m.failed})` : ''),
       ),
     );
     for (const f of outcomes.filter((o) => !o.ok || o.endedAt - o.startedAt > 5_000))

@@ -131,6 +131,8 @@ export interface LeaseMove {
   expiredMs: number | null;
   takenMs: number | null;
   by: string | null;
+  /** Why the watch could not read the lease (it only observes: the test goes on without it). */
+  failed?: string;
 }
 
 /**
@@ -167,7 +169,10 @@ export function watchLeaseMove(
     } finally {
       await nc.close();
     }
-  })();
+  })().catch((err: unknown) => {
+    // Never an unhandled rejection (vitest fails the whole run on one): the timeline says so instead.
+    move.failed = String(err);
+  });
   return {
     async stop() {
       stopped = true;
