@@ -307,6 +307,8 @@ describe('Kernel', () => {
     expect(ports.signals[0]?.aborted).toBe(true);
     expect(ports.signals[0]?.reason).toBeInstanceOf(DeadlineExceeded);
     await until('the aborted handler running on', () => ports.aborted === 1, { timeoutMs: 2000 });
+    // Turns of the event loop for a mailbox that did not wait to start inc; it must still wait.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     expect(ports.signals).toHaveLength(1); // inc has not started: the aborted handler still runs
     held.resolve();
     await expect(next).resolves.toBe(1);
