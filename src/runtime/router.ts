@@ -261,6 +261,17 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
   let over = false;
   // Per dependency, since when it has not answered (a check hung or refused); null once it answers.
   const silentSince: Array<number | null> = dependencies.map(() => null);
+  // Silence spends the budget (an answer does not): an idempotent ask resent after its
+  // attempt window must not get the request's 2 s again while NATS still says nothing.
+  let silenceSpent = false;
+  const spendSilence = () => {
+    if (silenceSpent) return;
+    silenceSpent = true;
+    const now = performance.now();
+    budget.spend(Math.max(0, ...silentSince.map((t) => (t === null ? 0 : now - t))));
+  };
+  // The 503, once the silence is spent: its `waited_ms` counts it.
+  const spent = (what: string) => (spendSilence(), budgetSpent(what, budget));
   const silent = new Promise<never>((_, reject) => {
     /** The one silent longest among `among` (indexes of dependencies). */
     const longestSilent = (among: number[]) =>
@@ -271,7 +282,7 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
       const longest = Math.min(...silentSince.map((t) => t ?? start));
       const leftMs = budget.leftMs() - (start - longest);
       // Refused until its time was up (a refusal settles before any timer could).
-      if (leftMs <= 0) return reject(budgetSpent(longestSilent([...dependencies.keys()]).what, budget));
+      if (leftMs <= 0) return reject(spent(longestSilent([...dependencies.keys()]).what));
       let cut: NodeJS.Timeout | undefined;
       const timeLeft = new Promise<false>((r) => (cut = setTimeout(() => r(false), leftMs)));
       const answered = dependencies.map(() => false);
@@ -281,7 +292,7 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
       ]);
       clearTimeout(cut);
       if (over) return;
-      if (silentOne) return reject(budgetSpent(silentOne.what, budget));
+      if (silentOne) return reject(spent(silentOne.what));
       // A refused check is checked again after the pause (no later than its time is up), its silence still counting.
       for (const [i, ok] of answered.entries()) if (ok) silentSince[i] = null;
       const pause = answered.every(Boolean) ? PROBE_MS : Math.min(PROBE_MS, leftMs - (performance.now() - start));
@@ -294,10 +305,7 @@ async function whileDependenciesAnswer<T>(dependencies: LivenessProbe[], asked: 
   } finally {
     over = true;
     clearTimeout(timer);
-    // Silence spends the budget (an answer does not): an idempotent ask resent after its
-    // attempt window must not get the request's 2 s again while NATS still says nothing.
-    const now = performance.now();
-    budget.spend(Math.max(0, ...silentSince.map((t) => (t === null ? 0 : now - t))));
+    spendSilence();
     // An ask given up on may still settle; nobody waits for it any more.
     asked.catch(() => undefined);
   }

@@ -179,7 +179,10 @@ describe('integration: router', () => {
       router.ask({ kind: 'install', id: ['refused'] }, { type: 'ping' }, { timeoutMs: 30_000 }),
     );
     try {
-      await expect(asked).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^Postgres /) });
+      const err = (await asked.catch((e: unknown) => e)) as { code?: string; message?: string; details?: unknown };
+      expect(err).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^Postgres /) });
+      // The 503 says how long the request waited: its silence, not only its statements.
+      expect((err.details as { waited_ms: number }).waited_ms).toBeGreaterThanOrEqual(400);
     } finally {
       answer();
     }
