@@ -75,6 +75,34 @@ const HANDSHAKE_MIN_MS = 2_000;
 const HANDSHAKE_MAX_MS = 5_000;
 const handshakeTimeoutMs = (servers: number): number =>
   Math.max(HANDSHAKE_MIN_MS, Math.min(HANDSHAKE_MAX_MS, Math.floor(CONNECT_BUDGET_MS / Math.max(1, servers))));
+/** The whole first connect, however many servers are listed (eight at 2 s each took 16 s). */
+const CONNECT_DEADLINE_MS = CONNECT_BUDGET_MS;
+
+/**
+ * `connecting`, or a timeout at CONNECT_DEADLINE_MS; a connection that arrives after it is closed.
+ */
+async function withinConnectDeadline(connecting: Promise<NatsConnection>): Promise<NatsConnection> {
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
+  try {
+    return await Promise.race([
+      connecting,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          late = true;
+          reject(new Error(`no server answered within ${CONNECT_DEADLINE_MS / 1000} s (TIMEOUT)`));
+        }, CONNECT_DEADLINE_MS);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (late)
+      connecting.then(
+        (nc) => void nc.close(),
+        () => undefined,
+      );
+  }
+}
 
 /** See `pendingLimit` in connectNats. */
 const OUTBOUND_FLUSH_BYTES = 512 * 1024;
@@ -85,27 +113,29 @@ export async function connectNats({ servers, name, log, auth }: ConnectNatsOptio
   let nc: NatsConnection;
   const authOptions = auth ? natsAuthOptions(auth) : {};
   try {
-    nc = await connect({
-      ...authOptions,
-      servers: list,
-      name,
-      maxReconnectAttempts: -1,
-      timeout: handshakeTimeoutMs(list.length),
-      // nats.js otherwise captures a stack for every request and publish (about 15% of the
-      // edge's CPU per webhook, bench/ingest --cpu-prof); its errors keep their messages.
-      noAsyncTraces: true,
-      // The outbound buffer is flushed once per microtask checkpoint, or at once when it
-      // reaches this size (default 32 KiB). The edge hands a turn's publishes over together
-      // (IngestPublisher); at 64 concurrent ~2.5 KB webhooks the default split each turn
-      // into a dozen socket writes, ~6% of the edge's CPU (issue 12, `--cpu-prof`). An
-      // option nats.js reads but does not declare, hence the spread below.
-      ...{ pendingLimit: OUTBOUND_FLUSH_BYTES },
-      reconnectDelayHandler: () => {
-        outageStart ??= Date.now();
-        const grown = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS + (Date.now() - outageStart) / 4);
-        return grown + Math.random() * 100;
-      },
-    });
+    nc = await withinConnectDeadline(
+      connect({
+        ...authOptions,
+        servers: list,
+        name,
+        maxReconnectAttempts: -1,
+        timeout: handshakeTimeoutMs(list.length),
+        // nats.js otherwise captures a stack for every request and publish (about 15% of the
+        // edge's CPU per webhook, bench/ingest --cpu-prof); its errors keep their messages.
+        noAsyncTraces: true,
+        // The outbound buffer is flushed once per microtask checkpoint, or at once when it
+        // reaches this size (default 32 KiB). The edge hands a turn's publishes over together
+        // (IngestPublisher); at 64 concurrent ~2.5 KB webhooks the default split each turn
+        // into a dozen socket writes, ~6% of the edge's CPU (issue 12, `--cpu-prof`). An
+        // option nats.js reads but does not declare, hence the spread below.
+        ...{ pendingLimit: OUTBOUND_FLUSH_BYTES },
+        reconnectDelayHandler: () => {
+          outageStart ??= Date.now();
+          const grown = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS + (Date.now() - outageStart) / 4);
+          return grown + Math.random() * 100;
+        },
+      }),
+    );
   } catch (err) {
     throw connectError(list, err);
   }
@@ -163,7 +193,9 @@ export async function connectNatsOnce(
 ): Promise<NatsConnection> {
   const authOptions = natsAuthOptions(auth);
   try {
-    return await connect({ ...authOptions, servers, name, timeout: handshakeTimeoutMs(servers.length) });
+    return await withinConnectDeadline(
+      connect({ ...authOptions, servers, name, timeout: handshakeTimeoutMs(servers.length) }),
+    );
   } catch (err) {
     throw connectError(servers, err);
   }

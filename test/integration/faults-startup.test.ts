@@ -71,6 +71,23 @@ describe('start-up failure', () => {
     await failsFast(['serve'], { NATS_URL: `nats://127.0.0.1:${takenPort}` }, /NATS/, 15_000);
   }, 60_000);
 
+  it('serve with eight NATS servers listed, all black-holed', async () => {
+    // 2 s of handshake each would be 16 s: the first connect as a whole is bounded too.
+    const holes = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const s = createServer();
+        await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+        return s;
+      }),
+    );
+    try {
+      const urls = holes.map((s) => `nats://127.0.0.1:${(s.address() as { port: number }).port}`);
+      await failsFast(['serve'], { NATS_URL: urls.join(',') }, /NATS/, 15_000);
+    } finally {
+      for (const s of holes) s.close();
+    }
+  }, 60_000);
+
   it('serve with Postgres unreachable (a closed port)', async () => {
     await failsFast(
       ['serve'],
