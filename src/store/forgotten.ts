@@ -40,7 +40,10 @@ export function withoutContent(payload: unknown): unknown {
 
 const keyOf = (k: ForgottenKey) => `${k.tenantId}\u0000${k.kind}\u0000${k.externalId}`;
 
-/** The first key of the tenants' forget lock (pg_advisory_xact_lock's two-int form); the second is the tenant's hash. */
+/**
+ * The first key of the tenants' forget lock (pg_advisory_xact_lock's two-int form); the second
+ * is the tenant's hash.
+ */
 const FORGET_LOCK_CLASS = 1_040_010;
 
 /**
