@@ -13,7 +13,7 @@ import {
   startCodehostHarness,
   type CodehostHarness,
 } from '../support/github-harness.js';
-import { installWithPr, proxied, timed } from '../support/stalled-routes.js';
+import { answersDuring, installWithPr, proxied, warmed } from '../support/stalled-routes.js';
 import { testNatsUrl } from '../support/env.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 import { until } from '../support/until.js';
@@ -54,25 +54,12 @@ const calls = () => ({
 
 describe('NATS stalled', () => {
   it('the routes that ask an actor or publish answer 503 within 3 s, then work again', async () => {
-    for (const [name, call] of Object.entries(calls()).filter(([n]) => n !== 'delete')) {
-      const r = await timed(call());
-      expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
-    }
-    proxy.pause();
-    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
-    try {
-      const c = calls();
-      const names = Object.keys(c) as Array<keyof typeof c>;
-      const results = await Promise.all(names.map((n) => timed(c[n]())));
-      answers = Object.fromEntries(names.map((n, i) => [n, results[i]!]));
-    } finally {
-      proxy.resume();
-    }
-    console.log(
-      `figures: stalled NATS: ${Object.entries(answers)
-        .map(([n, r]) => `${n} ${r.status} in ${r.ms.toFixed(0)} ms`)
-        .join(', ')}`,
-    );
+    const { delete: _last, ...warm } = calls();
+    await warmed(warm, 'before the stall');
+    const answers = await answersDuring('stalled NATS', calls(), {
+      begin: () => proxy.pause(),
+      end: () => proxy.resume(),
+    });
     for (const [name, r] of Object.entries(answers)) {
       expect({ name, status: r.status, code: r.code }).toEqual({ name, status: 503, code: 'unavailable' });
       expect(r.ms, name).toBeLessThan(3_000);

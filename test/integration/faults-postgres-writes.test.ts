@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCodehostHarness, type CodehostHarness } from '../support/github-harness.js';
 import { testDatabaseUrl } from '../support/env.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
-import { installWithPr, proxied, timed } from '../support/stalled-routes.js';
+import { answersDuring, installWithPr, proxied, timed, warmed } from '../support/stalled-routes.js';
 import { until } from '../support/until.js';
 
 let proxy: TcpProxy;
@@ -64,25 +64,12 @@ describe('Postgres stalled: the write routes', () => {
   it('each answers 503 within 3 s, then works again', async () => {
     h.gh.addInstallation(P + 1);
     // Warm: each route once, so what they cache (the key, the install, actors) is cached.
-    for (const [name, call] of Object.entries(calls()).filter(([n]) => n !== 'delete' && n !== 'admin')) {
-      const r = await timed(call());
-      expect(r.status, `${name} before the stall: ${r.code}`).toBeLessThan(500);
-    }
-    proxy.pause();
-    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
-    try {
-      const c = calls();
-      const names = Object.keys(c) as Array<keyof typeof c>;
-      const results = await Promise.all(names.map((n) => timed(c[n]())));
-      answers = Object.fromEntries(names.map((n, i) => [n, results[i]!]));
-    } finally {
-      proxy.resume();
-    }
-    console.log(
-      `figures: stalled Postgres: ${Object.entries(answers)
-        .map(([n, r]) => `${n} ${r.status} in ${r.ms.toFixed(0)} ms`)
-        .join(', ')}`,
-    );
+    const { delete: _last, admin: _installs, ...warm } = calls();
+    await warmed(warm, 'before the stall');
+    const answers = await answersDuring('stalled Postgres', calls(), {
+      begin: () => proxy.pause(),
+      end: () => proxy.resume(),
+    });
     for (const [name, r] of Object.entries(answers)) {
       expect({ name, status: r.status, code: r.code }).toEqual({ name, status: 503, code: 'unavailable' });
       expect(r.ms, name).toBeLessThan(3_000);
@@ -104,27 +91,15 @@ describe('Postgres slow: the 2 s are per request', () => {
   it('each route answers within 3 s, 503 when it needs more than 2 s of Postgres', async () => {
     h.gh.addInstallation(P + 2);
     const c = { ...calls(), admin: () => h.adminInstall(t, P + 2) };
-    for (const [name, call] of Object.entries(c).filter(([n]) => n !== 'delete' && n !== 'admin')) {
-      const r = await timed(call());
-      expect(r.status, `${name} before the slowdown: ${r.code}`).toBeLessThan(500);
-    }
+    const { delete: _last, admin: _installs, ...warm } = c;
+    await warmed(warm, 'before the slowdown');
     // Each answer 1.2 s late: every statement passes its own 2 s timeout, two in a row do not
     // fit the request's 2 s (before, a request waited 2 s per statement: 4.8 s for one of
     // the tenant login's transactions, 10 s and more for a route).
-    proxy.delay(1_200);
-    let answers: Record<string, Awaited<ReturnType<typeof timed>>>;
-    try {
-      const names = Object.keys(c) as Array<keyof typeof c>;
-      const results = await Promise.all(names.map((n) => timed(c[n]())));
-      answers = Object.fromEntries(names.map((n, i) => [n, results[i]!]));
-    } finally {
-      proxy.delay(0);
-    }
-    console.log(
-      `figures: Postgres 1.2 s late: ${Object.entries(answers)
-        .map(([n, r]) => `${n} ${r.status} in ${r.ms.toFixed(0)} ms`)
-        .join(', ')}`,
-    );
+    const answers = await answersDuring('Postgres 1.2 s late', c, {
+      begin: () => proxy.delay(1_200),
+      end: () => proxy.delay(0),
+    });
     for (const [name, r] of Object.entries(answers)) {
       expect(r.ms, name).toBeLessThan(3_000);
       // A route done within its 2 s of waiting (one statement) answers as usual; none fails otherwise.

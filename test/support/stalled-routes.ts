@@ -3,6 +3,7 @@
  * TCP proxy in front of one service, a code-host install with a PR node to act on, and a
  * route's answer timed from the moment it was asked.
  */
+import { expect } from 'vitest';
 import { examplePayload, forInstallation, type CodehostHarness } from './github-harness.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { until } from './until.js';
@@ -43,4 +44,38 @@ export async function timed(what: Promise<Response>): Promise<{ status: number; 
   if (res === null) return { status: 0, code: null, ms: performance.now() - started };
   const body = (await res.json().catch(() => null)) as { error?: { code?: string } } | null;
   return { status: res.status, code: body?.error?.code ?? null, ms: performance.now() - started };
+}
+
+type Timed = Awaited<ReturnType<typeof timed>>;
+
+/** Each of `calls` once, one after another, before a fault: none may answer 5xx. */
+export async function warmed(calls: Record<string, () => Promise<Response>>, when: string): Promise<void> {
+  for (const [name, call] of Object.entries(calls)) {
+    const r = await timed(call());
+    expect(r.status, `${name} ${when}: ${r.code}`).toBeLessThan(500);
+  }
+}
+
+/**
+ * Every one of `calls` at once while a fault holds (`begin` before, `end` after, also on a
+ * throw), each timed; the answers printed as the test's figures under `label`.
+ */
+export async function answersDuring<N extends string>(
+  label: string,
+  calls: Record<N, () => Promise<Response>>,
+  fault: { begin(): void; end(): void },
+): Promise<Record<N, Timed>> {
+  const names = Object.keys(calls) as N[];
+  fault.begin();
+  let results: Timed[];
+  try {
+    results = await Promise.all(names.map((n) => timed(calls[n]())));
+  } finally {
+    fault.end();
+  }
+  const answers = Object.fromEntries(names.map((n, i) => [n, results[i]!])) as Record<N, Timed>;
+  console.log(
+    `figures: ${label}: ${names.map((n) => `${n} ${answers[n].status} in ${answers[n].ms.toFixed(0)} ms`).join(', ')}`,
+  );
+  return answers;
 }
