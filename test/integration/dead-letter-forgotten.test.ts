@@ -11,7 +11,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  FakeSlack,
   messageDeletedEvent,
   messageEvent,
   nextTs,
@@ -21,19 +20,20 @@ import {
   type FakeTeam,
 } from 'connector-service/testing';
 import { fromSlackEvent } from '../../src/connectors/chatapp/normalize-event.js';
-import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { encodeBlobRef, ingestMsgId } from '../../src/ingest/message.js';
 import { installKey, names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { createSeal } from '../../src/runtime/seal.js';
 import { getBlob, putBlob } from '../../src/store/blobs.js';
 import { TEST_MASTER_KEY } from '../support/env.js';
+import { examplePayload, forInstallation, type CodehostHarness } from '../support/github-harness.js';
 import {
-  examplePayload,
-  forInstallation,
-  startCodehostHarness,
-  type CodehostHarness,
-} from '../support/github-harness.js';
-import { allEvents, chatEnv, installOk, json, type ChatStack, type Tenant } from '../support/slack-harness.js';
+  allEvents,
+  installOk,
+  json,
+  startBothConnectors,
+  type ChatStack,
+  type Tenant,
+} from '../support/slack-harness.js';
 import { columnsHolding } from '../support/text-in-db.js';
 import { until } from '../support/until.js';
 
@@ -41,17 +41,7 @@ let h: CodehostHarness;
 let s: ChatStack;
 
 beforeAll(async () => {
-  const slack = await new FakeSlack().start();
-  h = await startCodehostHarness(chatEnv(slack));
-  slack.eventsUrl = `${h.node.url}${EVENTS_PATH}`;
-  s = {
-    slack,
-    node: h.node,
-    async stop() {
-      await h.stop();
-      await slack.close();
-    },
-  };
+  ({ h, s } = await startBothConnectors());
 }, 60_000);
 afterAll(() => s?.stop());
 

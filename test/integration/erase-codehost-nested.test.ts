@@ -5,7 +5,6 @@
  * discussion's new copy. Recorded GitHub deliveries (@octokit/webhooks-examples), stored as
  * ingest stores them.
  */
-import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,14 +13,11 @@ import { CODEHOST_EVENTS_OF_LOGIN, eraseUser } from '../../src/graph/erase-user.
 import { createPool, withTx } from '../../src/store/db.js';
 import { insertEvents } from '../../src/store/events.js';
 import { testDatabaseUrl } from '../support/env.js';
+import { examplePayload, recordedExamples } from '../support/github-harness.js';
 import { graphDb } from '../support/graph-db.js';
 
-const webhooks = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{
-  name: string;
-  examples: Array<Record<string, any>>;
-}>;
-const example = (name: string, action: string) =>
-  structuredClone(webhooks.find((w) => w.name === name)!.examples.find((e) => e.action === action)!);
+// Recorded payloads are deeply nested JSON the tests edit in place.
+const example = (name: string, action: string) => examplePayload(name, action) as Record<string, any>;
 
 let pool: Pool;
 let g: ReturnType<typeof graphDb>;
@@ -74,11 +70,11 @@ describe('erasing a code-host login reaches its text nested in stored events', (
 
 describe("the erase reads only the events that name the login (migration 099's index)", () => {
   it('every recorded GitHub delivery names each login whose text the erase would remove', async () => {
+    const all = recordedExamples();
     const { rows } = await pool.query<{ logins: string[] }>(
       `SELECT codehost_payload_logins(p) AS logins FROM jsonb_array_elements($1::jsonb) AS p`,
-      [JSON.stringify(webhooks.flatMap((w) => w.examples))],
+      [JSON.stringify(all.map((a) => a.example))],
     );
-    const all = webhooks.flatMap((w) => w.examples.map((e) => ({ name: w.name, example: e })));
     let checked = 0;
     const missed: string[] = [];
     all.forEach(({ name, example }, i) => {

@@ -10,7 +10,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  FakeSlack,
   messageEvent,
   nextTs,
   seedRepos,
@@ -19,18 +18,19 @@ import {
   type FakeTeam,
 } from 'connector-service/testing';
 import { fromSlackEvent } from '../../src/connectors/chatapp/normalize-event.js';
-import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
 import { encodeIngestMessage, ingestMsgId } from '../../src/ingest/message.js';
 import type { IngestEvent } from '../../src/runtime/ports.js';
 import { installKey, names as makeNames, shardOf } from '../../src/runtime/names.js';
 import { recordDeadLetter } from '../../src/store/dead-letters.js';
+import { examplePayload, forInstallation, type CodehostHarness } from '../support/github-harness.js';
 import {
-  examplePayload,
-  forInstallation,
-  startCodehostHarness,
-  type CodehostHarness,
-} from '../support/github-harness.js';
-import { allEvents, chatEnv, installOk, json, type ChatStack, type Tenant } from '../support/slack-harness.js';
+  allEvents,
+  installOk,
+  json,
+  startBothConnectors,
+  type ChatStack,
+  type Tenant,
+} from '../support/slack-harness.js';
 import { columnsHolding } from '../support/text-in-db.js';
 import { until } from '../support/until.js';
 
@@ -43,17 +43,7 @@ let other: Tenant;
 let installId: string;
 
 beforeAll(async () => {
-  const slack = await new FakeSlack().start();
-  h = await startCodehostHarness(chatEnv(slack));
-  slack.eventsUrl = `${h.node.url}${EVENTS_PATH}`;
-  s = {
-    slack,
-    node: h.node,
-    async stop() {
-      await h.stop();
-      await slack.close();
-    },
-  };
+  ({ h, s } = await startBothConnectors());
   team = s.slack.addTeam();
   ch = s.slack.addChannel(team.id, { type: 'channel' });
   tenant = await s.node.tenant('erasing');

@@ -24,6 +24,13 @@ export function examplePayload(event: string, action?: string, index = 0): Recor
   return structuredClone(found) as unknown as Record<string, unknown>;
 }
 
+/** Every recorded payload, with its event's name (deep copies). */
+export function recordedExamples(): Array<{ name: string; example: Record<string, unknown> }> {
+  return definitions.flatMap((d) =>
+    d.examples.map((e) => ({ name: d.name, example: structuredClone(e) as unknown as Record<string, unknown> })),
+  );
+}
+
 /** The example, delivered for installation `id` (App webhooks always carry it). */
 export function forInstallation(payload: Record<string, unknown>, id: number): Record<string, unknown> {
   return { ...payload, installation: { id, node_id: `MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u${id}` } };

@@ -4,6 +4,7 @@
  */
 import { expect } from 'vitest';
 import { EVENTS_PATH } from '../../src/edge/routes/chatapp/events.js';
+import { startCodehostHarness, type CodehostHarness } from './github-harness.js';
 import type { LogCapture } from './log-capture.js';
 import { startTestNode, type TestNode } from './node.js';
 import { FakeSlack } from 'connector-service/testing';
@@ -123,3 +124,22 @@ export async function emit(
 
 /** A response body as JSON, untyped for assertions (fetch types it `unknown`). */
 export const json = (r: Response): Promise<any> => r.json();
+
+/**
+ * One node with both connectors: the code-host harness (its fake GitHub) with a fake Slack's
+ * settings, Slack's events pointed at it. `s` is the chat side's view of the same node.
+ */
+export async function startBothConnectors(): Promise<{ h: CodehostHarness; s: ChatStack }> {
+  const slack = await new FakeSlack().start();
+  const h = await startCodehostHarness(chatEnv(slack));
+  slack.eventsUrl = `${h.node.url}${EVENTS_PATH}`;
+  const s: ChatStack = {
+    slack,
+    node: h.node,
+    async stop() {
+      await h.stop();
+      await slack.close();
+    },
+  };
+  return { h, s };
+}
