@@ -66,7 +66,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Every NATS namespace of the run starts with its id: what a file left behind (a stream its
     // cleanup did not know of, a file that crashed) would keep reserving JetStream storage on a
     // server that outlives the run, until it refuses new streams.
-    await deleteStreamsOf(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', runId);
+    await deleteRunStreams(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', (run) => run === runId);
     // Files that ended early (a crash, a timeout) leave their own copies behind.
     for (const name of await fileDatabasesOf(adminUrl, dbName)) await dropDatabase(adminUrl, name);
     const c = new pg.Client({ connectionString: adminUrl });
@@ -81,6 +81,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
 /** A test run's streams and KV buckets are named `[KV_]<runId>_…`, its database `connectors_<runId>`. */
 const RUN_STREAM = /^(?:KV_)?(t[0-9a-f]{8})_/;
 
+/** Deletes the streams and KV buckets of the runs `doomed` names. */
+async function deleteRunStreams(natsUrl: string, doomed: (runId: string) => boolean): Promise<void> {
+  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+    const names: string[] = [];
+    for await (const s of jsm.streams.list()) {
+      const run = RUN_STREAM.exec(s.config.name)?.[1];
+      if (run && doomed(run)) names.push(s.config.name);
+    }
+    for (const name of names) await jsm.streams.delete(name).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Runs whose database is gone ended (killed before their teardown): their streams go. */
 async function deleteStreamsOfEndedRuns(natsUrl: string, adminUrl: string): Promise<void> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -90,29 +107,5 @@ async function deleteStreamsOfEndedRuns(natsUrl: string, adminUrl: string): Prom
     ).rows.map((r) => r.datname),
   );
   await admin.end();
-  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
-  try {
-    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
-    const ended: string[] = [];
-    for await (const s of jsm.streams.list()) {
-      const run = RUN_STREAM.exec(s.config.name)?.[1];
-      if (run && !live.has(`connectors_${run}`)) ended.push(s.config.name);
-    }
-    for (const name of ended) await jsm.streams.delete(name).catch(() => false);
-  } finally {
-    await nc.close();
-  }
-}
-
-async function deleteStreamsOf(natsUrl: string, runId: string): Promise<void> {
-  const nc = await connect({ servers: natsUrl, timeout: 5_000 });
-  try {
-    const jsm = await jetstreamManager(nc, { timeout: 10_000 });
-    for await (const s of jsm.streams.list()) {
-      const name = s.config.name;
-      if (name.startsWith(`${runId}_`) || name.startsWith(`KV_${runId}_`)) await jsm.streams.delete(name);
-    }
-  } finally {
-    await nc.close();
-  }
+  await deleteRunStreams(natsUrl, (run) => !live.has(`connectors_${run}`));
 }
