@@ -134,7 +134,11 @@ describe('chatapp events over HTTP', () => {
     const deleteTs = nextTs();
     const reactTs = nextTs();
     const unreactTs = nextTs();
+    const c = ch.channel.id;
     await s.slack.deliver(team.id, messageEvent(team, ch.channel, reply));
+    // Read before its deletion is delivered: a deleted message's text is forgotten from the
+    // stored event too (INTERFACE §10.5), so a read after it would race the deletion.
+    expect((await waitFor(`message:${c}:${reply.ts}`)).payload).toMatchObject({ thread_ts: parent.ts, text: 'reply' });
     await s.slack.deliver(team.id, messageChangedEvent(ch.channel, parent, 'parent, edited', editTs));
     await s.slack.deliver(team.id, messageDeletedEvent(ch.channel, reply, deleteTs));
     await s.slack.deliver(
@@ -145,8 +149,6 @@ describe('chatapp events over HTTP', () => {
       team.id,
       reactionEvent('reaction_removed', ch.channel, parent.ts, 'U0OTHER', 'tada', unreactTs),
     );
-    const c = ch.channel.id;
-    expect((await waitFor(`message:${c}:${reply.ts}`)).payload).toMatchObject({ thread_ts: parent.ts, text: 'reply' });
     expect((await waitFor(`message_changed:${c}:${parent.ts}:${editTs}`)).payload).toEqual({
       channel_id: c,
       channel_type: 'channel',
