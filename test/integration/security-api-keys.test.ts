@@ -9,6 +9,7 @@ import { freePort } from '../../src/dev/free-port.js';
 import { runCli } from '../support/cli.js';
 import { TEST_MASTER_KEY, freshNamespace, testDatabaseUrl } from '../support/env.js';
 import { startTestNode, type TestNode } from '../support/node.js';
+import { until } from '../support/until.js';
 
 const env = () => ({ DATABASE_URL: testDatabaseUrl(), SERVICE_MASTER_KEY: TEST_MASTER_KEY });
 const cli = async (args: string[]) => {
@@ -63,12 +64,13 @@ describe('API keys on a two-node cluster', () => {
     expect(revoked).toEqual({ key_id: second.key_id, revoked: true });
     const revokedAt = Date.now();
     const refusedAfter: number[] = [];
-    for (const n of nodes) {
-      for (;;) {
-        if ((await status(n, second.api_key!)) === 401) break;
-        expect(Date.now() - revokedAt, 'a node still accepts the revoked key').toBeLessThan(5_000);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+    for (const [i, n] of nodes.entries()) {
+      // Both nodes refuse it within 5 s of the revoke, counted from the revoke for each.
+      await until(
+        `node ${i} refusing the revoked key within 5 s of the revoke`,
+        async () => (await status(n, second.api_key!)) === 401,
+        { timeoutMs: Math.max(0, revokedAt + 5_000 - Date.now()), everyMs: 100 },
+      );
       refusedAfter.push(Date.now() - revokedAt);
     }
     // The tenant's first key is untouched, and revoking twice answers the same.
