@@ -15,7 +15,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Config } from './config.js';
-import type { EffectTimings } from './effects/effect-runner.js';
+import type { EffectTimings } from './effects/effect-retry.js';
 import type { Logger } from './log.js';
 import { names as makeNames } from './runtime/names.js';
 import { Router } from './runtime/router.js';

@@ -21,8 +21,6 @@ import { effectParent } from '../telemetry/effect-trace.js';
 import { failActiveSpan, inSpan, tracingOn } from '../telemetry/tracing.js';
 import { DEFAULT_EFFECT_TIMINGS, effectRetryPlan, type EffectTimings } from './effect-retry.js';
 
-export type { EffectTimings } from './effect-retry.js';
-
 export interface EffectRunnerOptions {
   pool: pg.Pool;
   drivers: DriverRegistry;

@@ -6,7 +6,8 @@
  */
 import { jetstream } from '@nats-io/jetstream';
 import type { Config } from '../config.js';
-import { EffectRunner, type EffectTimings } from '../effects/effect-runner.js';
+import type { EffectTimings } from '../effects/effect-retry.js';
+import { EffectRunner } from '../effects/effect-runner.js';
 import type { ConnectorId } from '../store/installs.js';
 import type { ConnectorDriver, DriverRegistry } from '../connectors/driver.js';
 import { createChangeFeed } from '../graph/change-feed.js';

@@ -35,8 +35,6 @@ import { keepLeases, type Lease } from './lease-keeper.js';
 import type { EntryLister, KeyLister } from './kv-keys.js';
 import { isWrongSequence } from './shard-kv.js';
 
-export type { ShardListener, ShardManagerOptions, ShardStats } from './shard-ports.js';
-
 /** Work stops once this fraction of the TTL passed without a successful renew. */
 const FENCE_FRACTION = 0.6;
 /** Between rounds while below this node's share (for one TTL), and the least wait for a foreseen expiry. */

@@ -13,7 +13,8 @@ import { createLogger } from '../../src/log.js';
 import { names as makeNames, type Names } from '../../src/runtime/names.js';
 import { checkServerVersion, openKv } from '../../src/runtime/nats.js';
 import { redactUrl } from '../../src/runtime/nats-connect.js';
-import { ShardManager, type ShardListener } from '../../src/runtime/shard-manager.js';
+import { ShardManager } from '../../src/runtime/shard-manager.js';
+import type { ShardListener } from '../../src/runtime/shard-ports.js';
 import { freshNamespace, testNatsUrl } from '../support/env.js';
 import { until } from '../support/until.js';
 
