@@ -1,13 +1,13 @@
 /**
  * The purge of bench/retention: expired events seeded into the bench install (past the
  * service's default SERVICE_EVENTS_RETENTION_DAYS of 90), counted, and deleted by the
- * housekeeping actor's own pass (src/actors/housekeeping-pass.ts, its defaults), one pass
+ * housekeeping actor's own pass (src/graph/housekeeping-pass.ts, its defaults), one pass
  * after another until stopped.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { housekeepingPass, PASS_DEFAULTS } from '../../src/actors/housekeeping-pass.js';
+import { housekeepingPass, PASS_DEFAULTS } from '../../src/graph/housekeeping-pass.js';
 
 const EVENTS_DAYS = 90;
 /** Rows per INSERT while seeding: a statement of its own each, as a backfill would write them. */

@@ -8,7 +8,7 @@
  * `--rate` (acknowledgement and event-to-committed latency) twice: quiet, and while the purge
  * runs; the two phases alternate their order round by round, since the machine is shared.
  *
- * The purge is the housekeeping actor's own pass (src/actors/housekeeping-pass.ts, its batch
+ * The purge is the housekeeping actor's own pass (src/graph/housekeeping-pass.ts, its batch
  * size, pause and batches per pass), run from the bench process on a pool of its own, one pass
  * after another for as long as the load lasts (harsher than the service, whose passes are ten
  * minutes apart); before each load of a purging phase the backlog is topped up to `--expired`

@@ -6,7 +6,7 @@
  * period its ticker asks the key for a `tick` through the router, so after a shard move the
  * tick reaches the new owner; the module resumes it when a node acquires that shard.
  *
- * A pass (housekeeping-pass.ts) works in bounded batches; a pass that fails (Postgres away)
+ * A pass (src/graph/housekeeping-pass.ts) works in bounded batches; a pass that fails (Postgres away)
  * is tried again at the next period.
  */
 import type { ActorDefinition } from '../runtime/actor-definition.js';

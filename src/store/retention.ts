@@ -1,7 +1,7 @@
 /**
  * Retention (INTERFACE §10.5): each function deletes at most `limit` rows past their time in
  * one short statement (or one short transaction), oldest first, and returns how many it
- * deleted, so the housekeeping pass (src/actors/housekeeping-pass.ts) works in bounded
+ * deleted, so the housekeeping pass (src/graph/housekeeping-pass.ts) works in bounded
  * batches that hold row locks for milliseconds. Rows another transaction holds (an ingest
  * scrubbing an old event) are skipped this time (`SKIP LOCKED`), never waited on. The cutoffs
  * come from the caller's clock. Indexes: migration 041.

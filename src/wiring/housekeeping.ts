@@ -6,8 +6,8 @@
 import { Counter, Gauge } from 'prom-client';
 import { housekeepingActor } from '../actors/housekeeping.js';
 import { housekeepingKey } from '../actors/housekeeping-protocol.js';
-import { housekeepingPass, oldestAges } from '../actors/housekeeping-pass.js';
 import { pruneChanges } from '../graph/change-log.js';
+import { housekeepingPass, oldestAges } from '../graph/housekeeping-pass.js';
 import { pruneAudit } from '../store/audit-log.js';
 import { pruneDeliveries } from '../store/webhook-deliveries.js';
 import type { Clock } from '../runtime/ports.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { housekeepingPass, oldestAges } from '../../src/actors/housekeeping-pass.js';
+import { housekeepingPass, oldestAges } from '../../src/graph/housekeeping-pass.js';
 import { createPool } from '../../src/store/db.js';
 import { createInstall, setInstallStatus, type Install } from '../../src/store/installs.js';
 import { createTenant } from '../../src/store/tenants.js';

@@ -5,6 +5,9 @@
  * the database free. A pass deletes at most `maxBatches` batches per retention and leaves the
  * rest to the next pass, so a large backlog (a first pass over years of events) is worked
  * off over several periods, never in one long burst. Times come from `now` (a test's clock).
+ * The housekeeping actor (src/actors/housekeeping.ts) runs it as its `pass`
+ * (src/wiring/housekeeping.ts); it sits in the graph layer because an expired install's
+ * nodes go through the graph (delete-nodes.ts: each deletion is a change of the feed).
  */
 import type pg from 'pg';
 import {
@@ -17,11 +20,13 @@ import {
   pruneIdempotencyKeys,
   pruneInstallRows,
 } from '../store/retention.js';
-import { deleteNodesBatch } from '../graph/delete-nodes.js';
 import { IDEMPOTENCY_TTL_HOURS } from '../store/idempotency-keys.js';
-import type { PassOutcome } from './housekeeping-protocol.js';
+import { deleteNodesBatch } from './delete-nodes.js';
 
 const DAY_MS = 86_400_000;
+
+/** Rows a pass deleted, by table (a table with none is absent): the actor's `PassOutcome`. */
+type DeletedRows = Record<string, number>;
 
 /** What a pass deletes and when (config.ts `retention`). */
 interface RetentionPolicy {
@@ -60,14 +65,14 @@ const BLOB_MARGIN_MS = DAY_MS;
 
 const defaultPause = () => new Promise<void>((resolve) => setTimeout(resolve, PASS_DEFAULTS.pause_ms));
 
-export async function housekeepingPass(ports: PassPorts): Promise<PassOutcome> {
+export async function housekeepingPass(ports: PassPorts): Promise<DeletedRows> {
   const limit = ports.batchSize ?? DEFAULT_BATCH_SIZE;
   const maxBatches = ports.maxBatches ?? DEFAULT_MAX_BATCHES;
   const pause = ports.pause ?? defaultPause;
   const now = ports.now();
   const before = (ms: number) => new Date(now - ms);
   const eventsCutoff = before(ports.policy.eventsDays * DAY_MS);
-  const out: PassOutcome = {};
+  const out: DeletedRows = {};
   const add = (table: string, n: number) => {
     if (n > 0) out[table] = (out[table] ?? 0) + n;
   };
