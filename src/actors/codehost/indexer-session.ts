@@ -22,6 +22,7 @@
  *   (INTERFACE §6 has no stop call). A repo removed from the installation has no row and
  *   is refused admission (`repo-index-state.ts`), so its ticks find nothing to do.
  */
+import { backoffCeilingMs, type BackoffPolicy } from '../../backoff.js';
 import { callTool, indexStatus, syncIndex, type ToolName } from '../../connectors/codehost/indexer/daemon-client.js';
 import { failedPatch, readyPatch, UNFOLLOWED_PATCH } from '../../connectors/codehost/indexer/index-outcome.js';
 import { describeUpstream } from '../../connectors/codehost/upstream-error.js';
@@ -52,6 +53,7 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
   const t: IndexerTimings = { ...DEFAULT_INDEXER_TIMINGS, ...ports.timings };
   const now = ports.now ?? Date.now;
   const retryPolicy = { baseMs: t.retryBaseMs, maxMs: t.retryMaxMs, maxRetries: t.maxRetries };
+  const pollPolicy: BackoffPolicy = { firstMs: t.firstPollMs, capMs: t.maxPollMs };
   const ids = (ctx: ActorContext<State>) => ({ installId: ctx.key.id[0]!, repoId: Number(ctx.key.id[1]) });
 
   const { activeInstall: installOf, repoOf, admit, urlFor } = indexerRepos(ports);
@@ -189,8 +191,12 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
     return { status: 'inactive' };
   };
 
-  const nextPoll = (ctx: ActorContext<State>) =>
-    Math.min(t.maxPollMs, t.firstPollMs * 2 ** Math.min(ctx.state.polls++, 16));
+  /**
+   * The poll of a running index stretches from firstPollMs to maxPollMs (backoff.ts's ceiling,
+   * without its jitter): it paces one session's own daemon rather than spreading callers that
+   * failed together, and a fixed schedule keeps the lock heartbeat's spacing predictable.
+   */
+  const nextPoll = (ctx: ActorContext<State>) => backoffCeilingMs(pollPolicy, ++ctx.state.polls);
 
   const tool = async (
     ctx: ActorContext<State>,
