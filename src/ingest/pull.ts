@@ -17,7 +17,7 @@
  *   the 30 s default stood still for 30 s on a 3-node 2.9.10 cluster) and the next request
  *   goes to the new leader. Requests last 10 s, so an idle shard costs one request per 10 s.
  */
-import { backoffMs as retryWaitMs } from '../backoff.js';
+import { backoffCeilingMs, backoffMs as retryWaitMs } from '../backoff.js';
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../log.js';
 import type { IngestBuffer, PullReservation } from './buffer.js';
@@ -36,8 +36,12 @@ const EXPIRES_MS = 10_000;
 const HEARTBEAT_MS = 1_000;
 /** Between failed pulls (backoff.ts). */
 const PULL_RETRY = { firstMs: 250, capMs: 5_000 };
-const DUE_RETRY_MIN_MS = 250;
-const DUE_RETRY_MAX_MS = 8_000;
+/**
+ * Between asks for a due redelivery while the node is full (backoff.ts's ceiling, without
+ * its jitter): an ask made too early brings one more event past the node's bound, and the
+ * wait is for a time the server keeps, not a spread of callers that failed together.
+ */
+const DUE_ASK = { firstMs: 250, capMs: 8_000 };
 /** A failing pull is logged when it starts failing, then at most this often. */
 const FAILURE_LOG_EVERY_MS = 30_000;
 
@@ -66,9 +70,9 @@ export class ShardPuller {
   private nudgeable = false;
   /** The consumer's delivery sequence of the last message seen (0: none yet). */
   private lastDelivery = 0;
-  /** Asking for a due redelivery while full: not again before this, doubling while they do not come. */
+  /** Asking for a due redelivery while full: not again before this, longer while they do not come. */
   private dueNotBefore = 0;
-  private dueDelayMs = DUE_RETRY_MIN_MS;
+  private dueAsks = 0;
 
   constructor(private readonly o: ShardPullerOptions) {}
 
@@ -146,7 +150,7 @@ export class ShardPuller {
       const least = this.o.held() === 0 ? 1 : Math.min(size, PULL_LEAST, Math.max(1, Math.floor(span / 8)));
       if (free >= least) {
         const n = Math.min(size, free);
-        this.dueDelayMs = DUE_RETRY_MIN_MS;
+        this.dueAsks = 0;
         return { n, reservation: this.o.buffer.reserve(n) };
       }
       const due = this.o.nextRedelivery();
@@ -155,8 +159,7 @@ export class ShardPuller {
       // asked too early brings a new event instead, so the next ask waits, longer each time.
       const at = due === null ? null : Math.max(due, this.dueNotBefore);
       if (at !== null && at <= now) {
-        this.dueNotBefore = now + this.dueDelayMs;
-        this.dueDelayMs = Math.min(DUE_RETRY_MAX_MS, this.dueDelayMs * 2);
+        this.dueNotBefore = now + backoffCeilingMs(DUE_ASK, ++this.dueAsks);
         return { n: 1, reservation: null };
       }
       await this.pause(at === null ? null : at - now, least, true);
