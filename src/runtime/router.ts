@@ -49,7 +49,9 @@ const RESEND = { firstMs: 50, capMs: 250 };
 const LAST_ATTEMPT_MIN_MS = 100;
 /**
  * Idempotent asks: how long a received request may stay unanswered before it is resent,
- * doubling per resend so a slow but live handler still gets the whole deadline.
+ * doubling per resend so a slow but live handler still gets the whole deadline. This and
+ * WITHDRAW_FIRST_MS are how long an attempt is given, not waits between attempts (the next
+ * one goes at once), so they are not backoff.ts's: a jittered patience could give up at once.
  */
 const SILENCE_FIRST_MS = 2_000;
 /**
