@@ -9,6 +9,8 @@
  * bucket, so a new owner neither repeats a pass early nor forgets how far the last one got.
  */
 import { z } from 'zod';
+import { backoffMs, type BackoffPolicy } from '../../backoff.js';
+import { isRetryable } from '../../errors.js';
 import type { ReconcileCheckpoint, ReconcileOutcome } from '../../connectors/codehost/reconcile-deliveries.js';
 import type { ActorDefinition } from '../../runtime/actor-definition.js';
 import { kvKey } from '../../runtime/kv-port.js';
@@ -28,11 +30,15 @@ export interface ReconcilerPorts {
   pass(checkpoint: ReconcileCheckpoint | null, signal: AbortSignal): Promise<ReconcileOutcome>;
   onOutcome?(o: ReconcileOutcome): void;
   now?: () => number;
+  /** The backoff's draw in [0, 1) (tests fix it). */
+  random?: () => number;
 }
 
 interface State {
   checkpoint: ReconcileCheckpoint | null;
   ranAtMs: number;
+  /** Failed passes in a row, for the backoff. */
+  failures: number;
   ticker: Ticker;
 }
 
@@ -44,8 +50,12 @@ const Stored = z.object({
 
 /** A pass pages back to its checkpoint; at GitHub's pace that is seconds, even for a busy App. */
 const RECONCILE_TICK_TIMEOUT_MS = 120_000;
-/** A failed pass (GitHub down, say) is tried again this soon, or at the period if shorter. */
-const RETRY_AFTER_FAILURE_MS = 30_000;
+/**
+ * A failed pass (GitHub down, say) is tried again on this backoff, never later than the
+ * period; one that cannot succeed by trying again (`isRetryable`: a 401 for the App, say)
+ * waits for the next pass at the period instead.
+ */
+const PASS_RETRY: BackoffPolicy = { firstMs: 30_000, capMs: 5 * 60_000 };
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -74,6 +84,7 @@ export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition
       return {
         checkpoint: s?.newest_at && s.newest_id !== null ? { newestAt: s.newest_at, newestId: s.newest_id } : null,
         ranAtMs: s?.ran_at_ms ?? 0,
+        failures: 0,
         ticker,
       };
     },
@@ -88,10 +99,18 @@ export function codehostReconcilerActor(ports: ReconcilerPorts): ActorDefinition
         try {
           outcome = await ports.pass(s.checkpoint, ctx.signal);
         } catch (err) {
-          ctx.log.warn({ err }, 'GitHub delivery reconciliation failed; trying again');
-          s.ticker.arm(Math.min(ports.periodMs, RETRY_AFTER_FAILURE_MS));
+          if (!isRetryable(err)) {
+            s.failures = 0;
+            ctx.log.warn({ err }, 'GitHub delivery reconciliation failed; not retried before the next pass');
+            s.ticker.arm(ports.periodMs);
+            return { ok: false };
+          }
+          const waitMs = Math.min(ports.periodMs, backoffMs(PASS_RETRY, ++s.failures, ports.random));
+          ctx.log.warn({ err, failures: s.failures, waitMs }, 'GitHub delivery reconciliation failed; trying again');
+          s.ticker.arm(waitMs);
           return { ok: false };
         }
+        s.failures = 0;
         s.checkpoint = outcome.checkpoint;
         s.ranAtMs = now();
         const stored = {
