@@ -11,6 +11,7 @@
  * shard acquisition for unfinished walks.
  */
 import type pg from 'pg';
+import { backoffMs, type BackoffPolicy } from '../../backoff.js';
 import type { Config } from '../../config.js';
 import type { ActorAsk, IngestEvent, KvPort } from '../../runtime/ports.js';
 import { AppError, Internal } from '../../errors.js';
@@ -45,13 +46,25 @@ export interface ChatBackfillPorts {
   now?: () => number;
   /** Counts messages a catch-up found missing and ingested (a metric). */
   onRecovered?: (n: number) => void;
+  /** The backoff's draw in [0, 1) (tests fix it). */
+  random?: () => number;
 }
 
-type State = WalkerSlot<BackfillCursor>;
+interface State extends WalkerSlot<BackfillCursor> {
+  /** Steps failed in a row, for the backoff. */
+  failures: number;
+}
 type Walk = { mode: 'backfill' | 'catch_up' } | { waitMs: number } | null;
 
-/** After a failure of our own side (NATS, Postgres), try the step again after this. */
-const RETRY_MS = 5_000;
+/**
+ * After a failure of our own side (NATS, Postgres), the step is tried again on this
+ * backoff (upstream failures are paced in the cursor, backfill-walk.ts). Every failure
+ * is retried, whatever `isRetryable` says of it: a cursor another activation wrote
+ * (`Internal`, reloaded) continues from theirs, an install whose credentials went with an
+ * uninstall is stopped by the next step, and a walk left unticked would be resumed by the
+ * resume sweep within a minute anyway.
+ */
+const STEP_RETRY: BackoffPolicy = { firstMs: 5_000, capMs: 60_000 };
 /** The `last_error` of a walk its install's uninstall ended. */
 const UNINSTALLED = 'install uninstalled';
 
@@ -210,16 +223,19 @@ export function chatBackfillActor(ports: ChatBackfillPorts): ActorDefinition<Sta
     kind: CHAT_BACKFILL_KIND,
     // Longer than the ticker's longest sleep, so an unfinished walk never idles out.
     idleMs: 15 * 60_000,
-    hydrate: (key) => walker.load(key, ports),
+    hydrate: async (key) => ({ ...(await walker.load(key, ports)), failures: 0 }),
     handlers: {
       resume: resumeWalk,
       async tick(ctx) {
         try {
-          return await step(ctx);
+          const done = await step(ctx);
+          ctx.state.failures = 0;
+          return done;
         } catch (err) {
           if (ctx.signal.aborted) throw err;
-          ctx.state.ticker.arm(RETRY_MS);
-          ctx.log.warn({ err }, 'backfill step failed; retrying');
+          const waitMs = backoffMs(STEP_RETRY, ++ctx.state.failures, ports.random);
+          ctx.state.ticker.arm(waitMs);
+          ctx.log.warn({ err, failures: ctx.state.failures, waitMs }, 'backfill step failed; retrying');
           throw err instanceof AppError ? err : new Internal('backfill step failed', { cause: err });
         }
       },
