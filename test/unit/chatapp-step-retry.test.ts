@@ -1,7 +1,8 @@
 /**
  * Unit: how the chat walkers try again after a failure (backoff.ts's policy, full jitter
- * drawn at the top here): the backfill walker's step (actors/chatapp/chat-backfill.ts).
- * Postgres and Slack are stand-ins; the tickers record what they were armed with.
+ * drawn at the top here): the backfill walker's step (actors/chatapp/chat-backfill.ts) and
+ * the name lookups (actors/chatapp/chat-names.ts), per method and per tick. Postgres and
+ * Slack are stand-ins; the tickers record what they were armed with.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,8 +10,11 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatBackfillActor } from '../../src/actors/chatapp/chat-backfill.js';
 import { chatBackfillKey } from '../../src/actors/chatapp/chat-backfill-protocol.js';
+import { chatNamesActor } from '../../src/actors/chatapp/chat-names.js';
+import { chatNamesKey } from '../../src/actors/chatapp/chat-names-protocol.js';
 import type { Config } from '../../src/config.js';
 import type { BotCredentials, ChatSecret } from '../../src/connectors/chatapp/bot-token.js';
+import { Conflict, ErrorCodes } from '../../src/errors.js';
 import { actorContext, recordingTicker } from '../support/actor-unit.js';
 
 const INSTALL = '6f1c1d3e-8a4b-4c2d-9e0f-1a2b3c4d5e6f';
@@ -96,5 +100,66 @@ describe('chat backfill walker', () => {
     db.now = 'down';
     await expect(tick()).rejects.toThrow();
     expect(ticker.armed.at(-1)).toBe(4_999);
+  });
+});
+
+describe('chat name lookups', () => {
+  const start = async (db: { now: Db }, credentials: BotCredentials) => {
+    let t = 1_000_000;
+    const def = chatNamesActor({
+      config: config(),
+      pool: pool(db),
+      log: actorContext(chatNamesKey(INSTALL), null).log,
+      actors: noActor,
+      publish: async () => null,
+      credentials,
+      now: () => t,
+      random: top,
+    });
+    const key = chatNamesKey(INSTALL);
+    const state = await def.hydrate(key, new AbortController().signal);
+    state.ticker.stop();
+    const ticker = recordingTicker();
+    state.ticker = ticker;
+    const ctx = actorContext(key, state);
+    return {
+      state,
+      ticker,
+      tick: () => def.handlers.tick(ctx, { type: 'tick' }),
+      queue: (...ids: string[]) => {
+        for (const id of ids) state.pending.set(`user:${id}`, { type: 'user', id, attempts: 0 });
+      },
+      now: () => t,
+      later: (ms: number) => (t += ms),
+    };
+  };
+
+  it('pauses a method that failed transiently on the backoff, however many ids fail', async () => {
+    const n = await start({ now: 'active' }, live);
+    n.queue('U1', 'U2', 'U3');
+    const pauses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const at = n.now();
+      expect(await n.tick()).toMatchObject({ ok: false });
+      pauses.push(n.state.nextAt.user - at);
+      n.later(n.state.nextAt.user - at);
+    }
+    // One failure after another of users.info, each id tried once: 30 s, 60 s, then the 2-minute cap.
+    expect(pauses).toEqual([29_999, 59_999, 119_999]);
+    expect([...n.state.pending.values()].map((p) => p.attempts)).toEqual([1, 1, 1]);
+  });
+
+  it('tries a tick that failed on our side again on the backoff, and not one that cannot succeed', async () => {
+    const db = { now: 'down' as Db };
+    const n = await start(db, live);
+    n.queue('U1');
+    for (let i = 0; i < 3; i++) await expect(n.tick()).rejects.toThrow('Connection terminated');
+    expect(n.ticker.armed).toEqual([29_999, 59_999, 119_999]);
+
+    const gone = new Conflict('the install has no live credentials', { code: ErrorCodes.installNotActive });
+    const refused = await start({ now: 'active' }, { get: () => Promise.reject(gone) });
+    refused.queue('U1');
+    await expect(refused.tick()).rejects.toBe(gone);
+    expect(refused.ticker.armed).toEqual([]);
   });
 });

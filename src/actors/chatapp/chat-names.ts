@@ -13,6 +13,8 @@
  * asked for again the next time the id is named.
  */
 import type pg from 'pg';
+import { backoffMs, type BackoffPolicy } from '../../backoff.js';
+import { isRetryable } from '../../errors.js';
 import type { BotCredentials } from '../../connectors/chatapp/bot-token.js';
 import { LOOKUP_INTERVAL_MS, lookupName, type NameTarget } from '../../connectors/chatapp/name-lookup.js';
 import { chatIds } from '../../graph/project-chat.js';
@@ -32,6 +34,8 @@ export interface ChatNamesPorts {
   publish(event: IngestEvent): Promise<unknown>;
   credentials: BotCredentials;
   now?: () => number;
+  /** The backoff's draw in [0, 1) (tests fix it). */
+  random?: () => number;
 }
 
 interface Pending extends NameTarget {
@@ -43,6 +47,8 @@ interface State {
   /** Ids looked up (or found named) lately, with when: spares the graph query. */
   recent: Map<string, number>;
   nextAt: { user: number; channel: number };
+  /** Transient lookup failures in a row per method, and failed ticks in a row: for the backoffs. */
+  failures: { user: number; channel: number; tick: number };
   ticker: Ticker;
 }
 
@@ -51,7 +57,10 @@ const MAX_PENDING = 5_000;
 const RECENT_MAX = 20_000;
 const RECENT_TTL_MS = 60 * 60_000;
 const MAX_ATTEMPTS = 5;
-const RETRY_MS = 30_000;
+/** A method whose lookup failed transiently (Slack 5xx, unreachable) pauses on this backoff (backoff.ts). */
+const LOOKUP_RETRY: BackoffPolicy = { firstMs: 30_000, capMs: 2 * 60_000 };
+/** A tick that failed on our side (Postgres, NATS) is tried again on this backoff. */
+const TICK_RETRY: BackoffPolicy = { firstMs: 30_000, capMs: 2 * 60_000 };
 const TICK_TIMEOUT_MS = 30_000;
 
 const keyOf = (t: NameTarget) => `${t.type}:${t.id}`;
@@ -130,6 +139,7 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State, Ch
       { apiUrl: ports.config.chatapp.apiUrl, log: ctx.log, token: secret.bot_token, signal: ctx.signal },
       due,
     );
+    if (out.ok || out.kind === 'refused') s.failures[due.type] = 0;
     if (out.ok) {
       if (out.event) {
         await ports.publish({
@@ -148,10 +158,11 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State, Ch
       remember(s, k);
       ctx.log.info({ target: k, error: out.error }, 'chat name lookup gave up; the node keeps its id only');
     } else {
-      // Transient: to the back of the queue, with a pause for this method.
+      // Transient: to the back of the queue, with a pause for this method (never shorter than its pacing).
       s.pending.delete(k);
       s.pending.set(k, due);
-      s.nextAt[due.type] = now() + RETRY_MS;
+      const pause = backoffMs(LOOKUP_RETRY, ++s.failures[due.type], ports.random);
+      s.nextAt[due.type] = Math.max(s.nextAt[due.type], now() + pause);
     }
     if (s.pending.size > 0) {
       const next = Math.min(...[...new Set([...s.pending.values()].map((t) => s.nextAt[t.type]))]);
@@ -169,15 +180,21 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State, Ch
         fire: () => ports.actors.ask(key, { type: 'tick' }, { timeoutMs: TICK_TIMEOUT_MS }),
         onError: (err) => log.warn({ err }, 'chat name lookup tick failed; the next mention queues it again'),
       });
-      return { pending: new Map(), recent: new Map(), nextAt: { user: 0, channel: 0 }, ticker };
+      const failures = { user: 0, channel: 0, tick: 0 };
+      return { pending: new Map(), recent: new Map(), nextAt: { user: 0, channel: 0 }, failures, ticker };
     },
     handlers: {
       want,
       async tick(ctx) {
+        const s = ctx.state;
         try {
-          return await tick(ctx);
+          const done = await tick(ctx);
+          s.failures.tick = 0;
+          return done;
         } catch (err) {
-          if (!ctx.signal.aborted && ctx.state.pending.size > 0) ctx.state.ticker.arm(RETRY_MS);
+          // One that trying again cannot fix is not retried: a `want` that queues a new id ticks again.
+          if (!ctx.signal.aborted && s.pending.size > 0 && isRetryable(err))
+            s.ticker.arm(backoffMs(TICK_RETRY, ++s.failures.tick, ports.random));
           throw err;
         }
       },
