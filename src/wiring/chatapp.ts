@@ -28,10 +28,10 @@ import { chatSocketMode, type SocketModeTransport } from '../connectors/chatapp/
 import { GapWatch } from '../connectors/chatapp/gap-watch.js';
 import { listOpenCatchUps } from '../store/chat-catch-up.js';
 import { chatCatchUpMetrics } from './chatapp-metrics.js';
+import { resumeAgain } from './resume-again.js';
 
 const BUCKET_ASK_TIMEOUT_MS = 8_000;
 const START_BACKFILL_TIMEOUT_MS = 10_000;
-const RESUME_RETRY_MS = 5_000;
 const NAMES_ASK_TIMEOUT_MS = 5_000;
 
 export const chatappModule: ModuleFactory = (deps) => {
@@ -167,16 +167,13 @@ export const chatappModule: ModuleFactory = (deps) => {
         'some chat backfill walkers did not resume; retrying shortly',
       );
       // Once more, later and off the acquisition path; the ask reaches whoever owns the key by then.
-      setTimeout(() => {
-        void Promise.allSettled(failed.map((id) => startBackfill(id))).then((again) => {
-          const still = again.filter((r) => r.status === 'rejected').length;
-          if (still > 0)
-            log.error(
-              { shards: [...shards], failed: still },
-              'chat backfill walkers still not resumed; the resume sweep retries within a minute',
-            );
-        });
-      }, RESUME_RETRY_MS).unref();
+      void resumeAgain(failed, startBackfill).then((still) => {
+        if (still.length > 0)
+          log.error(
+            { shards: [...shards], failed: still.length },
+            'chat backfill walkers still not resumed; the resume sweep retries within a minute',
+          );
+      });
     },
   };
 };
