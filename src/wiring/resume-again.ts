@@ -10,8 +10,8 @@ import { backoffMs, type BackoffPolicy } from '../backoff.js';
 import { systemClock } from '../runtime/clock.js';
 import type { Clock } from '../runtime/ports.js';
 
-/** The one wait before trying again: its ceiling, 5 s. */
-const RESUME_RETRY: BackoffPolicy = { firstMs: 5_000, capMs: 5_000 };
+/** The one wait before trying again: 2.5 to 5 s (a floor, so a dependency briefly away has time to come back). */
+const RESUME_RETRY: BackoffPolicy = { firstMs: 5_000, capMs: 5_000, minMs: 2_500 };
 
 /**
  * Tries `resume` once more for each of `ids` after the policy's first wait; resolves with

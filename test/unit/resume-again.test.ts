@@ -4,7 +4,7 @@ import { resumeAgain } from '../../src/wiring/resume-again.js';
 import { ManualClock } from '../support/clock.js';
 
 describe('resumeAgain', () => {
-  it('tries each id once more after a draw under 5 s, and names those that failed again', async () => {
+  it('tries each id once more after a draw in [2.5 s, 5 s), and names those that failed again', async () => {
     const clock = new ManualClock();
     const asked: string[] = [];
     const again = resumeAgain(
@@ -15,12 +15,23 @@ describe('resumeAgain', () => {
       },
       { clock, random: () => 0.5 },
     );
-    await clock.advance(2_499);
+    await clock.advance(3_749); // 2.5 s + half of the 2.5 s spread
     expect(asked).toEqual([]);
     await clock.advance(1);
     expect(asked).toEqual(['a', 'b', 'c']);
     expect(await again).toEqual(['b']);
     expect(clock.pending).toBe(0);
+  });
+
+  it('never tries again before 2.5 s', async () => {
+    const clock = new ManualClock();
+    let asked = 0;
+    const again = resumeAgain(['a'], async () => void asked++, { clock, random: () => 0 });
+    await clock.advance(2_499);
+    expect(asked).toBe(0);
+    await clock.advance(1);
+    expect(asked).toBe(1);
+    expect(await again).toEqual([]);
   });
 
   it('never waits 5 s or more', async () => {

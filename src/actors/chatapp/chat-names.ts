@@ -14,7 +14,7 @@
  */
 import type pg from 'pg';
 import { backoffMs, type BackoffPolicy } from '../../backoff.js';
-import { isRetryable } from '../../errors.js';
+import { AppError, isRetryable, Unavailable } from '../../errors.js';
 import type { BotCredentials } from '../../connectors/chatapp/bot-token.js';
 import { LOOKUP_INTERVAL_MS, lookupName, type NameTarget } from '../../connectors/chatapp/name-lookup.js';
 import { chatIds } from '../../graph/project-chat.js';
@@ -195,7 +195,9 @@ export function chatNamesActor(ports: ChatNamesPorts): ActorDefinition<State, Ch
           // One that trying again cannot fix is not retried: a `want` that queues a new id ticks again.
           if (!ctx.signal.aborted && s.pending.size > 0 && isRetryable(err))
             s.ticker.arm(backoffMs(TICK_RETRY, ++s.failures.tick, ports.random));
-          throw err;
+          // A throw nobody classified (Postgres, NATS) is coded here, as the retryable kind it is: the
+          // kernel reads an uncoded throw as a crash and drops the activation, queue and count with it.
+          throw err instanceof AppError ? err : new Unavailable('chat name lookup tick failed', { cause: err });
         }
       },
     },
