@@ -34,11 +34,14 @@ const TIMINGS: Partial<IndexerTimings> = {
   maxPollMs: 40,
   lockMs: 5000,
   // Long enough that a test acts (reads the failure, uninstalls) before the retry fires even
-  // on a loaded machine: at 40 ms, CI once uninstalled while a retry was already running.
+  // on a loaded machine: at 40 ms, CI once uninstalled while a retry was already running. The
+  // draw is fixed at the top of the jitter (RETRY_DRAW), so each wait is its ceiling: 500 ms,
+  // then 1 s, 2 s. A random draw could fire the first retry at once (seen in a CI run).
   retryBaseMs: 500,
   retryMaxMs: 2000,
   maxRetries: 3,
 };
+const RETRY_DRAW = 0.999;
 let pool: ReturnType<typeof createPool>;
 let daemon: FakeIndexerDaemon;
 let kernel: Kernel;
@@ -62,6 +65,7 @@ beforeAll(async () => {
       repoCap: 50,
       accessToken: async () => 'ghs_fresh_token',
       timings: TIMINGS,
+      random: () => RETRY_DRAW,
     }),
   );
 });

@@ -51,4 +51,6 @@ export interface IndexerSessionPorts {
   accessToken(install: Install, signal: AbortSignal): Promise<string>;
   timings?: Partial<IndexerTimings>;
   now?: () => number;
+  /** The retry backoff's draw, in [0, 1) (default Math.random): a test fixes it. */
+  random?: () => number;
 }

@@ -172,6 +172,7 @@ export function indexerSessionActor(ports: IndexerSessionPorts): ActorDefinition
       policy: retryPolicy,
       owner: ports.lockOwner,
       nowMs: now(),
+      random: ports.random,
     });
     await updateIndexState(ports.pool, installId, repoId, { ...extra, ...patch });
     if (retryInMs !== null) ctx.state.ticker.arm(retryInMs);

@@ -3,9 +3,9 @@
  * indexer session (actors/indexer-session.ts): `ready`, `failed` with the next automatic
  * retry, or no longer followed because the install is not active.
  *
- * Retries (README "Code host"): a failed index is tried again automatically after a backoff that
- * starts at `baseMs` (1 minute) and doubles up to `maxMs` (1 hour), with equal jitter (a
- * random point in the upper half) so the daemons of many repos that failed together do not
+ * Retries (docs/graph.md, the indexer): a failed index is tried again automatically after a backoff that
+ * starts at `baseMs` (1 minute) and doubles up to `maxMs` (1 hour), with full jitter
+ * (backoff.ts: a random point below the ceiling) so the daemons of many repos that failed together do not
  * all come back at once; at most `maxRetries` times in a row. A push, a slash command or a
  * repo added again still sync at any time; a `ready` index resets the count.
  */
