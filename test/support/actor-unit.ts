@@ -14,7 +14,7 @@ export interface RecordingTicker extends Ticker {
   cancelled: number;
 }
 
-export function recordingTicker(): RecordingTicker {
+function recordingTicker(): RecordingTicker {
   const t = {
     armed: [] as number[],
     cancelled: 0,
@@ -36,4 +36,19 @@ export function recordingTicker(): RecordingTicker {
 
 export function actorContext<S>(key: ActorKey, state: S): ActorContext<S> {
   return { key, state, signal: new AbortController().signal, deadline: Infinity, log: pino({ level: 'silent' }) };
+}
+
+/**
+ * Hydrates `def` for `key` with its ticker swapped for a recording one: the state, that
+ * ticker, and a context around the state to call its handlers with.
+ */
+export async function hydrateRecording<S extends { ticker: Ticker }>(
+  def: { hydrate(key: ActorKey, signal: AbortSignal): Promise<S> },
+  key: ActorKey,
+): Promise<{ state: S; ticker: RecordingTicker; ctx: ActorContext<S> }> {
+  const state = await def.hydrate(key, new AbortController().signal);
+  state.ticker.stop();
+  const ticker = recordingTicker();
+  state.ticker = ticker;
+  return { state, ticker, ctx: actorContext(key, state) };
 }

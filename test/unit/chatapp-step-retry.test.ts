@@ -15,7 +15,7 @@ import { chatNamesKey } from '../../src/actors/chatapp/chat-names-protocol.js';
 import type { Config } from '../../src/config.js';
 import type { BotCredentials, ChatSecret } from '../../src/connectors/chatapp/bot-token.js';
 import { Conflict, ErrorCodes, Unavailable } from '../../src/errors.js';
-import { actorContext, recordingTicker } from '../support/actor-unit.js';
+import { actorContext, hydrateRecording } from '../support/actor-unit.js';
 
 const INSTALL = '6f1c1d3e-8a4b-4c2d-9e0f-1a2b3c4d5e6f';
 const top = () => 0.999_999;
@@ -85,12 +85,7 @@ describe('chat backfill walker', () => {
       credentials: live,
       random: top,
     });
-    const key = chatBackfillKey(INSTALL);
-    const state = await def.hydrate(key, new AbortController().signal);
-    state.ticker.stop();
-    const ticker = recordingTicker();
-    state.ticker = ticker;
-    const ctx = actorContext(key, state);
+    const { ticker, ctx } = await hydrateRecording(def, chatBackfillKey(INSTALL));
     const tick = () => def.handlers.tick(ctx, { type: 'tick' });
     for (let i = 0; i < 5; i++) await expect(tick()).rejects.toThrow('backfill step failed');
     // Ceilings 5, 10, 20, 40 s, then the 60 s cap.
@@ -116,12 +111,7 @@ describe('chat name lookups', () => {
       now: () => t,
       random: top,
     });
-    const key = chatNamesKey(INSTALL);
-    const state = await def.hydrate(key, new AbortController().signal);
-    state.ticker.stop();
-    const ticker = recordingTicker();
-    state.ticker = ticker;
-    const ctx = actorContext(key, state);
+    const { state, ticker, ctx } = await hydrateRecording(def, chatNamesKey(INSTALL));
     return {
       state,
       ticker,

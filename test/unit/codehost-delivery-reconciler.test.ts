@@ -9,7 +9,7 @@ import { codehostReconcilerActor } from '../../src/actors/codehost/delivery-reco
 import { codehostReconcileKey } from '../../src/actors/codehost/delivery-reconciler-protocol.js';
 import { Unauthorized, UpstreamError } from '../../src/errors.js';
 import type { KvPort } from '../../src/runtime/ports.js';
-import { actorContext, recordingTicker } from '../support/actor-unit.js';
+import { hydrateRecording } from '../support/actor-unit.js';
 
 const kv: KvPort = {
   get: async () => null,
@@ -39,12 +39,7 @@ async function runner(periodMs: number, results: Array<Error | null>) {
     },
     random: () => 0.999_999,
   });
-  const key = codehostReconcileKey(1);
-  const state = await def.hydrate(key, new AbortController().signal);
-  state.ticker.stop();
-  const ticker = recordingTicker();
-  state.ticker = ticker;
-  const ctx = actorContext(key, state);
+  const { ticker, ctx } = await hydrateRecording(def, codehostReconcileKey(1));
   const tick = () => def.handlers.tick(ctx, { type: 'tick' });
   return { ticker, tick };
 }
